@@ -1,0 +1,126 @@
+// Package results owns the result document of one run, its statistics, the
+// on-disk store, comparisons (runs vs runs, runs vs published figures) and
+// rendering.
+package results
+
+import "time"
+
+// Sample is one measured value of one metric.
+type Sample struct {
+	Metric string  `json:"metric"`
+	Value  float64 `json:"value"`
+	Unit   string  `json:"unit"`
+	// Repeat is the 0-based repetition the sample belongs to.
+	Repeat int `json:"repeat"`
+	// Labels distinguish points of a sweep (e.g. {"count": "500"}).
+	Labels map[string]string `json:"labels,omitempty"`
+}
+
+// GuestEnv is what the guest reported about itself, measured inside it.
+type GuestEnv struct {
+	Uname         string `json:"uname"` // uname -srvm
+	KernelRelease string `json:"kernel_release"`
+	CPUModel      string `json:"cpu_model"` // /proc/cpuinfo "model name"
+	CPUFamily     int    `json:"cpu_family"`
+	CPUModelNum   int    `json:"cpu_model_number"`
+	OnlineCPUs    int    `json:"online_cpus"`
+	PresentCPUs   int    `json:"present_cpus"`
+	MemTotalKB    int64  `json:"mem_total_kb"`
+	StackKB       int64  `json:"stack_kb"` // soft RLIMIT_STACK, -1 = unlimited
+	Libc          string `json:"libc"`     // libc the workloads were linked with
+}
+
+// Reference is one figure published by the original authors (SEEDS.md).
+type Reference struct {
+	Experiment string            `json:"experiment"` // E1..E5, or "anchor" (SEEDS.md "other anchors")
+	Source     string            `json:"source"`
+	Machine    string            `json:"machine"`           // machine the figure was measured on
+	Profile    string            `json:"profile,omitempty"` // lab profile standing for that machine
+	Metric     string            `json:"metric"`
+	Value      float64           `json:"value"`
+	Unit       string            `json:"unit"`
+	Labels     map[string]string `json:"labels,omitempty"`
+	Note       string            `json:"note,omitempty"`
+	// Bench is the plugin experiment whose metric this figure compares
+	// with ("forktime", "create"); empty when no plugin measures it yet.
+	Bench string `json:"bench,omitempty"`
+}
+
+// Outcome says how a run ended.
+type Outcome struct {
+	// Status is "ok", "failed" or "expected-crash".
+	Status string `json:"status"`
+	Reason string `json:"reason,omitempty"`
+	// StderrTail is the last lines the plugin wrote to stderr, on failure.
+	StderrTail string `json:"stderr_tail,omitempty"`
+}
+
+// Machine describes the VM a run used, as resolved on the host.
+type Machine struct {
+	Name          string   `json:"name"`
+	Profile       any      `json:"profile"` // the resolved images.Profile
+	QEMUArgv      []string `json:"qemu_argv"`
+	QEMUVersion   string   `json:"qemu_version"`
+	Accelerator   string   `json:"accelerator"` // kvm or tcg
+	Clock         string   `json:"clock"`
+	KernelID      string   `json:"kernel_id"`
+	KernelSHA256  string   `json:"kernel_sha256"`
+	KernelPackage string   `json:"kernel_package"` // Debian package and version
+}
+
+// Result is the document written for one run.
+type Result struct {
+	ID            string            `json:"id"`
+	Started       time.Time         `json:"started"`
+	Finished      time.Time         `json:"finished"`
+	Command       []string          `json:"command"`
+	Machine       Machine           `json:"machine"`
+	Guest         GuestEnv          `json:"guest"`
+	Plugin        string            `json:"plugin"`
+	PluginVersion string            `json:"plugin_version"`
+	Experiment    string            `json:"experiment"`
+	Parameters    map[string]string `json:"parameters"`
+	Samples       []Sample          `json:"samples"`
+	Summary       []Summary         `json:"summary"`
+	Outcome       Outcome           `json:"outcome"`
+	Comparisons   []Comparison      `json:"comparisons,omitempty"`
+}
+
+// Summary is the statistics of one metric (and label set) across repeats.
+type Summary struct {
+	Metric string            `json:"metric"`
+	Unit   string            `json:"unit"`
+	Labels map[string]string `json:"labels,omitempty"`
+	N      int               `json:"n"`
+	Median float64           `json:"median"`
+	Mean   float64           `json:"mean"`
+	// TrimmedMean is the mean after dropping one min and one max, E1's
+	// published method; equal to Mean below three values.
+	TrimmedMean float64 `json:"trimmed_mean"`
+	Min         float64 `json:"min"`
+	Max         float64 `json:"max"`
+	MAD         float64 `json:"mad"`
+	Stddev      float64 `json:"stddev"`
+	CV          float64 `json:"cv"` // stddev / mean
+}
+
+// Comparison puts one of our summaries beside a published figure.
+type Comparison struct {
+	Metric    string            `json:"metric"`
+	Labels    map[string]string `json:"labels,omitempty"`
+	Ours      float64           `json:"ours"`
+	Published float64           `json:"published"`
+	Unit      string            `json:"unit"`
+	Machine   string            `json:"machine"`
+	Source    string            `json:"source"`
+	// Ratio is Ours / Published.
+	Ratio float64 `json:"ratio"`
+	// Experiment is the write-up the figure comes from (E1, E2, anchor).
+	Experiment string `json:"experiment,omitempty"`
+	// Profile is the lab profile standing for Machine, if any.
+	Profile string `json:"profile,omitempty"`
+	// SameProfile is true when Profile is the profile this run used: the
+	// figure this run reproduces, rather than one shown for context.
+	SameProfile bool   `json:"same_profile,omitempty"`
+	Note        string `json:"note,omitempty"`
+}

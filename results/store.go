@@ -1,0 +1,211 @@
+package results
+
+import (
+	"bytes"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+)
+
+// idTime is the timestamp layout at the front of every ID: fixed width and
+// UTC, so IDs (and file names) sort by time as plain strings.
+const idTime = "20060102T150405.000000Z"
+
+// ext is the file-name extension of stored results.
+const ext = ".json"
+
+// DefaultDir is where results are stored: $LAB_RESULTS_DIR, else
+// $XDG_DATA_HOME/lab/results, else ~/.local/share/lab/results.
+func DefaultDir() (string, error) {
+	if d := os.Getenv("LAB_RESULTS_DIR"); d != "" {
+		return d, nil
+	}
+	if d := os.Getenv("XDG_DATA_HOME"); d != "" {
+		return filepath.Join(d, "lab", "results"), nil
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return "", fmt.Errorf("results dir: no $LAB_RESULTS_DIR, $XDG_DATA_HOME or home directory: %w", err)
+	}
+	return filepath.Join(home, ".local", "share", "lab", "results"), nil
+}
+
+// NewID returns a run ID that sorts by time and is unique: the UTC time to
+// the microsecond, plugin, experiment and a random suffix, e.g.
+// "20260102T150405.123456Z-forkbench-forktime-3fa9c1". Characters that are
+// unsafe in file names are replaced by '_'.
+func NewID(plugin, experiment string, t time.Time) string {
+	var b [3]byte
+	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails (Go 1.24+)
+	return t.UTC().Format(idTime) + "-" + idPart(plugin) + "-" + idPart(experiment) + "-" + hex.EncodeToString(b[:])
+}
+
+func idPart(s string) string {
+	if s == "" {
+		return "_"
+	}
+	return strings.Map(func(r rune) rune {
+		switch {
+		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '.', r == '_':
+			return r
+		}
+		return '_'
+	}, s)
+}
+
+// Save writes r as indented JSON to dir/<ID>.json and returns the path. If
+// r.ID is empty it is set with NewID (from r.Started, or now). The file
+// appears whole or not at all: it is written to a temporary file in dir,
+// synced, renamed into place, and the directory is synced. dir is created
+// (0755) if needed.
+func Save(dir string, r *Result) (string, error) {
+	if r.ID == "" {
+		t := r.Started
+		if t.IsZero() {
+			t = time.Now()
+		}
+		r.ID = NewID(r.Plugin, r.Experiment, t)
+	}
+	if strings.ContainsAny(r.ID, `/\`) || r.ID == "." || r.ID == ".." {
+		return "", fmt.Errorf("save result: id %q is not a valid file name", r.ID)
+	}
+	data, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return "", fmt.Errorf("save result %s: %w", r.ID, err)
+	}
+	data = append(data, '\n')
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", fmt.Errorf("save result %s: %w", r.ID, err)
+	}
+	path := filepath.Join(dir, r.ID+ext)
+	if err := writeAtomic(path, data); err != nil {
+		return "", fmt.Errorf("save result %s: %w", r.ID, err)
+	}
+	return path, nil
+}
+
+// writeAtomic replaces path with data so that a reader (or a crash) sees the
+// old file or the new one, never a part. The temporary name starts with '.'
+// so List never picks it up.
+func writeAtomic(path string, data []byte) (err error) {
+	dir := filepath.Dir(path)
+	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp*")
+	if err != nil {
+		return err
+	}
+	tmp := f.Name()
+	defer func() {
+		if err != nil {
+			f.Close()
+			os.Remove(tmp)
+		}
+	}()
+	if _, err = f.Write(data); err != nil {
+		return err
+	}
+	if err = f.Chmod(0o644); err != nil {
+		return err
+	}
+	if err = f.Sync(); err != nil {
+		return err
+	}
+	if err = f.Close(); err != nil {
+		return err
+	}
+	if err = os.Rename(tmp, path); err != nil {
+		return err
+	}
+	// The rename is durable only once the directory entry is on disk.
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return d.Sync()
+}
+
+// Load reads one stored result. Machine.Profile comes back as the generic
+// JSON value (a map), whatever type it was saved from.
+func Load(path string) (*Result, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("load result: %w", err)
+	}
+	var r Result
+	if err := json.NewDecoder(bytes.NewReader(data)).Decode(&r); err != nil {
+		return nil, fmt.Errorf("load result %s: %w", path, err)
+	}
+	return &r, nil
+}
+
+// List returns the paths of the results stored in dir, newest first (by
+// ID, which starts with the start time). A missing dir is an empty list.
+func List(dir string) ([]string, error) {
+	entries, err := os.ReadDir(dir)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("list results: %w", err)
+	}
+	var names []string
+	for _, e := range entries {
+		n := e.Name()
+		if e.IsDir() || strings.HasPrefix(n, ".") || !strings.HasSuffix(n, ext) {
+			continue
+		}
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	slices.Reverse(names)
+	paths := make([]string, len(names))
+	for i, n := range names {
+		paths[i] = filepath.Join(dir, n)
+	}
+	return paths, nil
+}
+
+// Resolve finds a stored result from what a user typed: a path to a file,
+// "latest", a full ID, or a unique prefix of one.
+func Resolve(dir, ref string) (string, error) {
+	if strings.ContainsRune(ref, os.PathSeparator) || strings.HasSuffix(ref, ext) {
+		if _, err := os.Stat(ref); err == nil {
+			return ref, nil
+		}
+	}
+	paths, err := List(dir)
+	if err != nil {
+		return "", err
+	}
+	if ref == "latest" {
+		if len(paths) == 0 {
+			return "", fmt.Errorf("no results in %s; run `lab run` first", dir)
+		}
+		return paths[0], nil
+	}
+	var found []string
+	for _, p := range paths {
+		id := strings.TrimSuffix(filepath.Base(p), ext)
+		if id == ref {
+			return p, nil
+		}
+		if strings.HasPrefix(id, ref) {
+			found = append(found, p)
+		}
+	}
+	switch len(found) {
+	case 0:
+		return "", fmt.Errorf("result %q not found in %s", ref, dir)
+	case 1:
+		return found[0], nil
+	default:
+		return "", fmt.Errorf("result %q is ambiguous in %s: %d results start with it", ref, dir, len(found))
+	}
+}

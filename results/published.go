@@ -32,7 +32,7 @@ const (
 	srcE1Article = "E1: Chinese article (Xeon 5130 re-run)"
 	srcStevens   = "Stevens, UNP vol. 1 ch. 30, cited by E1"
 	srcE2        = "E2: 2004 lecture notes, forktime.cc"
-	srcHere      = "SEEDS.md: measured here for orientation (not published)"
+	srcHere      = "SEEDS.md, measured here (not published)"
 	srcLmbench   = "lmbench lat_proc"
 	srcTLPI      = "TLPI Table 28-3"
 	src60k       = "60,000 fork+waitpid vs pthread_create+join"

@@ -1,6 +1,13 @@
 // Package results owns the result document of one run, its statistics, the
 // on-disk store, comparisons (runs vs runs, runs vs published figures) and
 // rendering.
+//
+// Means and standard deviations come from gonum/stat. The median and MAD are
+// written here because gonum's Quantile picks one sample rather than
+// averaging the two middle ones, which is the convention reports (lmbench,
+// the E1 write-ups) use. This package imports no other lab package:
+// Machine.Profile is carried as an opaque value and read through its JSON
+// form.
 package results
 
 import "time"
@@ -123,4 +130,11 @@ type Comparison struct {
 	// figure this run reproduces, rather than one shown for context.
 	SameProfile bool   `json:"same_profile,omitempty"`
 	Note        string `json:"note,omitempty"`
+}
+
+// Analyze fills Summary from Samples and Comparisons with every published
+// figure for the run's experiment (the figures of its own profile first).
+func (r *Result) Analyze() {
+	r.Summary = Summarize(r.Samples)
+	r.Comparisons = ComparePublished(r)
 }

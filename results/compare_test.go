@@ -1,0 +1,153 @@
+package results
+
+import (
+	"errors"
+	"reflect"
+	"testing"
+)
+
+func TestCompare(t *testing.T) {
+	refs := []Reference{
+		{Metric: "fork_wait_us", Value: 700, Unit: "µs", Machine: "rock", Profile: "rock-2.4"},
+		{Metric: "fork_wait_us", Value: 300, Unit: "µs", Machine: "p4", Profile: "p4-2.4"},
+		{Metric: "fork_wait_us", Value: 0.2, Unit: "ms", Machine: "old"},
+		{Metric: "fork_wait_us", Value: 5, Unit: "prints", Machine: "wrong unit"},
+		{Metric: "max_threads", Value: 384, Unit: "threads", Machine: "8m", Labels: map[string]string{"stack_kb": "8192"}},
+		{Metric: "max_threads", Value: 3055, Unit: "threads", Machine: "1m", Labels: map[string]string{"stack_kb": "1024"}},
+		{Metric: "other", Value: 1, Unit: "x", Machine: "none"},
+	}
+	summaries := []Summary{
+		{Metric: "fork_wait_us", Unit: "us", Median: 600},
+		{Metric: "max_threads", Unit: "threads", Median: 381, Labels: map[string]string{"stack_kb": "8192"}},
+		{Metric: "max_threads", Unit: "threads", Median: 2000}, // no labels: no labelled ref matches
+	}
+	type row struct {
+		metric, machine string
+		published       float64
+		ratio           float64
+		same            bool
+	}
+	tests := []struct {
+		name    string
+		profile string
+		want    []row
+	}{
+		{
+			name:    "run's profile first",
+			profile: "p4-2.4",
+			want: []row{
+				{"fork_wait_us", "p4", 300, 2, true},
+				{"fork_wait_us", "rock", 700, 600.0 / 700, false},
+				{"fork_wait_us", "old", 200, 3, false},
+				{"max_threads", "8m", 384, 381.0 / 384, false},
+			},
+		},
+		{
+			name:    "no profile: published order",
+			profile: "",
+			want: []row{
+				{"fork_wait_us", "rock", 700, 600.0 / 700, false},
+				{"fork_wait_us", "p4", 300, 2, false},
+				{"fork_wait_us", "old", 200, 3, false},
+				{"max_threads", "8m", 384, 381.0 / 384, false},
+			},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := Compare(summaries, refs, tt.profile)
+			var rows []row
+			for _, c := range got {
+				rows = append(rows, row{c.Metric, c.Machine, c.Published, c.Ratio, c.SameProfile})
+			}
+			if len(rows) != len(tt.want) {
+				t.Fatalf("Compare = %+v, want %+v", rows, tt.want)
+			}
+			for i := range rows {
+				g, w := rows[i], tt.want[i]
+				if g.metric != w.metric || g.machine != w.machine || !approx(g.published, w.published) ||
+					!approx(g.ratio, w.ratio) || g.same != w.same {
+					t.Errorf("comparison %d = %+v, want %+v", i, g, w)
+				}
+			}
+		})
+	}
+}
+
+func TestComparePublishedForkbench(t *testing.T) {
+	r := testResult()
+	r.Machine.Profile = map[string]any{"name": "p4-2.4"}
+	got := ComparePublished(r)
+	if len(got) == 0 || !got[0].SameProfile || got[0].Machine != mP4 || got[0].Published != 307.3 {
+		t.Fatalf("first comparison = %+v, want the P4's 307.3 µs fork figure", got)
+	}
+	seen := map[string]bool{}
+	for _, c := range got {
+		seen[c.Metric] = true
+	}
+	for _, m := range []string{MetricForkWait, MetricThreadJoin, MetricRatio} {
+		if !seen[m] {
+			t.Errorf("no comparison for %s", m)
+		}
+	}
+}
+
+func TestDiff(t *testing.T) {
+	a := testResult()
+	b := testResult()
+	b.Samples = []Sample{
+		{Metric: MetricForkWait, Value: 193.125, Unit: "µs"},
+		{Metric: MetricRatio, Value: 4.414, Unit: "x"},
+		{Metric: "new", Value: 1, Unit: "x"},
+	}
+	got, err := Diff(a, b, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	type row struct {
+		metric  string
+		a, b    float64
+		percent float64
+		only    string
+	}
+	want := []row{
+		{MetricForkWait, 386.25, 193.125, -50, ""},
+		{MetricThreadJoin, 87.5, 0, 0, "a"},
+		{MetricRatio, 4.414, 4.414, 0, ""},
+		{"new", 0, 1, 0, "b"},
+	}
+	var rows []row
+	for _, d := range got {
+		rows = append(rows, row{d.Metric, d.A, d.B, d.Percent, d.Only})
+	}
+	if !reflect.DeepEqual(rows, want) {
+		t.Errorf("Diff = %+v, want %+v", rows, want)
+	}
+}
+
+func TestDiffRefusesIncomparable(t *testing.T) {
+	tests := []struct {
+		name         string
+		accel, clock string
+		force        bool
+		wantErr      bool
+	}{
+		{"same", "tcg", "host", false, false},
+		{"accelerator", "kvm", "host", false, true},
+		{"clock", "tcg", "icount", false, true},
+		{"forced", "kvm", "icount", true, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			a, b := testResult(), testResult()
+			b.Machine.Accelerator, b.Machine.Clock = tt.accel, tt.clock
+			_, err := Diff(a, b, tt.force)
+			if (err != nil) != tt.wantErr {
+				t.Fatalf("Diff err = %v, want error %v", err, tt.wantErr)
+			}
+			if err != nil && !errors.Is(err, ErrIncomparable) {
+				t.Errorf("Diff err = %v, want ErrIncomparable", err)
+			}
+		})
+	}
+}

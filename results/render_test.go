@@ -1,0 +1,138 @@
+package results
+
+import (
+	"bytes"
+	"flag"
+	"io"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
+
+// golden compares got with testdata/name, or rewrites it with -update.
+func golden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if *update {
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test ./results/ -update to create it)", err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("%s differs from golden file (go test ./results/ -update to accept):\n--- got\n%s\n--- want\n%s", name, got, want)
+	}
+}
+
+// profile stands in for images.Profile: a struct with a Name field and no
+// JSON tags.
+type profile struct {
+	Name    string
+	Summary string
+	Arch    string
+}
+
+func renderFixtures() map[string]*Result {
+	forktime := testResult()
+	forktime.Machine.Profile = profile{Name: "p4-2.4", Summary: "E2 Pentium 4", Arch: "i386"}
+	forktime.Machine.Name = "p4"
+
+	create := testResult()
+	create.ID = "20260102T150405.000000Z-forkbench-create-abcdef"
+	create.Experiment = "create"
+	create.Samples = []Sample{
+		{Metric: MetricProcessMS, Value: 0.412, Unit: "ms", Repeat: 0},
+		{Metric: MetricProcessMS, Value: 0.398, Unit: "ms", Repeat: 1},
+		{Metric: MetricThreadMS, Value: 0.0871, Unit: "ms", Repeat: 0},
+		{Metric: MetricThreadMS, Value: 0.0902, Unit: "ms", Repeat: 1},
+		{Metric: MetricRatio, Value: 4.73, Unit: "x", Repeat: 0},
+		{Metric: MetricRatio, Value: 4.41, Unit: "x", Repeat: 1},
+	}
+	create.Summary = Summarize(create.Samples)
+
+	crashed := testResult()
+	crashed.ID = "20260102T150405.000000Z-threads-sweep-abcdef"
+	crashed.Plugin, crashed.PluginVersion, crashed.Experiment = "threads", "", "sweep"
+	crashed.Machine = Machine{Profile: nil, Accelerator: "tcg", Clock: "icount"}
+	crashed.Guest = GuestEnv{StackKB: -1}
+	crashed.Parameters = nil
+	crashed.Samples = []Sample{
+		{Metric: "real_s", Value: 1.5, Unit: "s", Labels: map[string]string{"workers": "255", "count": "5"}},
+		{Metric: "real_s", Value: 12.25, Unit: "s", Labels: map[string]string{"workers": "255", "count": "5000"}},
+	}
+	crashed.Outcome = Outcome{Status: "expected-crash", Reason: "segmentation fault at 350 threads",
+		StderrTail: "thread 349 started\nSegmentation fault\n"}
+	return map[string]*Result{"forktime": forktime, "create": create, "crashed": crashed}
+}
+
+func TestRender(t *testing.T) {
+	formats := []struct {
+		ext   string
+		write func(io.Writer, *Result) error
+	}{
+		{"txt", WriteTable},
+		{"md", WriteMarkdown},
+		{"csv", WriteCSV},
+		{"json", WriteJSON},
+	}
+	for name, r := range renderFixtures() {
+		for _, f := range formats {
+			t.Run(name+"."+f.ext, func(t *testing.T) {
+				var buf bytes.Buffer
+				if err := f.write(&buf, r); err != nil {
+					t.Fatal(err)
+				}
+				golden(t, name+"."+f.ext, buf.Bytes())
+			})
+		}
+	}
+}
+
+func TestFormatValue(t *testing.T) {
+	tests := []struct {
+		v    float64
+		want string
+	}{
+		{0, "0"},
+		{0.18, "0.18"},
+		{0.000123456, "0.000123"},
+		{4.5, "4.5"},
+		{12.24, "12.2"},
+		{386.25, "386"},
+		{999.7, "1000"},
+		{9076.9, "9077"},
+		{-2.345, "-2.35"},
+		{1, "1"},
+	}
+	for _, tt := range tests {
+		if got := FormatValue(tt.v); got != tt.want {
+			t.Errorf("FormatValue(%v) = %q, want %q", tt.v, got, tt.want)
+		}
+	}
+}
+
+func TestProfileName(t *testing.T) {
+	tests := []struct {
+		name string
+		m    Machine
+		want string
+	}{
+		{"struct", Machine{Name: "vm", Profile: profile{Name: "celeron-2.4"}}, "celeron-2.4"},
+		{"pointer", Machine{Name: "vm", Profile: &profile{Name: "celeron-2.4"}}, "celeron-2.4"},
+		{"loaded map", Machine{Name: "vm", Profile: map[string]any{"name": "p4-2.4"}}, "p4-2.4"},
+		{"string", Machine{Name: "vm", Profile: "xeon5130-1core"}, "xeon5130-1core"},
+		{"none", Machine{Name: "vm"}, "vm"},
+		{"unencodable", Machine{Name: "vm", Profile: func() {}}, "vm"},
+	}
+	for _, tt := range tests {
+		if got := ProfileName(tt.m); got != tt.want {
+			t.Errorf("%s: ProfileName = %q, want %q", tt.name, got, tt.want)
+		}
+	}
+}

@@ -1,0 +1,354 @@
+// Package plugins is the contract between lab and its benchmark plugins, and
+// the pieces both sides of it need.
+//
+// A plugin is a Go program that runs inside a guest and serves Benchmark over
+// hashicorp/go-plugin gRPC; its main is one call, Serve(b). The host reaches
+// it through go-plugin's client with a RunnerFunc that starts the plugin in
+// the guest, and checks a user's request against the plugin's Description
+// (Resolve) before booting or starting anything.
+//
+// The gRPC service is written by hand (grpc.go) rather than generated: there
+// is no protoc toolchain on our build machines, and the messages travel as
+// JSON, so the wire contract is the Go types in this file and can be read
+// in a packet dump or a log. The JSON codec is only used for our own service
+// (the client asks for it per call); go-plugin's own services (health,
+// broker, stdio, controller) keep their protobuf codec.
+//
+// guest.go holds what plugins use inside the guest: the environment report
+// (CollectEnv), running a C workload as a separate process with rusage
+// (RunWorkload) and finding the workloads shipped with the plugin
+// (WorkloadDir).
+package plugins
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"lab/results"
+)
+
+// Benchmark is what a plugin serves and what the host calls.
+//
+// Run returns an error only when the run could not be carried out as asked
+// (bad request, cancelled, the plugin itself broke). A workload that fails
+// or crashes is a result, not an error: Run returns a response whose Outcome
+// says so, with the samples measured before it.
+type Benchmark interface {
+	// Describe says what the plugin can run: experiments, their typed
+	// parameters, metrics and the published figures they compare with.
+	Describe(ctx context.Context) (*Description, error)
+	// Run runs one experiment. progress, if not nil, is called zero or more
+	// times before Run returns. When ctx is cancelled Run must stop its
+	// workload processes and return.
+	Run(ctx context.Context, req *RunRequest, progress func(Progress)) (*RunResponse, error)
+}
+
+// Parameter types a Param can have.
+const (
+	TypeInt      = "int"
+	TypeFloat    = "float"
+	TypeString   = "string"
+	TypeBool     = "bool"
+	TypeDuration = "duration" // Go syntax ("1.5s"); Min and Max in seconds
+)
+
+// Description is what a plugin says about itself.
+type Description struct {
+	Name    string `json:"name"`
+	Version string `json:"version"`
+	Summary string `json:"summary"`
+	// Experiments lists what the plugin can run; the first is the default.
+	Experiments []Experiment `json:"experiments"`
+}
+
+// Experiment is one thing a plugin can run.
+type Experiment struct {
+	Name    string   `json:"name"`
+	Summary string   `json:"summary"`
+	Params  []Param  `json:"params,omitempty"`
+	Metrics []Metric `json:"metrics"`
+	// References are published figures for this experiment's metrics.
+	References []results.Reference `json:"references,omitempty"`
+}
+
+// Param is one typed parameter of an experiment. Values travel as strings.
+type Param struct {
+	Name string `json:"name"`
+	// Type is one of TypeInt, TypeFloat, TypeString, TypeBool, TypeDuration.
+	Type    string `json:"type"`
+	Default string `json:"default"`
+	// Min and Max bound int, float and duration (seconds) values, inclusive.
+	Min *float64 `json:"min,omitempty"`
+	Max *float64 `json:"max,omitempty"`
+	// Choices, if set, are the only values allowed.
+	Choices []string `json:"choices,omitempty"`
+	Help    string   `json:"help"`
+}
+
+// Metric is one quantity an experiment reports.
+type Metric struct {
+	Name string `json:"name"`
+	Unit string `json:"unit"`
+	Help string `json:"help"`
+}
+
+// RunRequest asks a plugin to run one experiment.
+type RunRequest struct {
+	Experiment string `json:"experiment"`
+	// Params holds every parameter, defaults filled in (see Resolve).
+	Params map[string]string `json:"params"`
+	// Repeat is how many times to run the workload; 0 means 1.
+	Repeat int `json:"repeat"`
+	// WorkloadDir overrides where the plugin finds its workload binaries;
+	// empty means WorkloadDir().
+	WorkloadDir string `json:"workload_dir,omitempty"`
+}
+
+// RunResponse is what a run produced.
+type RunResponse struct {
+	Samples []results.Sample `json:"samples"`
+	Env     results.GuestEnv `json:"env"`
+	Outcome results.Outcome  `json:"outcome"`
+	// Log is a human-readable record of what the plugin did.
+	Log string `json:"log,omitempty"`
+}
+
+// Progress is a report from a run in flight.
+type Progress struct {
+	Done    int    `json:"done"`
+	Total   int    `json:"total"`
+	Message string `json:"message,omitempty"`
+}
+
+// Ptr returns a pointer to v, for Param.Min and Param.Max literals.
+func Ptr(v float64) *float64 { return &v }
+
+// Experiment returns the named experiment, or the default one for "".
+func (d *Description) Experiment(name string) (*Experiment, error) {
+	if len(d.Experiments) == 0 {
+		return nil, fmt.Errorf("plugin %s has no experiments", d.Name)
+	}
+	if name == "" {
+		return &d.Experiments[0], nil
+	}
+	for i := range d.Experiments {
+		if d.Experiments[i].Name == name {
+			return &d.Experiments[i], nil
+		}
+	}
+	names := make([]string, len(d.Experiments))
+	for i, e := range d.Experiments {
+		names[i] = e.Name
+	}
+	names[0] += " (default)"
+	return nil, fmt.Errorf("plugin %s has no experiment %q; valid experiments: %s",
+		d.Name, name, strings.Join(names, ", "))
+}
+
+// Resolve checks a user's choice of experiment and parameters against the
+// description, without running anything. An empty experiment means the
+// default. The resolved map holds every parameter of the experiment, with
+// defaults filled in and values in canonical form (so "010" becomes "10").
+func (d *Description) Resolve(experiment string, params map[string]string) (*Experiment, map[string]string, error) {
+	exp, err := d.Experiment(experiment)
+	if err != nil {
+		return nil, nil, err
+	}
+	where := d.Name + "/" + exp.Name
+	// Sorted, so the first unknown name reported does not depend on map order.
+	for _, name := range slices.Sorted(maps.Keys(params)) {
+		if exp.param(name) == nil {
+			return nil, nil, fmt.Errorf("experiment %s has no parameter %q; %s", where, name, exp.paramList())
+		}
+	}
+	resolved := make(map[string]string, len(exp.Params))
+	for _, p := range exp.Params {
+		v, given := params[p.Name]
+		if !given {
+			v = p.Default
+		}
+		c, err := p.Check(v)
+		if err != nil {
+			if !given {
+				return nil, nil, fmt.Errorf("experiment %s: bad default: %w", where, err)
+			}
+			return nil, nil, fmt.Errorf("experiment %s: %w", where, err)
+		}
+		resolved[p.Name] = c
+	}
+	return exp, resolved, nil
+}
+
+// Validate checks that a description is usable: names present and unique,
+// known parameter types, defaults that pass their own checks, every metric
+// with a unit. Plugins call it in their tests.
+func (d *Description) Validate() error {
+	if d.Name == "" || d.Version == "" {
+		return fmt.Errorf("plugin description needs a name and a version (got %q, %q)", d.Name, d.Version)
+	}
+	if len(d.Experiments) == 0 {
+		return fmt.Errorf("plugin %s has no experiments", d.Name)
+	}
+	seen := map[string]bool{}
+	for _, e := range d.Experiments {
+		where := d.Name + "/" + e.Name
+		if e.Name == "" || seen[e.Name] {
+			return fmt.Errorf("plugin %s: experiment name %q empty or repeated", d.Name, e.Name)
+		}
+		seen[e.Name] = true
+		params := map[string]bool{}
+		for _, p := range e.Params {
+			if p.Name == "" || params[p.Name] {
+				return fmt.Errorf("experiment %s: parameter name %q empty or repeated", where, p.Name)
+			}
+			params[p.Name] = true
+			if _, err := p.Check(p.Default); err != nil {
+				return fmt.Errorf("experiment %s: bad default: %w", where, err)
+			}
+		}
+		metrics := map[string]bool{}
+		for _, m := range e.Metrics {
+			if m.Name == "" || m.Unit == "" || metrics[m.Name] {
+				return fmt.Errorf("experiment %s: metric %q needs a unique name and a unit", where, m.Name)
+			}
+			metrics[m.Name] = true
+		}
+		for _, r := range e.References {
+			if !metrics[r.Metric] {
+				return fmt.Errorf("experiment %s: reference from %q names unknown metric %q", where, r.Source, r.Metric)
+			}
+		}
+	}
+	return nil
+}
+
+// Check validates one value of the parameter and returns it in canonical
+// form. Errors name the parameter, the value and what is allowed.
+func (p *Param) Check(v string) (string, error) {
+	bad := func(what string) error {
+		return fmt.Errorf("parameter %s: %q %s; want %s", p.Name, v, what, p.allowed())
+	}
+	if len(p.Choices) > 0 && !slices.Contains(p.Choices, v) {
+		return "", bad("is not one of the choices")
+	}
+	var (
+		num   float64
+		canon string
+	)
+	switch p.Type {
+	case TypeString:
+		return v, nil
+	case TypeBool:
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			return "", bad("is not a bool")
+		}
+		return strconv.FormatBool(b), nil
+	case TypeInt:
+		i, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+		if err != nil {
+			return "", bad("is not an integer")
+		}
+		num, canon = float64(i), strconv.FormatInt(i, 10)
+	case TypeFloat:
+		f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+		if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
+			return "", bad("is not a number")
+		}
+		num, canon = f, strconv.FormatFloat(f, 'g', -1, 64)
+	case TypeDuration:
+		dur, err := time.ParseDuration(strings.TrimSpace(v))
+		if err != nil {
+			return "", bad("is not a duration")
+		}
+		num, canon = dur.Seconds(), dur.String()
+	default:
+		return "", fmt.Errorf("parameter %s has unknown type %q", p.Name, p.Type)
+	}
+	if (p.Min != nil && num < *p.Min) || (p.Max != nil && num > *p.Max) {
+		return "", bad("is out of range")
+	}
+	return canon, nil
+}
+
+// allowed describes the values a parameter takes, for error messages.
+func (p *Param) allowed() string {
+	if len(p.Choices) > 0 {
+		return "one of " + strings.Join(p.Choices, ", ")
+	}
+	kind := map[string]string{
+		TypeInt: "an integer", TypeFloat: "a number", TypeBool: "true or false",
+		TypeDuration: "a duration such as 1.5s", TypeString: "a string",
+	}[p.Type]
+	if r := p.rangeText(); r != "" {
+		return kind + " in " + r
+	}
+	return kind
+}
+
+// rangeText is "1..1000000", ">= 1", "<= 5" or "".
+func (p *Param) rangeText() string {
+	f := func(v float64) string {
+		if p.Type == TypeDuration {
+			return time.Duration(v * float64(time.Second)).String()
+		}
+		return strconv.FormatFloat(v, 'f', -1, 64)
+	}
+	switch {
+	case p.Min != nil && p.Max != nil:
+		return f(*p.Min) + ".." + f(*p.Max)
+	case p.Min != nil:
+		return ">= " + f(*p.Min)
+	case p.Max != nil:
+		return "<= " + f(*p.Max)
+	}
+	return ""
+}
+
+// String describes the parameter in one line: "n (int, default 2000,
+// 1..1000000): help".
+func (p Param) String() string {
+	var b strings.Builder
+	def := p.Default
+	if def == "" {
+		def = `""`
+	}
+	fmt.Fprintf(&b, "%s (%s, default %s", p.Name, p.Type, def)
+	if r := p.rangeText(); r != "" {
+		b.WriteString(", " + r)
+	}
+	if len(p.Choices) > 0 {
+		b.WriteString(", one of " + strings.Join(p.Choices, "|"))
+	}
+	b.WriteString(")")
+	if p.Help != "" {
+		b.WriteString(": " + p.Help)
+	}
+	return b.String()
+}
+
+func (e *Experiment) param(name string) *Param {
+	for i := range e.Params {
+		if e.Params[i].Name == name {
+			return &e.Params[i]
+		}
+	}
+	return nil
+}
+
+func (e *Experiment) paramList() string {
+	if len(e.Params) == 0 {
+		return "it takes no parameters"
+	}
+	lines := make([]string, len(e.Params))
+	for i, p := range e.Params {
+		lines[i] = p.String()
+	}
+	return "valid parameters: " + strings.Join(lines, "; ")
+}

@@ -1,0 +1,151 @@
+package images
+
+import (
+	"context"
+	"debug/elf"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+)
+
+// Busybox is a cached static busybox for one guest arch, so users have a
+// shell in the guest.
+type Busybox struct {
+	Arch string `json:"arch"`
+	// Package and Version are the Debian package it came from.
+	Package string `json:"package"`
+	Version string `json:"version"`
+	// SHA256 names the binary's blob in the cache.
+	SHA256 string `json:"sha256"`
+}
+
+// Path is the cached binary.
+func (b *Busybox) Path() string { return BlobPath(b.SHA256) }
+
+var debArches = map[string]string{"i386": "i386", "x86_64": "amd64"}
+
+var elfMachines = map[string]elf.Machine{"i386": elf.EM_386, "x86_64": elf.EM_X86_64}
+
+func busyboxManifest(arch string) string {
+	return filepath.Join(CacheDir(), "busybox", arch+".json")
+}
+
+// LoadBusybox reads the busybox manifest for arch and verifies the binary.
+func LoadBusybox(arch string) (*Busybox, error) {
+	if !slices.Contains(Arches, arch) {
+		return nil, fmt.Errorf("busybox: arch %q is not one of %s", arch, strings.Join(Arches, ", "))
+	}
+	data, err := os.ReadFile(busyboxManifest(arch))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("busybox for %s not in cache; run 'make setup' or 'lab image fetch'", arch)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("busybox %s: %w", arch, err)
+	}
+	var b Busybox
+	if err := json.Unmarshal(data, &b); err != nil {
+		return nil, fmt.Errorf("busybox %s: manifest %s: %w; run 'lab image fetch' again", arch, busyboxManifest(arch), err)
+	}
+	if b.Arch != arch {
+		return nil, fmt.Errorf("busybox %s: manifest %s is for %q", arch, busyboxManifest(arch), b.Arch)
+	}
+	if err := Verify(b.SHA256); err != nil {
+		return nil, fmt.Errorf("busybox %s: %w", arch, err)
+	}
+	return &b, nil
+}
+
+// FetchBusybox makes Debian's static busybox for arch available in the
+// cache (downloading busybox-static:<debian arch>, never installing it) and
+// returns it. A cached, verified copy is returned without touching apt.
+func FetchBusybox(ctx context.Context, arch string, log io.Writer) (*Busybox, error) {
+	debArch, ok := debArches[arch]
+	if !ok {
+		return nil, fmt.Errorf("busybox: arch %q is not one of %s", arch, strings.Join(Arches, ", "))
+	}
+	if b, err := LoadBusybox(arch); err == nil {
+		return b, nil
+	}
+	if log == nil {
+		log = io.Discard
+	}
+	unlock, err := LockCache(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("busybox %s: %w", arch, err)
+	}
+	defer unlock()
+	if b, err := LoadBusybox(arch); err == nil {
+		return b, nil
+	}
+
+	a := apt{log: log}
+	if err := a.ensureForeignArch(ctx, debArch); err != nil {
+		return nil, fmt.Errorf("busybox %s: %w", arch, err)
+	}
+	tmp, err := os.MkdirTemp("", "lab-busybox-")
+	if err != nil {
+		return nil, fmt.Errorf("busybox %s: %w", arch, err)
+	}
+	defer os.RemoveAll(tmp)
+	deb, err := a.download(ctx, "busybox-static:"+debArch, tmp)
+	if err != nil {
+		return nil, fmt.Errorf("busybox %s: %w", arch, err)
+	}
+	b := &Busybox{Arch: arch}
+	if b.Package, err = a.debField(ctx, deb, "Package"); err != nil {
+		return nil, fmt.Errorf("busybox %s: %w", arch, err)
+	}
+	if b.Version, err = a.debField(ctx, deb, "Version"); err != nil {
+		return nil, fmt.Errorf("busybox %s: %w", arch, err)
+	}
+	root := filepath.Join(tmp, "root")
+	if err := a.extract(ctx, deb, root); err != nil {
+		return nil, fmt.Errorf("busybox %s: %w", arch, err)
+	}
+	bin := ""
+	for _, p := range []string{"bin/busybox", "usr/bin/busybox"} {
+		if fi, err := os.Stat(filepath.Join(root, p)); err == nil && fi.Mode().IsRegular() {
+			bin = filepath.Join(root, p)
+			break
+		}
+	}
+	if bin == "" {
+		return nil, fmt.Errorf("busybox %s: %s %s has no bin/busybox", arch, b.Package, b.Version)
+	}
+	if err := checkELF(bin, arch); err != nil {
+		return nil, fmt.Errorf("busybox %s: %w", arch, err)
+	}
+	if b.SHA256, err = PutFile(bin); err != nil {
+		return nil, fmt.Errorf("busybox %s: %w", arch, err)
+	}
+	if err := writeJSONAtomic(busyboxManifest(arch), b); err != nil {
+		return nil, fmt.Errorf("busybox %s: writing manifest: %w", arch, err)
+	}
+	fmt.Fprintf(log, "busybox %s: %s %s\n", arch, b.Package, b.Version)
+	return b, nil
+}
+
+// checkELF makes sure a guest binary is built for arch and static (the
+// initramfs has no libc).
+func checkELF(path, arch string) error {
+	f, err := elf.Open(path)
+	if err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	defer f.Close()
+	if want := elfMachines[arch]; f.Machine != want {
+		return fmt.Errorf("%s is built for %v, not %s", path, f.Machine, arch)
+	}
+	for _, p := range f.Progs {
+		if p.Type == elf.PT_INTERP {
+			return fmt.Errorf("%s is dynamically linked; the guest needs a static binary", path)
+		}
+	}
+	return nil
+}

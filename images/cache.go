@@ -1,0 +1,227 @@
+package images
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"regexp"
+	"syscall"
+)
+
+// The cache is laid out as
+//
+//	blobs/sha256/<hex>       content-addressed files (kernels, modules, busybox)
+//	kernels/<id>.json        kernel manifests
+//	busybox/<arch>.json      busybox manifests
+//	initramfs/<key>.cpio     assembled initramfs images, keyed by their inputs
+//	lock                     flock(2) serialising fetches across processes
+//
+// Every file is written to a temporary file in its final directory, synced,
+// then renamed, so a reader never sees half a file and a crash leaves at
+// worst a stray temporary file.
+
+// CacheDir is the root of lab's cache: $LAB_CACHE_DIR if set (tests use it),
+// else $XDG_CACHE_HOME/lab, else ~/.cache/lab.
+func CacheDir() string {
+	if d := os.Getenv("LAB_CACHE_DIR"); d != "" {
+		return d
+	}
+	if d := os.Getenv("XDG_CACHE_HOME"); d != "" && filepath.IsAbs(d) {
+		return filepath.Join(d, "lab")
+	}
+	if home, err := os.UserHomeDir(); err == nil {
+		return filepath.Join(home, ".cache", "lab")
+	}
+	return filepath.Join(os.TempDir(), "lab-cache")
+}
+
+var shaRE = regexp.MustCompile(`^[0-9a-f]{64}$`)
+
+// BlobPath is where the blob with this sha256 (lowercase hex) lives. It does
+// not check that the blob exists.
+func BlobPath(sha string) string {
+	return filepath.Join(CacheDir(), "blobs", "sha256", sha)
+}
+
+// PutFile copies the file at src into the cache and returns its sha256.
+func PutFile(src string) (string, error) {
+	f, err := os.Open(src)
+	if err != nil {
+		return "", fmt.Errorf("cache: %w", err)
+	}
+	defer f.Close()
+	sha, err := PutReader(f)
+	if err != nil {
+		return "", fmt.Errorf("cache: storing %s: %w", src, err)
+	}
+	return sha, nil
+}
+
+// PutReader stores everything r yields as a blob and returns its sha256.
+// Storing a blob that is already present is cheap and harmless.
+func PutReader(r io.Reader) (string, error) {
+	dir := filepath.Join(CacheDir(), "blobs", "sha256")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", fmt.Errorf("cache: %w", err)
+	}
+	tmp, err := os.CreateTemp(dir, ".tmp-*")
+	if err != nil {
+		return "", fmt.Errorf("cache: %w", err)
+	}
+	defer os.Remove(tmp.Name()) // no-op after the rename
+	h := sha256.New()
+	if _, err := io.Copy(io.MultiWriter(tmp, h), r); err != nil {
+		tmp.Close()
+		return "", fmt.Errorf("cache: writing blob: %w", err)
+	}
+	if err := tmp.Sync(); err != nil {
+		tmp.Close()
+		return "", fmt.Errorf("cache: %w", err)
+	}
+	if err := tmp.Close(); err != nil {
+		return "", fmt.Errorf("cache: %w", err)
+	}
+	sha := hex.EncodeToString(h.Sum(nil))
+	if err := os.Chmod(tmp.Name(), 0o644); err != nil {
+		return "", fmt.Errorf("cache: %w", err)
+	}
+	if err := os.Rename(tmp.Name(), BlobPath(sha)); err != nil {
+		return "", fmt.Errorf("cache: %w", err)
+	}
+	return sha, syncDir(dir)
+}
+
+// Verify re-hashes a blob and fails if it is missing or its content no
+// longer matches its name.
+func Verify(sha string) error {
+	if !shaRE.MatchString(sha) {
+		return fmt.Errorf("cache: %q is not a sha256 digest", sha)
+	}
+	p := BlobPath(sha)
+	f, err := os.Open(p)
+	if errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("cache: blob %s is missing; run 'make setup' or 'lab image fetch' to fetch it again: %w", p, err)
+	}
+	if err != nil {
+		return fmt.Errorf("cache: %w", err)
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return fmt.Errorf("cache: reading blob %s: %w", p, err)
+	}
+	if got := hex.EncodeToString(h.Sum(nil)); got != sha {
+		return fmt.Errorf("cache: blob %s is corrupted (content hashes to %s); delete it and run 'make setup' or 'lab image fetch'", p, got)
+	}
+	return nil
+}
+
+// writeFileAtomic writes data to path through a synced temporary file in
+// the same directory and a rename.
+func writeFileAtomic(path string, data []byte, perm os.FileMode) error {
+	return writeAtomic(path, perm, func(w io.Writer) error {
+		_, err := w.Write(data)
+		return err
+	})
+}
+
+// writeAtomic is writeFileAtomic for content produced by a function.
+func writeAtomic(path string, perm os.FileMode, fill func(io.Writer) error) error {
+	dir := filepath.Dir(path)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(dir, ".tmp-*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	if err := fill(tmp); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Sync(); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	if err := os.Chmod(tmp.Name(), perm); err != nil {
+		return err
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		return err
+	}
+	return syncDir(dir)
+}
+
+// syncDir makes a rename in dir durable.
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	if err := d.Sync(); err != nil && !errors.Is(err, syscall.EINVAL) {
+		return err
+	}
+	return nil
+}
+
+// writeJSONAtomic stores v as indented JSON.
+func writeJSONAtomic(path string, v any) error {
+	data, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err
+	}
+	return writeFileAtomic(path, append(data, '\n'), 0o644)
+}
+
+// LockCache takes the cache-wide lock that serialises fetches between
+// processes (two `make setup` runs, parallel test binaries). It waits until
+// the lock is free or ctx ends; call the returned function to release it.
+func LockCache(ctx context.Context) (unlock func(), err error) {
+	dir := CacheDir()
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("cache: %w", err)
+	}
+	path := filepath.Join(dir, "lock")
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("cache: %w", err)
+	}
+	if syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB) == nil {
+		return func() { f.Close() }, nil
+	}
+	// Someone else holds it: block in flock(2) on a goroutine so ctx can
+	// still cancel the wait. If we give up first, the goroutine releases
+	// the lock as soon as it gets it.
+	got := make(chan error) // unbuffered: a send means the waiter took the lock
+	abandoned := make(chan struct{})
+	go func() {
+		err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX)
+		select {
+		case got <- err:
+		case <-abandoned:
+			f.Close()
+		}
+	}()
+	select {
+	case err := <-got:
+		if err != nil {
+			f.Close()
+			return nil, fmt.Errorf("cache: locking %s: %w", path, err)
+		}
+		return func() { f.Close() }, nil
+	case <-ctx.Done():
+		close(abandoned)
+		return nil, fmt.Errorf("cache: waiting for %s (another lab or make setup is fetching): %w", path, ctx.Err())
+	}
+}

@@ -1,0 +1,446 @@
+package images
+
+import (
+	"context"
+	"debug/elf"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+)
+
+// Module is one kernel module the agent loads at boot.
+type Module struct {
+	// Name is the module name as the kernel knows it (virtio_pci).
+	Name string `json:"name"`
+	// Path is the file's path under lib/modules/<release>.
+	Path string `json:"path"`
+	// SHA256 names the module's blob in the cache.
+	SHA256 string `json:"sha256"`
+}
+
+// Kernel is a cached kernel image and the modules a guest needs from it.
+type Kernel struct {
+	// ID is how profiles name the kernel (debian-6.1-686).
+	ID string `json:"id"`
+	// Arch is the guest architecture it boots (i386, x86_64).
+	Arch string `json:"arch"`
+	// Package and Version are the exact Debian package it came from;
+	// empty for imported kernels.
+	Package string `json:"package,omitempty"`
+	Version string `json:"version,omitempty"`
+	// Source says where it came from: "debian" or "import:<path>".
+	Source string `json:"source"`
+	// Release is the kernel's `uname -r`.
+	Release string `json:"release"`
+	// Vmlinuz is the sha256 of the bootable image.
+	Vmlinuz string `json:"vmlinuz"`
+	// Modules are in load order: every module after its dependencies.
+	Modules []Module `json:"modules"`
+	// Builtin lists the wanted modules compiled into the kernel.
+	Builtin []string `json:"builtin,omitempty"`
+}
+
+// VmlinuzPath is the cached kernel image, for QEMU's -kernel.
+func (k *Kernel) VmlinuzPath() string { return BlobPath(k.Vmlinuz) }
+
+// GuestModules are the modules the agent needs (the link runs over
+// virtio-serial, entropy comes from virtio-rng), plus whatever they depend
+// on. Names missing from a kernel are skipped: built in, or not split out
+// in that version.
+var GuestModules = []string{
+	"virtio", "virtio_ring", "virtio_pci", "virtio_pci_modern_dev",
+	"virtio_pci_legacy_dev", "virtio_console", "virtio_rng",
+}
+
+type kernelSource struct {
+	Arch    string // guest arch
+	DebArch string // Debian architecture
+	Meta    string // metapackage to resolve
+	Prefix  string // what the versioned package's name starts with
+}
+
+var kernelSources = map[string]kernelSource{
+	"debian-6.1-686":   {Arch: "i386", DebArch: "i386", Meta: "linux-image-686:i386", Prefix: "linux-image-6.1."},
+	"debian-6.1-amd64": {Arch: "x86_64", DebArch: "amd64", Meta: "linux-image-amd64", Prefix: "linux-image-6.1."},
+}
+
+// KernelIDs lists the kernels FetchKernel knows how to get.
+func KernelIDs() []string {
+	ids := make([]string, 0, len(kernelSources))
+	for id := range kernelSources {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	return ids
+}
+
+func kernelManifest(id string) string {
+	return filepath.Join(CacheDir(), "kernels", id+".json")
+}
+
+// LoadKernel reads a kernel's manifest from the cache and verifies every
+// blob it names.
+func LoadKernel(id string) (*Kernel, error) {
+	if !idRE.MatchString(id) {
+		return nil, fmt.Errorf("kernel %q: not a kernel id", id)
+	}
+	data, err := os.ReadFile(kernelManifest(id))
+	if errors.Is(err, fs.ErrNotExist) {
+		if _, ok := kernelSources[id]; ok {
+			return nil, fmt.Errorf("kernel %s not in cache; run 'make setup' or 'lab image fetch %s'", id, id)
+		}
+		return nil, fmt.Errorf("kernel %s not in cache; import it with 'lab image import' (lab can fetch %s)", id, strings.Join(KernelIDs(), ", "))
+	}
+	if err != nil {
+		return nil, fmt.Errorf("kernel %s: %w", id, err)
+	}
+	var k Kernel
+	if err := json.Unmarshal(data, &k); err != nil {
+		return nil, fmt.Errorf("kernel %s: manifest %s: %w; run 'lab image fetch %s' again", id, kernelManifest(id), err, id)
+	}
+	if k.ID != id {
+		return nil, fmt.Errorf("kernel %s: manifest %s is for %q", id, kernelManifest(id), k.ID)
+	}
+	if err := Verify(k.Vmlinuz); err != nil {
+		return nil, fmt.Errorf("kernel %s: %w", id, err)
+	}
+	for _, m := range k.Modules {
+		if err := Verify(m.SHA256); err != nil {
+			return nil, fmt.Errorf("kernel %s: module %s: %w", id, m.Name, err)
+		}
+	}
+	return &k, nil
+}
+
+// FetchKernel makes kernel id available in the cache and returns it. If it
+// is already there and verifies, apt is not touched. Otherwise the
+// versioned Debian package is resolved, downloaded (not installed),
+// unpacked, and its image and guest modules stored. Progress goes to log.
+func FetchKernel(ctx context.Context, id string, log io.Writer) (*Kernel, error) {
+	src, ok := kernelSources[id]
+	if !ok {
+		return nil, fmt.Errorf("kernel %q: lab cannot fetch it (known: %s); use 'lab image import' for your own", id, strings.Join(KernelIDs(), ", "))
+	}
+	if k, err := LoadKernel(id); err == nil {
+		return k, nil
+	}
+	if log == nil {
+		log = io.Discard
+	}
+	unlock, err := LockCache(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("kernel %s: %w", id, err)
+	}
+	defer unlock()
+	if k, err := LoadKernel(id); err == nil {
+		return k, nil // another process fetched it while we waited
+	}
+
+	a := apt{log: log}
+	if err := a.ensureForeignArch(ctx, src.DebArch); err != nil {
+		return nil, fmt.Errorf("kernel %s: %w", id, err)
+	}
+	pkg, err := a.resolve(ctx, src.Meta, src.Prefix)
+	if err != nil {
+		return nil, fmt.Errorf("kernel %s: %w", id, err)
+	}
+	tmp, err := os.MkdirTemp("", "lab-kernel-")
+	if err != nil {
+		return nil, fmt.Errorf("kernel %s: %w", id, err)
+	}
+	defer os.RemoveAll(tmp)
+	deb, err := a.download(ctx, pkg, tmp)
+	if err != nil {
+		return nil, fmt.Errorf("kernel %s: %w", id, err)
+	}
+	name, err := a.debField(ctx, deb, "Package")
+	if err != nil {
+		return nil, fmt.Errorf("kernel %s: %w", id, err)
+	}
+	version, err := a.debField(ctx, deb, "Version")
+	if err != nil {
+		return nil, fmt.Errorf("kernel %s: %w", id, err)
+	}
+	root := filepath.Join(tmp, "root")
+	fmt.Fprintf(log, "unpacking %s %s ...\n", name, version)
+	if err := a.extract(ctx, deb, root); err != nil {
+		return nil, fmt.Errorf("kernel %s: %w", id, err)
+	}
+	vmlinuz, release, err := findVmlinuz(root)
+	if err != nil {
+		return nil, fmt.Errorf("kernel %s from %s %s: %w", id, name, version, err)
+	}
+	modDir := ""
+	for _, d := range []string{"lib/modules", "usr/lib/modules"} {
+		if fi, err := os.Stat(filepath.Join(root, d, release)); err == nil && fi.IsDir() {
+			modDir = filepath.Join(root, d, release)
+			break
+		}
+	}
+	if modDir == "" {
+		return nil, fmt.Errorf("kernel %s from %s %s: no lib/modules/%s in the package", id, name, version, release)
+	}
+	k := &Kernel{ID: id, Arch: src.Arch, Package: name, Version: version, Source: "debian", Release: release}
+	if err := k.store(vmlinuz, modDir, true, log); err != nil {
+		return nil, fmt.Errorf("kernel %s: %w", id, err)
+	}
+	fmt.Fprintf(log, "kernel %s: %s %s (release %s), %d modules\n", id, name, version, release, len(k.Modules))
+	return k, nil
+}
+
+// ImportKernel stores a user's own kernel image under id. modulesDir is its
+// lib/modules/<release> directory; it may be "" for a kernel with virtio
+// built in, in which case the release is read from the image header.
+func ImportKernel(id, arch, vmlinuzPath, modulesDir string) (*Kernel, error) {
+	if !idRE.MatchString(id) {
+		return nil, fmt.Errorf("kernel %q: id must match %s", id, idRE)
+	}
+	if _, ok := kernelSources[id]; ok {
+		return nil, fmt.Errorf("kernel %s: that id belongs to a kernel lab fetches; choose another id for your own", id)
+	}
+	if !slices.Contains(Arches, arch) {
+		return nil, fmt.Errorf("kernel %s: arch %q is not one of %s", id, arch, strings.Join(Arches, ", "))
+	}
+	release, err := bzImageRelease(vmlinuzPath)
+	if err != nil && modulesDir == "" {
+		return nil, fmt.Errorf("kernel %s: %w", id, err)
+	}
+	if modulesDir != "" {
+		fi, err := os.Stat(modulesDir)
+		if err != nil {
+			return nil, fmt.Errorf("kernel %s: modules: %w", id, err)
+		}
+		if !fi.IsDir() {
+			return nil, fmt.Errorf("kernel %s: modules: %s is not a directory (want lib/modules/<release>)", id, modulesDir)
+		}
+		release = filepath.Base(filepath.Clean(modulesDir))
+	}
+	abs, err := filepath.Abs(vmlinuzPath)
+	if err != nil {
+		return nil, fmt.Errorf("kernel %s: %w", id, err)
+	}
+	k := &Kernel{ID: id, Arch: arch, Source: "import:" + abs, Release: release}
+	if err := k.store(vmlinuzPath, modulesDir, false, io.Discard); err != nil {
+		return nil, fmt.Errorf("kernel %s: %w", id, err)
+	}
+	return k, nil
+}
+
+// store puts the image and the guest modules found in modDir into the
+// cache and writes the manifest last, so a manifest only ever names blobs
+// that exist. With needBuiltin, a wanted module must be either a file or
+// listed in modules.builtin.
+func (k *Kernel) store(vmlinuz, modDir string, needBuiltin bool, log io.Writer) error {
+	sha, err := PutFile(vmlinuz)
+	if err != nil {
+		return err
+	}
+	k.Vmlinuz = sha
+	k.Modules = nil
+	if modDir != "" {
+		files, builtin, err := resolveModules(modDir, GuestModules)
+		if err != nil {
+			return err
+		}
+		for _, want := range GuestModules {
+			if slices.Contains(builtin, want) || slices.ContainsFunc(files, func(m Module) bool { return m.Name == want }) {
+				continue
+			}
+			if needBuiltin {
+				fmt.Fprintf(log, "module %s: not in %s, skipped\n", want, k.Release)
+			}
+		}
+		for _, m := range files {
+			sha, err := PutFile(filepath.Join(modDir, m.Path))
+			if err != nil {
+				return err
+			}
+			m.SHA256 = sha
+			k.Modules = append(k.Modules, m)
+		}
+		k.Builtin = builtin
+	}
+	if k.Modules == nil {
+		k.Modules = []Module{}
+	}
+	if err := writeJSONAtomic(kernelManifest(k.ID), k); err != nil {
+		return fmt.Errorf("writing manifest: %w", err)
+	}
+	return nil
+}
+
+// findVmlinuz finds boot/vmlinuz-<release> in an unpacked kernel package.
+func findVmlinuz(root string) (path, release string, err error) {
+	m, _ := filepath.Glob(filepath.Join(root, "boot", "vmlinuz-*"))
+	if len(m) != 1 {
+		return "", "", fmt.Errorf("want one boot/vmlinuz-* in the package, found %d", len(m))
+	}
+	return m[0], strings.TrimPrefix(filepath.Base(m[0]), "vmlinuz-"), nil
+}
+
+// moduleName is the kernel's name for a module file: the base name without
+// .ko (and a compression suffix), with '-' read as '_' as the kernel does.
+func moduleName(file string) (string, bool) {
+	base := filepath.Base(file)
+	for _, suf := range []string{".ko", ".ko.xz", ".ko.zst", ".ko.gz"} {
+		if n, ok := strings.CutSuffix(base, suf); ok {
+			return strings.ReplaceAll(n, "-", "_"), true
+		}
+	}
+	return "", false
+}
+
+// resolveModules finds the wanted modules under modDir and everything they
+// depend on, in load order. Dependencies are read from each module's
+// .modinfo section ("depends="), because a kernel package ships no
+// modules.dep (depmod writes it at install time, and lab installs nothing).
+// Wanted names listed in modules.builtin are returned in builtin; names
+// that are neither are left out.
+func resolveModules(modDir string, wanted []string) (files []Module, builtin []string, err error) {
+	builtinSet := map[string]bool{}
+	if data, err := os.ReadFile(filepath.Join(modDir, "modules.builtin")); err == nil {
+		for _, line := range strings.Fields(string(data)) {
+			if n, ok := moduleName(line); ok {
+				builtinSet[n] = true
+			}
+		}
+	}
+	index := map[string]string{} // name -> path relative to modDir
+	err = filepath.WalkDir(modDir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			return nil
+		}
+		if n, ok := moduleName(p); ok {
+			rel, err := filepath.Rel(modDir, p)
+			if err != nil {
+				return err
+			}
+			if _, dup := index[n]; !dup {
+				index[n] = filepath.ToSlash(rel)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, nil, fmt.Errorf("modules: %w", err)
+	}
+
+	state := map[string]int{} // 1 visiting, 2 done
+	var visit func(name, from string) error
+	visit = func(name, from string) error {
+		switch state[name] {
+		case 2:
+			return nil
+		case 1:
+			return fmt.Errorf("modules: dependency cycle through %s", name)
+		}
+		rel, ok := index[name]
+		if !ok {
+			return fmt.Errorf("modules: %s needs %s, which is not in %s", from, name, modDir)
+		}
+		state[name] = 1
+		deps, err := moduleDepends(filepath.Join(modDir, rel))
+		if err != nil {
+			return err
+		}
+		for _, d := range deps {
+			if builtinSet[d] {
+				continue
+			}
+			if err := visit(d, name); err != nil {
+				return err
+			}
+		}
+		state[name] = 2
+		files = append(files, Module{Name: name, Path: rel})
+		return nil
+	}
+	for _, w := range wanted {
+		switch {
+		case builtinSet[w]:
+			builtin = append(builtin, w)
+		case index[w] != "":
+			if err := visit(w, w); err != nil {
+				return nil, nil, err
+			}
+		}
+	}
+	return files, builtin, nil
+}
+
+// moduleDepends reads the depends= entry of a module's .modinfo section.
+func moduleDepends(path string) ([]string, error) {
+	if !strings.HasSuffix(path, ".ko") {
+		return nil, fmt.Errorf("module %s is compressed; lab reads dependencies from plain .ko files only", path)
+	}
+	f, err := elf.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("module %s: %w", path, err)
+	}
+	defer f.Close()
+	sec := f.Section(".modinfo")
+	if sec == nil {
+		return nil, fmt.Errorf("module %s has no .modinfo section", path)
+	}
+	data, err := sec.Data()
+	if err != nil {
+		return nil, fmt.Errorf("module %s: %w", path, err)
+	}
+	for _, kv := range strings.Split(string(data), "\x00") {
+		if v, ok := strings.CutPrefix(kv, "depends="); ok {
+			var deps []string
+			for _, d := range strings.Split(v, ",") {
+				if d = strings.TrimSpace(d); d != "" {
+					deps = append(deps, strings.ReplaceAll(d, "-", "_"))
+				}
+			}
+			return deps, nil
+		}
+	}
+	return nil, nil
+}
+
+// bzImageRelease reads the kernel version string from an x86 bzImage's
+// setup header (the "HdrS" boot protocol): its first word is `uname -r`.
+func bzImageRelease(path string) (string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", fmt.Errorf("kernel image: %w", err)
+	}
+	defer f.Close()
+	hdr := make([]byte, 0x210)
+	if _, err := io.ReadFull(f, hdr); err != nil {
+		return "", fmt.Errorf("kernel image %s: too short for a bzImage: %w", path, err)
+	}
+	if string(hdr[0x202:0x206]) != "HdrS" {
+		return "", fmt.Errorf("kernel image %s is not an x86 bzImage (no HdrS header); give its modules directory so lab knows the release", path)
+	}
+	off := int64(hdr[0x20e]) | int64(hdr[0x20f])<<8
+	if off == 0 {
+		return "", fmt.Errorf("kernel image %s has no version string; give its modules directory", path)
+	}
+	buf := make([]byte, 256)
+	n, err := f.ReadAt(buf, off+0x200)
+	if n == 0 {
+		return "", fmt.Errorf("kernel image %s: reading version string: %w", path, err)
+	}
+	s := string(buf[:n])
+	if i := strings.IndexByte(s, 0); i >= 0 {
+		s = s[:i]
+	}
+	fields := strings.Fields(s)
+	if len(fields) == 0 {
+		return "", fmt.Errorf("kernel image %s: empty version string", path)
+	}
+	return fields[0], nil
+}

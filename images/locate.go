@@ -1,0 +1,39 @@
+package images
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// FindBinary finds a guest or build artefact by its relative name
+// ("agent-i386", "plugins/forkbench/i386/forkbench"). It looks in
+// $LAB_LIBDIR, then next to the running executable, then in
+// <exe dir>/../lib/lab (the layout of `make install PREFIX=...`), and
+// names every place it looked if the file is in none of them.
+func FindBinary(name string) (string, error) {
+	if name == "" || filepath.IsAbs(name) || strings.HasPrefix(filepath.Clean(name), "..") {
+		return "", fmt.Errorf("find %q: want a relative name such as agent-i386", name)
+	}
+	var dirs []string
+	if d := os.Getenv("LAB_LIBDIR"); d != "" {
+		dirs = append(dirs, d)
+	}
+	if exe, err := os.Executable(); err == nil {
+		if real, err := filepath.EvalSymlinks(exe); err == nil {
+			exe = real
+		}
+		dir := filepath.Dir(exe)
+		dirs = append(dirs, dir, filepath.Join(dir, "..", "lib", "lab"))
+	}
+	var tried []string
+	for _, d := range dirs {
+		p := filepath.Join(d, name)
+		tried = append(tried, p)
+		if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() {
+			return p, nil
+		}
+	}
+	return "", fmt.Errorf("%s not found (looked in %s); run 'make' in the source tree (or 'make install'), or set LAB_LIBDIR", name, strings.Join(tried, ", "))
+}

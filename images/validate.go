@@ -1,0 +1,249 @@
+package images
+
+import (
+	"errors"
+	"fmt"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// Limits a profile must respect.
+const (
+	// MinMemoryMB is the least RAM a guest boots the 6.1 kernels with.
+	MinMemoryMB = 16
+	// MaxMemoryMBi386 caps i386 guests: the non-PAE 686 kernel addresses
+	// 4 GiB physical, part of which is the PCI hole; 3 GiB is what the
+	// historical 32-bit machines could ever have used.
+	MaxMemoryMBi386 = 3072
+	// MaxMemoryMBx86_64 keeps a guest from eating a CI host.
+	MaxMemoryMBx86_64 = 16384
+	// MaxICountShift is the largest accepted icount shift (2^10 ns per
+	// guest instruction is already a ~1 MHz machine).
+	MaxICountShift = 10
+	// maxModelIDLen is the CPUID brand string size (leaves 0x80000002-4).
+	maxModelIDLen = 48
+)
+
+var (
+	// Arches are the guest architectures lab boots.
+	Arches = []string{"i386", "x86_64"}
+	// Machines are the QEMU machine types a profile may use.
+	Machines = []string{"pc", "q35"}
+	// Consoles are the accepted console kinds.
+	Consoles = []string{"serial", "vga"}
+	// Experiments are the experiments of SEEDS.md.
+	Experiments = []string{"E1", "E2", "E3", "E4", "E5"}
+
+	// nameRE admits '_' because the built-in modern-x86_64 needs it.
+	nameRE   = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]*$`)
+	idRE     = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]*$`)
+	flagRE   = regexp.MustCompile(`^[a-z0-9][a-z0-9_.-]*$`)
+	sysctlRE = regexp.MustCompile(`^[a-zA-Z0-9_-]+(\.[a-zA-Z0-9_*:-]+)+$`)
+)
+
+// Clock is a parsed Profile.Clock.
+type Clock struct {
+	// ICount selects -icount (deterministic virtual time) instead of the
+	// host's wall clock.
+	ICount bool
+	// Shift is the icount shift: one guest instruction takes 2^Shift ns.
+	Shift int
+}
+
+// ParseClock parses "host" (or ""), "icount" (shift 0: 1 ns per
+// instruction) or "icount:N" with 0 <= N <= MaxICountShift.
+func ParseClock(s string) (Clock, error) {
+	switch {
+	case s == "" || s == "host":
+		return Clock{}, nil
+	case s == "icount":
+		return Clock{ICount: true}, nil
+	case strings.HasPrefix(s, "icount:"):
+		n, err := strconv.Atoi(strings.TrimPrefix(s, "icount:"))
+		if err != nil || n < 0 || n > MaxICountShift {
+			return Clock{}, fmt.Errorf("clock: %q has a bad shift; want icount:N with 0 <= N <= %d", s, MaxICountShift)
+		}
+		return Clock{ICount: true, Shift: n}, nil
+	}
+	return Clock{}, fmt.Errorf("clock: %q is not one of host, icount, icount:N (0 <= N <= %d)", s, MaxICountShift)
+}
+
+// ClockSetting is the profile's parsed clock; it assumes Validate passed.
+func (p Profile) ClockSetting() Clock {
+	c, _ := ParseClock(p.Clock)
+	return c
+}
+
+// ConsoleKind is the profile's console with the default applied.
+func (p Profile) ConsoleKind() string {
+	if p.Console == "" {
+		return "serial"
+	}
+	return p.Console
+}
+
+// Validate checks every field and reports all problems at once, each naming
+// the field (as spelled in profile files) and what is allowed.
+//
+// CPU model ids may contain commas: the profile holds the string the guest
+// should see, and the VM builder doubles commas for QEMU's option syntax.
+// Writing ",," here is therefore refused, as it would show up doubled.
+func (p Profile) Validate() error {
+	var errs []error
+	bad := func(field, format string, args ...any) {
+		errs = append(errs, fmt.Errorf("%s: %s", field, fmt.Sprintf(format, args...)))
+	}
+
+	if !nameRE.MatchString(p.Name) {
+		bad("name", "%q must match %s (lowercase letters, digits, '.', '_', '-')", p.Name, nameRE)
+	}
+	for _, e := range p.Experiments {
+		if !slices.Contains(Experiments, e) {
+			bad("experiments", "%q is not one of %s", e, strings.Join(Experiments, ", "))
+		}
+	}
+	if !slices.Contains(Arches, p.Arch) {
+		bad("arch", "%q is not one of %s", p.Arch, strings.Join(Arches, ", "))
+	}
+	if !slices.Contains(Machines, p.Machine) {
+		bad("machine", "%q is not one of %s", p.Machine, strings.Join(Machines, ", "))
+	}
+
+	// CPU identity.
+	c := p.CPU
+	if c.Model == "" {
+		bad("cpu.model", "must name a QEMU CPU model (qemu32, pentium3, core2duo, max...)")
+	} else if !flagRE.MatchString(c.Model) {
+		bad("cpu.model", "%q is not a QEMU CPU model name", c.Model)
+	}
+	if len(c.ModelID) > maxModelIDLen {
+		bad("cpu.model_id", "%q is %d bytes; CPUID brand strings hold at most %d", c.ModelID, len(c.ModelID), maxModelIDLen)
+	}
+	if strings.Contains(c.ModelID, ",,") {
+		bad("cpu.model_id", "%q contains ',,': write a comma once, lab escapes it for QEMU", c.ModelID)
+	}
+	for _, r := range c.ModelID {
+		if r < 0x20 || r > 0x7e {
+			bad("cpu.model_id", "%q must be printable ASCII", c.ModelID)
+			break
+		}
+	}
+	if c.Vendor != "" && len(c.Vendor) != 12 {
+		bad("cpu.vendor", "%q must be exactly 12 characters (GenuineIntel, AuthenticAMD...)", c.Vendor)
+	}
+	if c.Family < 0 || c.Family > 0xff+0xf {
+		bad("cpu.family", "%d out of range 0..%d (0 keeps the model's)", c.Family, 0xff+0xf)
+	}
+	if c.ModelNumber < 0 || c.ModelNumber > 0xff {
+		bad("cpu.model_number", "%d out of range 0..255 (0 keeps the model's)", c.ModelNumber)
+	}
+	if c.Stepping < 0 || c.Stepping > 0xf {
+		bad("cpu.stepping", "%d out of range 0..15 (0 keeps the model's)", c.Stepping)
+	}
+	for _, list := range []struct {
+		field string
+		flags []string
+	}{{"cpu.drop", c.Drop}, {"cpu.add", c.Add}} {
+		for _, f := range list.flags {
+			if !flagRE.MatchString(f) {
+				bad(list.field, "%q is not a CPUID flag name (lowercase, as QEMU spells them)", f)
+			}
+		}
+	}
+	for _, f := range c.Drop {
+		if slices.Contains(c.Add, f) {
+			bad("cpu.add", "%q is also in cpu.drop", f)
+		}
+	}
+
+	// Topology.
+	t := p.Topology
+	countsOK := true
+	for _, n := range []struct {
+		field string
+		v     int
+	}{{"topology.sockets", t.Sockets}, {"topology.cores", t.Cores}, {"topology.threads", t.Threads}} {
+		if n.v < 1 {
+			bad(n.field, "%d must be at least 1", n.v)
+			countsOK = false
+		}
+	}
+	if countsOK {
+		if t.Online < 0 || t.Online > t.Present() {
+			bad("topology.online", "%d out of range 0..%d (0 means all %d present CPUs)", t.Online, t.Present(), t.Present())
+		}
+	}
+
+	// Memory.
+	maxMem := MaxMemoryMBx86_64
+	if p.Arch == "i386" {
+		maxMem = MaxMemoryMBi386
+	}
+	if p.MemoryMB < MinMemoryMB || p.MemoryMB > maxMem {
+		bad("memory_mb", "%d out of range %d..%d for arch %s", p.MemoryMB, MinMemoryMB, maxMem, p.Arch)
+	}
+
+	// Kernel.
+	if p.Kernel == "" {
+		bad("kernel", "must name a kernel id (%s, or one imported with 'lab image import')", strings.Join(KernelIDs(), ", "))
+	} else if !idRE.MatchString(p.Kernel) {
+		bad("kernel", "%q is not a kernel id", p.Kernel)
+	} else if src, ok := kernelSources[p.Kernel]; ok && slices.Contains(Arches, p.Arch) && src.Arch != p.Arch {
+		bad("kernel", "%s is an %s kernel but arch is %s", p.Kernel, src.Arch, p.Arch)
+	}
+	if strings.ContainsAny(p.Cmdline, "\n\r\x00") {
+		bad("cmdline", "must be one line")
+	}
+
+	// Guest settings.
+	g := p.Guest
+	if g.StackKB < 0 {
+		bad("guest.stack_kb", "%d must be >= 0 (0 keeps the kernel default, 8192)", g.StackKB)
+	}
+	if countsOK {
+		online := t.OnlineCPUs()
+		seen := map[int]bool{}
+		for _, cpu := range g.OfflineCPUs {
+			switch {
+			case cpu == 0:
+				bad("guest.offline_cpus", "cpu 0 cannot be taken offline (the x86 kernel keeps the boot CPU); use topology.online to boot fewer CPUs")
+			case cpu < 0 || cpu >= online:
+				bad("guest.offline_cpus", "cpu %d out of range 1..%d (the CPUs brought online)", cpu, online-1)
+			case seen[cpu]:
+				bad("guest.offline_cpus", "cpu %d listed twice", cpu)
+			}
+			seen[cpu] = true
+		}
+		if len(seen) >= online && len(seen) > 0 {
+			bad("guest.offline_cpus", "would take all %d online CPUs offline; at least one must stay", online)
+		}
+	}
+	for k := range g.Sysctls {
+		if !sysctlRE.MatchString(k) || strings.Contains(k, "..") {
+			bad("guest.sysctls", "%q is not a dotted sysctl key (kernel.threads-max...)", k)
+		}
+	}
+
+	// Console and clock.
+	if p.Console != "" && !slices.Contains(Consoles, p.Console) {
+		bad("console", "%q is not one of %s", p.Console, strings.Join(Consoles, ", "))
+	}
+	if clk, err := ParseClock(p.Clock); err != nil {
+		errs = append(errs, err)
+	} else if clk.ICount && countsOK && t.OnlineCPUs() != 1 {
+		// Measured: QEMU's icount runs all vCPUs on one thread and the
+		// 6.1 kernel hangs at "Booting SMP configuration" with two online.
+		bad("clock", "%q needs exactly one online CPU (topology.online: 1), this profile brings %d online: with icount a multi-CPU guest hangs at SMP bring-up", p.Clock, t.OnlineCPUs())
+	}
+
+	if len(errs) == 0 {
+		return nil
+	}
+	name := p.Name
+	if name == "" {
+		name = "(unnamed)"
+	}
+	return fmt.Errorf("profile %s: %w", name, errors.Join(errs...))
+}

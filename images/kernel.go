@@ -420,7 +420,7 @@ func bzImageRelease(path string) (string, error) {
 	defer f.Close()
 	hdr := make([]byte, 0x210)
 	if _, err := io.ReadFull(f, hdr); err != nil {
-		return "", fmt.Errorf("kernel image %s: too short for a bzImage: %w", path, err)
+		return "", fmt.Errorf("kernel image %s is not an x86 bzImage (too short); give its modules directory so lab knows the release", path)
 	}
 	if string(hdr[0x202:0x206]) != "HdrS" {
 		return "", fmt.Errorf("kernel image %s is not an x86 bzImage (no HdrS header); give its modules directory so lab knows the release", path)

@@ -1,0 +1,233 @@
+package images
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cavaliergopher/cpio"
+)
+
+// fakeBzImage writes a file with just enough of an x86 boot header for
+// bzImageRelease.
+func fakeBzImage(t *testing.T, version string) string {
+	t.Helper()
+	img := make([]byte, 0x600)
+	copy(img[0x202:], "HdrS")
+	off := 0x300 // version string at off+0x200
+	img[0x20e], img[0x20f] = byte(off), byte(off>>8)
+	copy(img[off+0x200:], version+"\x00")
+	p := filepath.Join(t.TempDir(), "vmlinuz")
+	if err := os.WriteFile(p, img, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func TestLoadKernelMissing(t *testing.T) {
+	testCache(t)
+	_, err := LoadKernel("debian-6.1-686")
+	want := "kernel debian-6.1-686 not in cache; run 'make setup' or 'lab image fetch debian-6.1-686'"
+	if err == nil || err.Error() != want {
+		t.Errorf("LoadKernel() = %v, want %q", err, want)
+	}
+	if _, err := LoadKernel("mine"); err == nil || !strings.Contains(err.Error(), "lab image import") {
+		t.Errorf("LoadKernel(unknown) = %v, want a hint to import", err)
+	}
+	if _, err := LoadBusybox("i386"); err == nil || !strings.Contains(err.Error(), "make setup") {
+		t.Errorf("LoadBusybox() = %v, want a hint to run make setup", err)
+	}
+	if _, err := FetchKernel(context.Background(), "debian-2.4", nil); err == nil || !strings.Contains(err.Error(), "debian-6.1-686") {
+		t.Errorf("FetchKernel(unknown id) = %v, want an error listing the known ids", err)
+	}
+}
+
+func TestImportKernel(t *testing.T) {
+	testCache(t)
+	img := fakeBzImage(t, "2.6.32-lab (root@host) #1 SMP")
+	k, err := ImportKernel("my-2.6.32", "i386", img, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if k.Release != "2.6.32-lab" || len(k.Modules) != 0 || !strings.HasPrefix(k.Source, "import:") {
+		t.Errorf("ImportKernel() = %+v, want release 2.6.32-lab, no modules, an import source", k)
+	}
+	got, err := LoadKernel("my-2.6.32")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Vmlinuz != k.Vmlinuz || got.Arch != "i386" {
+		t.Errorf("LoadKernel() = %+v, want %+v", got, k)
+	}
+
+	// Corrupting the image makes LoadKernel fail, naming the kernel.
+	if err := os.WriteFile(got.VmlinuzPath(), []byte("garbage"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := LoadKernel("my-2.6.32"); err == nil || !strings.Contains(err.Error(), "my-2.6.32") || !strings.Contains(err.Error(), "corrupted") {
+		t.Errorf("LoadKernel(corrupted) = %v, want a corruption error naming the kernel", err)
+	}
+
+	tests := []struct {
+		name, id, arch, img, mods, want string
+	}{
+		{"reserved id", "debian-6.1-686", "i386", img, "", "belongs to a kernel lab fetches"},
+		{"bad id", "My Kernel", "i386", img, "", "id must match"},
+		{"bad arch", "mine", "arm64", img, "", "arch"},
+		{"not a bzImage", "mine", "i386", "testdata/good.yaml", "", "not an x86 bzImage"},
+		{"modules not a dir", "mine", "i386", img, img, "not a directory"},
+	}
+	for _, tt := range tests {
+		if _, err := ImportKernel(tt.id, tt.arch, tt.img, tt.mods); err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%s: ImportKernel() = %v, want an error containing %q", tt.name, err, tt.want)
+		}
+	}
+}
+
+func TestImportKernelModulesDir(t *testing.T) {
+	testCache(t)
+	// A modules dir whose wanted modules are all built in: the release
+	// comes from the directory name, and no module files are needed.
+	mods := filepath.Join(t.TempDir(), "lib", "modules", "5.10.0-lab")
+	var builtin strings.Builder
+	for _, m := range GuestModules {
+		builtin.WriteString("kernel/drivers/virtio/" + m + ".ko\n")
+	}
+	writeTestFile(t, filepath.Join(mods, "modules.builtin"), builtin.String())
+	k, err := ImportKernel("mine", "x86_64", "testdata/good.yaml", mods)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if k.Release != "5.10.0-lab" || len(k.Modules) != 0 || len(k.Builtin) != len(GuestModules) {
+		t.Errorf("ImportKernel() = %+v, want release 5.10.0-lab, no module files, all built in", k)
+	}
+}
+
+func TestModuleName(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{"kernel/drivers/char/hw_random/virtio-rng.ko", "virtio_rng"},
+		{"virtio_pci.ko.xz", "virtio_pci"},
+		{"modules.order", ""},
+	}
+	for _, tt := range tests {
+		if got, _ := moduleName(tt.in); got != tt.want {
+			t.Errorf("moduleName(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}
+
+func TestFindBinary(t *testing.T) {
+	lib := t.TempDir()
+	writeTestFile(t, filepath.Join(lib, "plugins", "forkbench", "i386", "forkbench"), "x")
+	t.Setenv("LAB_LIBDIR", lib)
+	got, err := FindBinary("plugins/forkbench/i386/forkbench")
+	if want := filepath.Join(lib, "plugins/forkbench/i386/forkbench"); err != nil || got != want {
+		t.Errorf("FindBinary() = %q, %v; want %q", got, err, want)
+	}
+	_, err = FindBinary("agent-sparc")
+	exe, _ := os.Executable()
+	for _, w := range []string{"agent-sparc", lib, filepath.Dir(exe), "make"} {
+		if err == nil || !strings.Contains(err.Error(), w) {
+			t.Errorf("FindBinary(missing) = %v, want an error containing %q", err, w)
+		}
+	}
+	if _, err := FindBinary("../etc/passwd"); err == nil {
+		t.Errorf("FindBinary(../) = nil error")
+	}
+}
+
+// TestFetchReal downloads the real kernels and busyboxes with apt into a
+// temporary cache, builds an initramfs from them, and checks a second fetch
+// does not touch apt.
+func TestFetchReal(t *testing.T) {
+	if testing.Short() {
+		t.Skip("downloads Debian packages; skipped with -short")
+	}
+	for _, tool := range []string{"apt-get", "apt-cache", "dpkg", "dpkg-deb"} {
+		if _, err := execLookPath(tool); err != nil {
+			t.Skipf("%s not available: %v", tool, err)
+		}
+	}
+	testCache(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
+	defer cancel()
+	var log strings.Builder
+
+	for _, tt := range []struct{ id, arch, pkgPrefix string }{
+		{"debian-6.1-686", "i386", "linux-image-6.1."},
+		{"debian-6.1-amd64", "x86_64", "linux-image-6.1."},
+	} {
+		k, err := FetchKernel(ctx, tt.id, &log)
+		if err != nil {
+			t.Fatalf("FetchKernel(%s): %v\nlog:\n%s", tt.id, err, log.String())
+		}
+		t.Logf("%s: %s %s release %s modules %d builtin %v", tt.id, k.Package, k.Version, k.Release, len(k.Modules), k.Builtin)
+		if k.Arch != tt.arch || !strings.HasPrefix(k.Package, tt.pkgPrefix) || k.Version == "" || !strings.HasPrefix(k.Release, "6.1.") {
+			t.Errorf("FetchKernel(%s) = %+v", tt.id, k)
+		}
+		names := map[string]int{}
+		for i, m := range k.Modules {
+			names[m.Name] = i
+		}
+		for _, want := range []string{"virtio_console", "virtio_pci"} {
+			if _, ok := names[want]; !ok && !slices.Contains(k.Builtin, want) {
+				t.Errorf("%s: %s neither a module nor built in", tt.id, want)
+			}
+		}
+		if i, ok := names["virtio_console"]; ok {
+			if j, ok := names["virtio_ring"]; ok && j > i {
+				t.Errorf("%s: virtio_ring (%d) loads after virtio_console (%d)", tt.id, j, i)
+			}
+		}
+		if rel, err := bzImageRelease(k.VmlinuzPath()); err != nil || rel != k.Release {
+			t.Errorf("%s: image header says release %q (%v), manifest %q", tt.id, rel, err, k.Release)
+		}
+
+		bb, err := FetchBusybox(ctx, tt.arch, &log)
+		if err != nil {
+			t.Fatalf("FetchBusybox(%s): %v\nlog:\n%s", tt.arch, err, log.String())
+		}
+		t.Logf("busybox %s: %s %s", tt.arch, bb.Package, bb.Version)
+		if err := checkELF(bb.Path(), tt.arch); err != nil {
+			t.Errorf("busybox %s: %v", tt.arch, err)
+		}
+
+		// The busybox binary stands in for the agent: a real static ELF.
+		path, err := BuildInitramfs(k, bb, bb.Path())
+		if err != nil {
+			t.Fatalf("BuildInitramfs(%s): %v", tt.id, err)
+		}
+		got, _ := readInitramfs(t, path)
+		list := strings.Fields(got["lib/modules/lab-modules"].content)
+		if len(list) != len(k.Modules) {
+			t.Errorf("%s: lab-modules lists %d modules, want %d", tt.id, len(list), len(k.Modules))
+		}
+		for _, p := range list {
+			if e, ok := got[strings.TrimPrefix(p, "/")]; !ok || e.mode&cpio.ModeType != cpio.TypeReg {
+				t.Errorf("%s: %s listed but not in the archive", tt.id, p)
+			}
+		}
+	}
+
+	// Cached now: with no apt on PATH a second fetch still succeeds.
+	t.Setenv("PATH", t.TempDir())
+	start := time.Now()
+	for _, id := range KernelIDs() {
+		if _, err := FetchKernel(ctx, id, &log); err != nil {
+			t.Errorf("second FetchKernel(%s) = %v, want the cached kernel", id, err)
+		}
+	}
+	for _, arch := range Arches {
+		if _, err := FetchBusybox(ctx, arch, &log); err != nil {
+			t.Errorf("second FetchBusybox(%s) = %v, want the cached busybox", arch, err)
+		}
+	}
+	t.Logf("cached fetches took %v", time.Since(start))
+}
+
+var execLookPath = exec.LookPath

@@ -1,0 +1,297 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/go-plugin"
+
+	"lab/plugins"
+	"lab/results"
+)
+
+// buildWorkloads compiles the C workloads with cc into a temporary
+// directory, the way the Makefile does for the guests.
+func buildWorkloads(t *testing.T, cc string) string {
+	t.Helper()
+	if _, err := exec.LookPath(cc); err != nil {
+		t.Skipf("%s not installed: %v", cc, err)
+	}
+	dir := t.TempDir()
+	for _, name := range []string{"forktime", "create"} {
+		out, err := exec.Command(cc, "-static", "-O2", "-pthread", "-Wall", "-Werror",
+			"-o", filepath.Join(dir, name), filepath.Join("workload", name+".c")).CombinedOutput()
+		if err != nil {
+			t.Fatalf("%s %s.c: %v\n%s", cc, name, err, out)
+		}
+	}
+	return dir
+}
+
+func TestDescription(t *testing.T) {
+	d := description()
+	if err := d.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	if got := d.Experiments[0].Name; got != "forktime" {
+		t.Errorf("default experiment = %q, want forktime", got)
+	}
+	for _, e := range d.Experiments {
+		if _, ok := workloads[e.Name]; !ok {
+			t.Errorf("experiment %s has no workload", e.Name)
+		}
+		if len(e.References) == 0 {
+			t.Errorf("experiment %s has no published figures", e.Name)
+		}
+	}
+	_, params, err := d.Resolve("create", nil)
+	if err != nil || params["m"] != "100000" {
+		t.Errorf(`Resolve("create", nil) = %v, %v; want m=100000`, params, err)
+	}
+}
+
+// metricsOf groups samples by repeat, then by metric.
+func metricsOf(samples []results.Sample) map[int]map[string]results.Sample {
+	out := map[int]map[string]results.Sample{}
+	for _, s := range samples {
+		if out[s.Repeat] == nil {
+			out[s.Repeat] = map[string]results.Sample{}
+		}
+		out[s.Repeat][s.Metric] = s
+	}
+	return out
+}
+
+func TestRunForktime(t *testing.T) {
+	for _, cc := range []string{"gcc", "i686-linux-gnu-gcc"} {
+		t.Run(cc, func(t *testing.T) {
+			dir := buildWorkloads(t, cc)
+			var events []plugins.Progress
+			resp, err := (&bench{}).Run(context.Background(), &plugins.RunRequest{
+				Experiment: "forktime", Params: map[string]string{"n": "200"}, Repeat: 3, WorkloadDir: dir,
+			}, func(p plugins.Progress) { events = append(events, p) })
+			if err != nil {
+				t.Fatalf("Run: %v", err)
+			}
+			if resp.Outcome.Status != "ok" {
+				t.Fatalf("outcome = %+v\nlog:\n%s", resp.Outcome, resp.Log)
+			}
+			if got, want := len(resp.Samples), 3*6; got != want {
+				t.Errorf("%d samples, want %d (6 metrics x 3 repeats)", got, want)
+			}
+			byRepeat := metricsOf(resp.Samples)
+			for r := range 3 {
+				m := byRepeat[r]
+				if u := m["fork_wait_us"].Unit; u != "µs" {
+					t.Errorf("repeat %d: fork_wait_us unit %q, want µs", r, u)
+				}
+				for _, name := range []string{"fork_wait_us", "thread_create_join_us", "ratio", "real_s", "user_s", "sys_s"} {
+					if _, ok := m[name]; !ok {
+						t.Errorf("repeat %d: no %s sample", r, name)
+					}
+				}
+				if m["real_s"].Value <= 0 || m["user_s"].Value+m["sys_s"].Value <= 0 {
+					t.Errorf("repeat %d: real %v user %v sys %v; want time spent", r, m["real_s"].Value, m["user_s"].Value, m["sys_s"].Value)
+				}
+			}
+			// The best of the repeats: a loaded host (tests run in
+			// parallel) can delay one loop's wake-ups by milliseconds.
+			fork, thread := best(resp.Samples, "fork_wait_us"), best(resp.Samples, "thread_create_join_us")
+			if !(fork > thread && thread > 0) {
+				t.Errorf("best fork_wait_us %v, thread_create_join_us %v; want fork > thread > 0", fork, thread)
+			}
+			if len(events) != 3 || events[2].Done != 3 || events[2].Total != 3 || !strings.Contains(events[0].Message, "fork_wait_us") {
+				t.Errorf("progress = %+v, want one event per repeat", events)
+			}
+			if !strings.HasPrefix(resp.Env.Libc, "glibc-") || resp.Env.KernelRelease == "" {
+				t.Errorf("env = %+v, want libc and kernel", resp.Env)
+			}
+			if !strings.Contains(resp.Log, "thread_create_join_us") {
+				t.Errorf("log does not show the workload output:\n%s", resp.Log)
+			}
+		})
+	}
+}
+
+func TestRunCreate(t *testing.T) {
+	dir := buildWorkloads(t, "gcc")
+	resp, err := (&bench{}).Run(context.Background(), &plugins.RunRequest{
+		Experiment: "create", Params: map[string]string{"m": "50"}, Repeat: 3, WorkloadDir: dir,
+	}, nil)
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	if resp.Outcome.Status != "ok" {
+		t.Fatalf("outcome = %+v", resp.Outcome)
+	}
+	if got, want := len(resp.Samples), 3*8; got != want {
+		t.Errorf("%d samples, want %d (8 metrics x 3 repeats)", got, want)
+	}
+	if p, th := best(resp.Samples, "process_ms"), best(resp.Samples, "thread_ms"); !(p > th && th > 0) {
+		t.Errorf("best process_ms %v, thread_ms %v; want process > thread > 0", p, th)
+	}
+	for r, m := range metricsOf(resp.Samples) {
+		if ps, pms := m["process_s"].Value, m["process_ms"].Value; ps < pms*50/1000*0.99 || ps > pms*50/1000*1.01 {
+			t.Errorf("repeat %d: process_s %v is not 50 x process_ms %v", r, ps, pms)
+		}
+	}
+}
+
+// best is the smallest value of metric across repeats.
+func best(samples []results.Sample, metric string) float64 {
+	v := math.Inf(1)
+	for _, s := range samples {
+		if s.Metric == metric {
+			v = min(v, s.Value)
+		}
+	}
+	return v
+}
+
+func TestRunBadRequest(t *testing.T) {
+	_, err := (&bench{}).Run(context.Background(), &plugins.RunRequest{
+		Experiment: "forktime", Params: map[string]string{"n": "0"}, WorkloadDir: t.TempDir(),
+	}, nil)
+	if err == nil || !strings.Contains(err.Error(), "parameter n") {
+		t.Errorf("Run(n=0) error = %v, want one naming parameter n", err)
+	}
+}
+
+// A workload that cannot run is a failed outcome, not a Run error.
+func TestRunMissingWorkload(t *testing.T) {
+	resp, err := (&bench{}).Run(context.Background(), &plugins.RunRequest{
+		Experiment: "forktime", Params: map[string]string{"n": "5"}, WorkloadDir: t.TempDir(),
+	}, nil)
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	if resp.Outcome.Status != "failed" || !strings.Contains(resp.Outcome.Reason, "forktime") {
+		t.Errorf("outcome = %+v, want failed naming the workload", resp.Outcome)
+	}
+}
+
+// A run past its deadline stops mid-workload (n = 1000000 takes minutes).
+func TestRunDeadline(t *testing.T) {
+	dir := buildWorkloads(t, "gcc")
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	_, err := (&bench{}).Run(ctx, &plugins.RunRequest{
+		Experiment: "forktime", Params: map[string]string{"n": "1000000"}, WorkloadDir: dir,
+	}, nil)
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("Run error = %v, want context.DeadlineExceeded", err)
+	}
+	if d := time.Since(start); d > 10*time.Second {
+		t.Errorf("Run took %v after a 300ms deadline", d)
+	}
+}
+
+// The plugin as lab sees it: over go-plugin gRPC, in-process.
+func TestOverGRPC(t *testing.T) {
+	dir := buildWorkloads(t, "gcc")
+	client, _ := plugin.TestPluginGRPCConn(t, true, map[string]plugin.Plugin{
+		plugins.PluginName: &plugins.BenchmarkPlugin{Impl: &bench{}},
+	})
+	// Close shuts the server down through go-plugin's controller;
+	// calling server.Stop as well races inside go-plugin.
+	t.Cleanup(func() { client.Close() })
+	raw, err := client.Dispense(plugins.PluginName)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := raw.(plugins.Benchmark)
+	d, err := b.Describe(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Name != "forkbench" || d.Version != version {
+		t.Errorf("Describe = %s %s, want forkbench %s", d.Name, d.Version, version)
+	}
+	var events int
+	resp, err := b.Run(context.Background(), &plugins.RunRequest{
+		Params: map[string]string{"n": "50"}, Repeat: 1, WorkloadDir: dir,
+	}, func(plugins.Progress) { events++ })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.Outcome.Status != "ok" || len(resp.Samples) != 6 || events != 1 {
+		t.Errorf("outcome %+v, %d samples, %d events; want ok, 6, 1", resp.Outcome, len(resp.Samples), events)
+	}
+}
+
+// Cancelling on the host after the first repeat ends the plugin's run.
+func TestOverGRPCCancel(t *testing.T) {
+	dir := buildWorkloads(t, "gcc")
+	client, _ := plugin.TestPluginGRPCConn(t, true, map[string]plugin.Plugin{
+		plugins.PluginName: &plugins.BenchmarkPlugin{Impl: &bench{}},
+	})
+	// Close shuts the server down through go-plugin's controller;
+	// calling server.Stop as well races inside go-plugin.
+	t.Cleanup(func() { client.Close() })
+	raw, err := client.Dispense(plugins.PluginName)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	_, err = raw.(plugins.Benchmark).Run(ctx, &plugins.RunRequest{
+		Params: map[string]string{"n": "20"}, Repeat: 1000, WorkloadDir: dir,
+	}, func(plugins.Progress) { cancel() })
+	if !errors.Is(err, context.Canceled) {
+		t.Errorf("Run error = %v, want context.Canceled", err)
+	}
+}
+
+// The built plugin, started as a subprocess the way lab starts it (minus
+// the guest): handshake, Describe, Run with LAB_WORKLOAD_DIR.
+func TestPluginBinary(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the plugin binary; skipped with -short")
+	}
+	dir := buildWorkloads(t, "gcc")
+	exe := filepath.Join(t.TempDir(), "forkbench")
+	build := exec.Command("go", "build", "-o", exe, ".")
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	cmd := exec.Command(exe)
+	cmd.Env = append(os.Environ(), plugins.WorkloadDirEnv+"="+dir)
+	client := plugin.NewClient(&plugin.ClientConfig{
+		HandshakeConfig:     plugins.Handshake,
+		Plugins:             plugins.PluginMap,
+		Cmd:                 cmd,
+		AllowedProtocols:    []plugin.Protocol{plugin.ProtocolGRPC},
+		GRPCBrokerMultiplex: true,
+		AutoMTLS:            true,
+	})
+	t.Cleanup(client.Kill)
+	rpc, err := client.Client()
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, err := rpc.Dispense(plugins.PluginName)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := raw.(plugins.Benchmark)
+	ctx := context.Background()
+	if d, err := b.Describe(ctx); err != nil || d.Name != "forkbench" {
+		t.Fatalf("Describe = %+v, %v", d, err)
+	}
+	resp, err := b.Run(ctx, &plugins.RunRequest{Experiment: "create", Params: map[string]string{"m": "20"}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.Outcome.Status != "ok" || len(resp.Samples) != 8 {
+		t.Errorf("outcome %+v, %d samples; want ok, 8\nlog:\n%s", resp.Outcome, len(resp.Samples), resp.Log)
+	}
+}

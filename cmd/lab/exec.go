@@ -1,0 +1,128 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"syscall"
+	"time"
+
+	"github.com/urfave/cli/v2"
+	"golang.org/x/sys/unix"
+
+	"lab/vm"
+	"lab/vm/link"
+)
+
+func execCommand(e *env) *cli.Command {
+	return &cli.Command{
+		Name:      "exec",
+		Usage:     "run a command in a VM; output streamed, exit code propagated",
+		ArgsUsage: "[NAME] -- CMD [ARG...]",
+		Description: "Runs CMD in the guest with the profile's settings (stack limit...) applied.\n" +
+			"stdout and stderr are streamed; the exit code is the guest program's\n" +
+			"(128+n when killed by signal n; 127 when the program does not exist).\n" +
+			"stdin is forwarded when it is not a terminal. With one VM up, NAME may be\n" +
+			"left out.\n\n" +
+			"Examples:\n" +
+			"   lab exec -- uname -a\n" +
+			"   lab exec celeron-2.4 -- sh -c 'ulimit -s; grep \"model name\" /proc/cpuinfo'\n" +
+			"   echo hello | lab exec -- cat",
+		Action: func(c *cli.Context) error {
+			name, argv, err := splitNameCmd(c.Args().Slice())
+			if err != nil {
+				return err
+			}
+			return e.exec(c, name, argv)
+		},
+	}
+}
+
+// splitNameCmd splits `[NAME] -- CMD...`. Without "--" everything is the
+// command.
+func splitNameCmd(args []string) (string, []string, error) {
+	for i, a := range args {
+		if a == "--" {
+			if i > 1 {
+				return "", nil, fmt.Errorf("expected `lab exec [NAME] -- CMD...`, got %d words before --", i)
+			}
+			name := ""
+			if i == 1 {
+				name = args[0]
+			}
+			if len(args[i+1:]) == 0 {
+				return "", nil, errors.New("no command given after --")
+			}
+			return name, args[i+1:], nil
+		}
+	}
+	if len(args) == 0 {
+		return "", nil, errors.New("no command given: `lab exec [NAME] -- CMD...`")
+	}
+	return "", args, nil
+}
+
+// stdinPiped says whether r should be forwarded: anything but a terminal.
+func stdinPiped(r io.Reader) bool {
+	if r == nil {
+		return false
+	}
+	f, ok := r.(*os.File)
+	if !ok {
+		return true
+	}
+	if _, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS); err == nil {
+		return false // a terminal: no interactive sessions (yet)
+	}
+	return true
+}
+
+func (e *env) exec(c *cli.Context, name string, argv []string) error {
+	h, err := vm.OpenDefault(name)
+	if err != nil {
+		return err
+	}
+	piped := stdinPiped(e.stdin)
+	p, err := h.Link().Start(c.Context, &link.ExecRequest{Argv: argv, Stdin: piped}, link.StartOptions{Stdout: e.stdout, Stderr: e.stderr})
+	if err != nil {
+		var se *link.StartError
+		if errors.As(err, &se) {
+			return &exitCode{code: se.Code, msg: se.Msg}
+		}
+		return fmt.Errorf("vm %s: %w", h.Name, err)
+	}
+	if piped {
+		go func() {
+			in := p.Stdin()
+			_, _ = io.Copy(in, e.stdin)
+			in.Close()
+		}()
+	}
+	// Ctrl-C: interrupt the guest program, then kill it if it lingers.
+	go func() {
+		select {
+		case <-p.Done():
+			return
+		case <-c.Context.Done():
+		}
+		_ = p.Signal(int(syscall.SIGINT))
+		select {
+		case <-p.Done():
+		case <-time.After(3 * time.Second):
+			_ = p.Signal(int(syscall.SIGKILL))
+		}
+	}()
+	ex, err := p.Wait()
+	if err != nil {
+		return fmt.Errorf("vm %s: %w", h.Name, err)
+	}
+	if ex.Code != 0 {
+		msg := ""
+		if ex.Signal != 0 {
+			msg = fmt.Sprintf("%s killed by signal %d (%s)", argv[0], ex.Signal, unix.SignalName(syscall.Signal(ex.Signal)))
+		}
+		return &exitCode{code: ex.Code, msg: msg}
+	}
+	return nil
+}

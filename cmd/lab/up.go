@@ -1,0 +1,105 @@
+package main
+
+import (
+	"fmt"
+	"os"
+
+	"github.com/urfave/cli/v2"
+
+	"lab/images"
+	"lab/vm"
+)
+
+type upFlags struct {
+	profile string
+	name    string
+	accel   string
+	clock   string
+	memory  int
+	files   []string
+	json    bool
+}
+
+func upCommand(e *env) *cli.Command {
+	return &cli.Command{
+		Name:      "up",
+		Usage:     "boot a VM from a profile and wait until its agent answers",
+		ArgsUsage: "PROFILE",
+		Description: "Boots the profile's machine under a detached supervisor and returns when the\n" +
+			"guest agent answers over the link, printing the boot time, the accelerator\n" +
+			"and the clock really used. The VM runs until `lab down`.\n\n" +
+			"Examples:\n" +
+			"   lab up celeron-2.4\n" +
+			"   lab up xeon5130-2core --name xeon --memory 1024\n" +
+			"   lab up celeron-2.4 --clock icount:3   # deterministic guest time (TCG, 1 CPU)",
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "name", Usage: "VM name (default: the profile name)"},
+			&cli.StringFlag{Name: "accel", Value: "auto", Usage: "accelerator: auto (prove KVM, else TCG), kvm or tcg"},
+			&cli.StringFlag{Name: "clock", Value: "host", Usage: "guest clock: host, icount or icount:SHIFT (TCG, one online CPU)"},
+			&cli.IntFlag{Name: "memory", Usage: "override the profile's memory in `MB`"},
+			profileFileFlag, jsonFlag,
+		},
+		Action: func(c *cli.Context) error {
+			if c.NArg() != 1 {
+				return fmt.Errorf("lab up needs exactly one PROFILE (see `lab profiles`)")
+			}
+			f := upFlags{profile: c.Args().First(), name: c.String("name"), accel: c.String("accel"),
+				clock: c.String("clock"), memory: c.Int("memory"), files: c.StringSlice("profile-file"), json: c.Bool("json")}
+			return e.up(c, f)
+		},
+	}
+}
+
+func (e *env) up(c *cli.Context, f upFlags) error {
+	p, err := images.Lookup(f.profile, f.files...)
+	if err != nil {
+		return err
+	}
+	clock, err := vm.ParseClock(f.clock)
+	if err != nil {
+		return err
+	}
+	if f.memory < 0 {
+		return fmt.Errorf("--memory %d: must be a positive number of MB", f.memory)
+	}
+	if f.name == "" {
+		f.name = p.Name
+	}
+	exe, err := supervisorExe()
+	if err != nil {
+		return err
+	}
+	if !f.json {
+		fmt.Fprintf(e.stderr, "booting %s (profile %s)...\n", f.name, p.Name)
+	}
+	st, err := vm.Up(c.Context, vm.UpOptions{Name: f.name, Profile: p, Accel: f.accel, Clock: clock, MemoryMB: f.memory, Exe: exe, Log: e.stderr})
+	if err != nil {
+		return err
+	}
+	if f.json {
+		return printJSON(e.stdout, st)
+	}
+	g := st.Guest
+	fmt.Fprintf(e.stdout, "%s up in %.2fs (accelerator %s, clock %s)\n", st.Name, st.BootSeconds, st.Accel, st.Clock)
+	if g != nil {
+		fmt.Fprintf(e.stdout, "guest: %s; %s; %d/%d CPUs online; %d MB; stack %s; kernel ready at %.2fs guest time\n",
+			g.Uname, g.CPUModel, g.OnlineCPUs, g.PresentCPUs, g.MemTotalKB/1024, stackString(g.StackKB), g.UptimeAtInit)
+	}
+	return nil
+}
+
+func stackString(kb int64) string {
+	if kb < 0 {
+		return "unlimited"
+	}
+	return fmt.Sprintf("%d KB", kb)
+}
+
+// supervisorExe is the binary that runs supervisors: this one, unless
+// LAB_SUPERVISOR_EXE says otherwise.
+func supervisorExe() (string, error) {
+	if p := os.Getenv("LAB_SUPERVISOR_EXE"); p != "" {
+		return p, nil
+	}
+	return os.Executable()
+}

@@ -1,0 +1,32 @@
+module lab
+
+go 1.26.8
+
+require (
+	github.com/cavaliergopher/cpio v1.0.1
+	github.com/digitalocean/go-qemu v0.0.0-20250212194115-ee9b0668d242
+	github.com/hashicorp/go-plugin v1.8.0
+	github.com/hashicorp/yamux v0.1.2
+	github.com/urfave/cli/v2 v2.27.7
+	golang.org/x/sys v0.50.0
+	gonum.org/v1/gonum v0.17.0
+	google.golang.org/grpc v1.61.0
+	gopkg.in/yaml.v3 v3.0.1
+)
+
+require (
+	github.com/cpuguy83/go-md2man/v2 v2.0.7 // indirect
+	github.com/digitalocean/go-libvirt v0.0.0-20220804181439-8648fbde413e // indirect
+	github.com/fatih/color v1.13.0 // indirect
+	github.com/golang/protobuf v1.5.4 // indirect
+	github.com/hashicorp/go-hclog v1.6.3 // indirect
+	github.com/mattn/go-colorable v0.1.12 // indirect
+	github.com/mattn/go-isatty v0.0.17 // indirect
+	github.com/oklog/run v1.1.0 // indirect
+	github.com/russross/blackfriday/v2 v2.1.0 // indirect
+	github.com/xrash/smetrics v0.0.0-20240521201337-686a1a2994c1 // indirect
+	golang.org/x/net v0.38.0 // indirect
+	golang.org/x/text v0.23.0 // indirect
+	google.golang.org/genproto/googleapis/rpc v0.0.0-20231106174013-bbf56f31fb17 // indirect
+	google.golang.org/protobuf v1.36.6 // indirect
+)

@@ -1,0 +1,224 @@
+package main
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/hashicorp/yamux"
+	"golang.org/x/sys/unix"
+
+	"lab/vm/link"
+)
+
+// findPort returns the device of the virtio-serial port named
+// link.PortName, falling back to the second UART for kernels without
+// virtio.
+func findPort() (string, error) {
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		names, _ := filepath.Glob("/sys/class/virtio-ports/*/name")
+		for _, n := range names {
+			b, err := os.ReadFile(n)
+			if err == nil && strings.TrimSpace(string(b)) == link.PortName {
+				dev := "/dev/" + filepath.Base(filepath.Dir(n))
+				if _, err := os.Stat(dev); err == nil {
+					return dev, nil
+				}
+			}
+		}
+		if time.Now().After(deadline) {
+			if _, err := os.Stat("/dev/ttyS1"); err == nil {
+				return "/dev/ttyS1", nil
+			}
+			return "", fmt.Errorf("no virtio-serial port named %s and no /dev/ttyS1", link.PortName)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// serveLink serves host sessions forever, reopening the port whenever a
+// session ends.
+func (a *agent) serveLink() {
+	dev, err := findPort()
+	if err != nil {
+		fatal(err)
+	}
+	if dev == "/dev/ttyS1" {
+		if err := rawTTY(dev); err != nil {
+			fatal(err)
+		}
+	}
+	for {
+		if err := a.session(dev); err != nil {
+			logf("link session ended: %v", err)
+		}
+	}
+}
+
+// rawTTY puts the fallback UART into raw mode.
+func rawTTY(dev string) error {
+	fd, err := unix.Open(dev, unix.O_RDWR|unix.O_NOCTTY, 0)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(fd)
+	t, err := unix.IoctlGetTermios(fd, unix.TCGETS)
+	if err != nil {
+		return err
+	}
+	t.Iflag &^= unix.IGNBRK | unix.BRKINT | unix.PARMRK | unix.ISTRIP | unix.INLCR | unix.IGNCR | unix.ICRNL | unix.IXON
+	t.Oflag &^= unix.OPOST
+	t.Lflag &^= unix.ECHO | unix.ECHONL | unix.ICANON | unix.ISIG | unix.IEXTEN
+	t.Cflag &^= unix.CSIZE | unix.PARENB
+	t.Cflag |= unix.CS8
+	t.Cc[unix.VMIN] = 1
+	t.Cc[unix.VTIME] = 0
+	return unix.IoctlSetTermios(fd, unix.TCSETS, t)
+}
+
+// session waits for a host, announces a fresh session, and serves it.
+func (a *agent) session(dev string) error {
+	// Open non-blocking and poll the raw fd: os.File.Fd() would switch the
+	// descriptor to blocking mode, and Go's poller is needed for deadlines.
+	fd, err := unix.Open(dev, unix.O_RDWR|unix.O_NONBLOCK|unix.O_NOCTTY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		time.Sleep(100 * time.Millisecond)
+		return fmt.Errorf("open %s: %w", dev, err)
+	}
+	// Wait for a host: POLLOUT appears as soon as one connects (waiting for
+	// POLLIN alone would add ~200 ms to every connect).
+	for {
+		fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN | unix.POLLOUT}}
+		n, err := unix.Poll(fds, 1000)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			unix.Close(fd)
+			return fmt.Errorf("poll %s: %w", dev, err)
+		}
+		if n > 0 && fds[0].Revents&unix.POLLOUT != 0 && fds[0].Revents&unix.POLLHUP == 0 {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	f := os.NewFile(uintptr(fd), dev)
+	defer f.Close()
+
+	var idb [8]byte
+	_, _ = rand.Read(idb[:])
+	id := hex.EncodeToString(idb[:])
+	if err := link.Announce(f, id); err != nil {
+		return fmt.Errorf("announce: %w", err)
+	}
+	_ = f.SetReadDeadline(time.Now().Add(5 * time.Second))
+	if err := link.AwaitGo(f, id); err != nil {
+		return fmt.Errorf("waiting for the host's go-ahead: %w", err)
+	}
+	_ = f.SetReadDeadline(time.Time{})
+	if a.uptimeAtReady == 0 {
+		a.uptimeAtReady = uptime()
+	}
+	a.sessionID = id
+	sess, err := yamux.Server(f, link.Config())
+	if err != nil {
+		return err
+	}
+	defer sess.Close()
+	for {
+		st, err := sess.Accept()
+		if err != nil {
+			return err
+		}
+		go a.handle(st)
+	}
+}
+
+// handle serves one stream.
+func (a *agent) handle(conn net.Conn) {
+	defer conn.Close()
+	var req link.Request
+	if err := link.ReadMsg(conn, &req); err != nil {
+		return
+	}
+	var err error
+	switch req.Op {
+	case link.OpInfo:
+		err = link.WriteMsg(conn, &link.Response{Info: a.info()})
+	case link.OpSetTime:
+		ts := unix.NsecToTimespec(req.UnixNano)
+		err = reply(conn, unix.ClockSettime(unix.CLOCK_REALTIME, &ts))
+	case link.OpEntropy:
+		err = reply(conn, addEntropy(req.Entropy))
+	case link.OpPowerOff:
+		_ = link.WriteMsg(conn, &link.Response{})
+		conn.Close()
+		logf("powering off at the host's request")
+		powerOff()
+	case link.OpExec:
+		if req.Exec == nil || len(req.Exec.Argv) == 0 {
+			err = reply(conn, fmt.Errorf("exec: empty command"))
+			break
+		}
+		a.exec(conn, req.Exec)
+	case link.OpPut:
+		if req.Put == nil {
+			err = reply(conn, fmt.Errorf("put: no file described"))
+			break
+		}
+		err = put(conn, req.Put)
+	case link.OpGet:
+		err = get(conn, req.Path)
+	case link.OpDial:
+		dial(conn, req.Network, req.Addr)
+	default:
+		err = reply(conn, fmt.Errorf("unknown operation %q (agent %s)", req.Op, version))
+	}
+	_ = err
+}
+
+// reply answers with err's text, or success.
+func reply(conn net.Conn, err error) error {
+	if err != nil {
+		return link.WriteMsg(conn, &link.Response{Error: err.Error()})
+	}
+	return link.WriteMsg(conn, &link.Response{})
+}
+
+func (a *agent) info() *link.Info {
+	var u unix.Utsname
+	_ = unix.Uname(&u)
+	str := func(b []byte) string { return strings.TrimRight(string(b), "\x00") }
+	ci := cpuinfo()
+	var lim unix.Rlimit
+	_ = unix.Getrlimit(unix.RLIMIT_STACK, &lim)
+	stack := int64(-1)
+	if lim.Cur != unix.RLIM_INFINITY {
+		stack = int64(lim.Cur / 1024)
+	}
+	atoi := func(s string) int { var n int; fmt.Sscan(s, &n); return n }
+	return &link.Info{
+		Uname:         strings.Join([]string{str(u.Sysname[:]), str(u.Release[:]), str(u.Version[:]), str(u.Machine[:])}, " "),
+		KernelRelease: str(u.Release[:]),
+		Machine:       str(u.Machine[:]),
+		CPUModel:      ci["model name"],
+		CPUFamily:     atoi(ci["cpu family"]),
+		CPUModelNum:   atoi(ci["model"]),
+		CPUFlags:      ci["flags"],
+		OnlineCPUs:    countCPUs("/sys/devices/system/cpu/online"),
+		PresentCPUs:   countCPUs("/sys/devices/system/cpu/present"),
+		MemTotalKB:    memTotalKB(),
+		StackKB:       stack,
+		UptimeAtInit:  a.uptimeAtInit,
+		UptimeAtReady: a.uptimeAtReady,
+		Uptime:        uptime(),
+		Session:       a.sessionID,
+		AgentVersion:  version,
+	}
+}

@@ -1,0 +1,56 @@
+// Command agent is PID 1 in every lab guest. It mounts the pseudo
+// filesystems, loads the virtio modules, applies the profile's guest
+// settings (stack limit, CPUs offline, sysctls) to everything it starts,
+// serves the host link (vm/link), reaps orphans, and never exits: a fatal
+// error is printed to the console and the guest powers off.
+//
+// Run as an ordinary program it offers probes for tests:
+//
+//	/init addrspace   print how much address space one process can map
+package main
+
+import (
+	"fmt"
+	"os"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// version is reported over the link.
+const version = "0.1.0"
+
+func main() {
+	if os.Getpid() != 1 {
+		os.Exit(probe(os.Args[1:]))
+	}
+	a := &agent{started: time.Now()}
+	if err := a.setup(); err != nil {
+		fatal(err)
+	}
+	logf("ready for the host (guest uptime %.2fs at /init, set-up took %v)", a.uptimeAtInit, time.Since(a.started).Round(time.Millisecond))
+	a.serveLink() // never returns
+}
+
+func logf(format string, args ...any) {
+	fmt.Fprintf(os.Stderr, "lab-agent: "+format+"\n", args...)
+}
+
+// fatal reports err on the console and powers the guest off: PID 1 must not
+// exit (the kernel would panic with a less useful message).
+func fatal(err error) {
+	logf("fatal: %v", err)
+	powerOff()
+}
+
+func powerOff() {
+	unix.Sync()
+	_ = unix.Kill(-1, unix.SIGTERM)
+	time.Sleep(100 * time.Millisecond)
+	_ = unix.Kill(-1, unix.SIGKILL)
+	unix.Sync()
+	for {
+		_ = unix.Reboot(unix.LINUX_REBOOT_CMD_POWER_OFF)
+		time.Sleep(time.Second)
+	}
+}

@@ -1,0 +1,341 @@
+package vm
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/hashicorp/yamux"
+
+	"lab/images"
+	"lab/vm/link"
+)
+
+// Config is everything the supervisor needs to run one machine. `lab up`
+// resolves it and writes it to the state directory; it is plain data.
+type Config struct {
+	Name          string         `json:"name"`
+	Profile       images.Profile `json:"profile"`
+	Argv          []string       `json:"qemu_argv"`
+	QEMUVersion   string         `json:"qemu_version"`
+	Accel         string         `json:"accelerator"`
+	Clock         Clock          `json:"clock"`
+	KernelID      string         `json:"kernel_id"`
+	KernelSHA256  string         `json:"kernel_sha256"`
+	KernelPackage string         `json:"kernel_package"`
+	KernelRelease string         `json:"kernel_release"`
+	Initrd        string         `json:"initrd"`
+	// BootTimeout bounds QEMU start to agent ready.
+	BootTimeout time.Duration `json:"boot_timeout"`
+}
+
+// Machine is a running QEMU process and the link to its agent. It belongs
+// to the supervisor process.
+type Machine struct {
+	cfg     Config
+	dir     string
+	cmd     *exec.Cmd
+	exited  chan struct{}
+	waitErr error
+	stderr  bytes.Buffer
+	stderrW *lockedWriter
+
+	sess   *yamux.Session
+	Client *link.Client
+	// Info is what the agent reported when the machine became ready.
+	Info *link.Info
+	// Started is when QEMU was started; Ready when the agent answered.
+	Started, Ready time.Time
+}
+
+// BootError is a boot that failed, with the console lines that say why.
+type BootError struct {
+	Name    string
+	Reason  string
+	Console string // last console lines
+}
+
+func (e *BootError) Error() string {
+	msg := fmt.Sprintf("machine %s failed to boot: %s", e.Name, e.Reason)
+	if e.Console != "" {
+		msg += "\nlast console lines:\n" + e.Console
+	}
+	return msg
+}
+
+// Start starts QEMU and waits until the agent answers over the link. QEMU
+// dies with the calling process (PR_SET_PDEATHSIG). If the boot fails, QEMU
+// is killed before Start returns.
+// onStarted, if set, learns QEMU's pid as soon as it runs.
+func Start(ctx context.Context, dir string, cfg Config, onStarted func(pid int)) (*Machine, error) {
+	m := &Machine{cfg: cfg, dir: dir, exited: make(chan struct{})}
+	if err := m.startQEMU(); err != nil {
+		return nil, err
+	}
+	if onStarted != nil {
+		onStarted(m.Pid())
+	}
+	if err := m.connect(ctx); err != nil {
+		m.Kill()
+		var be *BootError
+		if !errors.As(err, &be) && ctx.Err() == nil {
+			err = &BootError{Name: cfg.Name, Reason: err.Error(), Console: m.ConsoleTail(15)}
+		}
+		return nil, err
+	}
+	return m, nil
+}
+
+// startQEMU starts QEMU from a goroutine locked to its OS thread for QEMU's
+// whole life: Pdeathsig fires when the thread that started the child exits,
+// not the process, so the thread must not be reused or ended.
+func (m *Machine) startQEMU() error {
+	started := make(chan error, 1)
+	go func() {
+		runtime.LockOSThread() // never unlocked: the thread exits with us
+		cmd := exec.Command(m.cfg.Argv[0], m.cfg.Argv[1:]...)
+		cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Setpgid: true}
+		m.stderrW = &lockedWriter{w: &m.stderr}
+		cmd.Stderr = m.stderrW
+		cmd.Stdout = cmd.Stderr
+		if err := cmd.Start(); err != nil {
+			started <- fmt.Errorf("starting %s: %w", m.cfg.Argv[0], err)
+			return
+		}
+		m.cmd = cmd
+		m.Started = time.Now()
+		started <- nil
+		m.waitErr = cmd.Wait()
+		close(m.exited)
+	}()
+	return <-started
+}
+
+// connect waits for the link socket, does the session handshake and asks
+// the agent who it is, watching the console for a panic meanwhile.
+func (m *Machine) connect(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, m.cfg.BootTimeout)
+	defer cancel()
+	fail := make(chan error, 1)
+	go m.watchBoot(ctx, fail)
+
+	type result struct {
+		conn net.Conn
+		err  error
+	}
+	done := make(chan result, 1)
+	go func() {
+		conn, err := m.handshake(ctx)
+		done <- result{conn, err}
+	}()
+	var conn net.Conn
+	select {
+	case err := <-fail:
+		cancel()
+		if r := <-done; r.conn != nil {
+			r.conn.Close()
+		}
+		return err
+	case r := <-done:
+		if r.err != nil {
+			select {
+			case err := <-fail:
+				return err
+			case <-time.After(200 * time.Millisecond):
+			}
+			if ctx.Err() == context.DeadlineExceeded {
+				return &BootError{Name: m.cfg.Name, Reason: fmt.Sprintf("the agent did not answer within %v", m.cfg.BootTimeout), Console: m.ConsoleTail(15)}
+			}
+			return r.err
+		}
+		conn = r.conn
+	}
+	sess, err := yamux.Client(conn, link.Config())
+	if err != nil {
+		conn.Close()
+		return err
+	}
+	m.sess = sess
+	m.Client = link.NewClient(func(ctx context.Context) (net.Conn, error) { return sess.Open() })
+	// The guest clock starts from the emulated RTC and drifts; AutoMTLS and
+	// result timestamps need it close to ours. The guest RNG is cold for
+	// seconds after boot: credit it with host randomness.
+	if err := m.Client.SetTime(ctx, time.Now()); err != nil {
+		return fmt.Errorf("machine %s: setting the guest clock: %w", m.cfg.Name, err)
+	}
+	seed := make([]byte, 512)
+	_, _ = rand.Read(seed)
+	if err := m.Client.Entropy(ctx, seed); err != nil {
+		return fmt.Errorf("machine %s: seeding the guest RNG: %w", m.cfg.Name, err)
+	}
+	info, err := m.Client.Info(ctx)
+	if err != nil {
+		return fmt.Errorf("machine %s: asking the agent: %w", m.cfg.Name, err)
+	}
+	m.Info = info
+	m.Ready = time.Now()
+	return nil
+}
+
+func (m *Machine) handshake(ctx context.Context) (net.Conn, error) {
+	sock := filepath.Join(m.dir, LinkSock)
+	for {
+		conn, err := net.Dial("unix", sock)
+		if err == nil {
+			if _, err := link.HostHandshake(ctx, conn.(*net.UnixConn), 0); err != nil {
+				conn.Close()
+				return nil, err
+			}
+			return conn, nil
+		}
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-m.exited:
+			return nil, errors.New("qemu exited")
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+}
+
+// panicMarkers are console lines that end a boot at once.
+var panicMarkers = []string{"Kernel panic", "lab-agent: fatal", "Attempted to kill init"}
+
+// watchBoot reports a kernel panic, an agent crash or QEMU's exit during
+// boot, quoting the console.
+func (m *Machine) watchBoot(ctx context.Context, fail chan<- error) {
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-m.exited:
+			time.Sleep(50 * time.Millisecond) // let the console file settle
+			reason := "qemu exited during boot"
+			if m.waitErr != nil {
+				reason = fmt.Sprintf("qemu exited during boot (%v)", m.waitErr)
+			}
+			if s := strings.TrimSpace(m.QEMUStderr()); s != "" {
+				reason += ": " + s
+			}
+			if marker := m.consoleMarker(); marker != "" {
+				reason = marker
+			}
+			fail <- &BootError{Name: m.cfg.Name, Reason: reason, Console: m.ConsoleTail(15)}
+			return
+		case <-tick.C:
+			if marker := m.consoleMarker(); marker != "" {
+				time.Sleep(300 * time.Millisecond) // the rest of the panic message
+				fail <- &BootError{Name: m.cfg.Name, Reason: marker, Console: m.ConsoleTail(20)}
+				return
+			}
+		}
+	}
+}
+
+func (m *Machine) consoleMarker() string {
+	b, _ := os.ReadFile(filepath.Join(m.dir, ConsoleLog))
+	for _, line := range strings.Split(string(b), "\n") {
+		for _, mk := range panicMarkers {
+			if strings.Contains(line, mk) {
+				return strings.TrimSpace(line)
+			}
+		}
+	}
+	return ""
+}
+
+// ConsoleTail returns the last n lines of the serial console.
+func (m *Machine) ConsoleTail(n int) string {
+	return ConsoleTail(m.dir, n)
+}
+
+// ConsoleTail returns the last n lines of a VM's serial console log.
+func ConsoleTail(dir string, n int) string {
+	b, _ := os.ReadFile(filepath.Join(dir, ConsoleLog))
+	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}
+
+// QEMUStderr is what QEMU printed.
+func (m *Machine) QEMUStderr() string {
+	m.stderrW.mu.Lock()
+	defer m.stderrW.mu.Unlock()
+	return m.stderr.String()
+}
+
+// Pid is QEMU's pid.
+func (m *Machine) Pid() int {
+	if m.cmd == nil || m.cmd.Process == nil {
+		return 0
+	}
+	return m.cmd.Process.Pid
+}
+
+// Exited is closed when QEMU has exited.
+func (m *Machine) Exited() <-chan struct{} { return m.exited }
+
+// Shutdown powers the guest off through the agent, then QMP quit, then
+// SIGKILL, each after a grace period.
+func (m *Machine) Shutdown(ctx context.Context, grace time.Duration) error {
+	if m.Client != nil {
+		pctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		_ = m.Client.PowerOff(pctx)
+		cancel()
+		select {
+		case <-m.exited:
+			return nil
+		case <-time.After(grace):
+		case <-ctx.Done():
+		}
+	}
+	_ = QMPQuit(filepath.Join(m.dir, QMPSock))
+	select {
+	case <-m.exited:
+		return nil
+	case <-time.After(3 * time.Second):
+	}
+	m.Kill()
+	return fmt.Errorf("machine %s did not power off within %v; killed", m.cfg.Name, grace)
+}
+
+// Kill kills QEMU and waits for it.
+func (m *Machine) Kill() {
+	if m.sess != nil {
+		m.sess.Close()
+	}
+	if m.cmd != nil && m.cmd.Process != nil {
+		_ = syscall.Kill(-m.cmd.Process.Pid, syscall.SIGKILL)
+		<-m.exited
+	}
+}
+
+// lockedWriter serialises writes to a buffer read by other goroutines.
+type lockedWriter struct {
+	mu sync.Mutex
+	w  *bytes.Buffer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.w.Len() > 64<<10 {
+		return len(p), nil
+	}
+	return l.w.Write(p)
+}

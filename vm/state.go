@@ -1,0 +1,158 @@
+package vm
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"lab/vm/link"
+)
+
+// StateRoot is where VM state directories live: $LAB_STATE_DIR, else
+// $XDG_STATE_HOME/lab/vms, else ~/.local/state/lab/vms.
+func StateRoot() string {
+	if d := os.Getenv("LAB_STATE_DIR"); d != "" {
+		return d
+	}
+	if d := os.Getenv("XDG_STATE_HOME"); d != "" {
+		return filepath.Join(d, "lab", "vms")
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		home = os.TempDir()
+	}
+	return filepath.Join(home, ".local", "state", "lab", "vms")
+}
+
+// Dir is the state directory of the VM called name.
+func Dir(name string) string { return filepath.Join(StateRoot(), name) }
+
+// Phases of a VM.
+const (
+	PhaseBooting  = "booting"
+	PhaseRunning  = "running"
+	PhaseStopping = "stopping"
+)
+
+// State is what the supervisor publishes in state.json.
+type State struct {
+	Config
+	Phase         string    `json:"phase"`
+	SupervisorPID int       `json:"supervisor_pid"`
+	QEMUPID       int       `json:"qemu_pid"`
+	Started       time.Time `json:"started"`
+	Ready         time.Time `json:"ready,omitempty"`
+	// BootSeconds is QEMU start to agent ready, host wall time.
+	BootSeconds float64    `json:"boot_seconds"`
+	Guest       *link.Info `json:"guest,omitempty"`
+}
+
+// ReadState reads a VM's state.json.
+func ReadState(dir string) (*State, error) {
+	b, err := os.ReadFile(filepath.Join(dir, StateFile))
+	if err != nil {
+		return nil, err
+	}
+	var s State
+	if err := json.Unmarshal(b, &s); err != nil {
+		return nil, fmt.Errorf("%s: %w", filepath.Join(dir, StateFile), err)
+	}
+	return &s, nil
+}
+
+func writeState(dir string, s *State) error {
+	b, err := json.MarshalIndent(s, "", "  ")
+	if err != nil {
+		return err
+	}
+	return writeFileAtomic(filepath.Join(dir, StateFile), b, 0o600)
+}
+
+// supervisorAlive says whether pid is a live lab supervisor (not a reused
+// pid of some other program).
+func supervisorAlive(pid int) bool {
+	if pid <= 0 {
+		return false
+	}
+	if err := syscall.Kill(pid, 0); err != nil && !errors.Is(err, syscall.EPERM) {
+		return false
+	}
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline")
+	if err != nil {
+		return false
+	}
+	return strings.Contains(string(b), SuperviseArg)
+}
+
+// SuperviseArg is the hidden argument that turns the lab binary into a
+// supervisor.
+const SuperviseArg = "__supervise"
+
+// Entry is one VM found in the state root.
+type Entry struct {
+	Name  string
+	Dir   string
+	State *State
+	// Stale is set when the supervisor is gone; the entry's state was
+	// removed by List.
+	Stale bool
+}
+
+// List returns the VMs in the state root, sorted by name. State left by a
+// dead supervisor (killed, crashed host) is detected, reported as stale and
+// removed, after killing any QEMU it left behind.
+func List() ([]Entry, error) {
+	root := StateRoot()
+	des, err := os.ReadDir(root)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var out []Entry
+	for _, de := range des {
+		if !de.IsDir() {
+			continue
+		}
+		e := Entry{Name: de.Name(), Dir: filepath.Join(root, de.Name())}
+		st, err := ReadState(e.Dir)
+		if err != nil {
+			// A directory without state: a supervisor that died before
+			// publishing, or one just starting. Young ones are left alone.
+			if fi, err2 := os.Stat(e.Dir); err2 == nil && time.Since(fi.ModTime()) < 30*time.Second {
+				continue
+			}
+			e.Stale = true
+			cleanStale(e.Dir, nil)
+			out = append(out, e)
+			continue
+		}
+		e.State = st
+		if !supervisorAlive(st.SupervisorPID) {
+			e.Stale = true
+			cleanStale(e.Dir, st)
+		}
+		out = append(out, e)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out, nil
+}
+
+// cleanStale kills a QEMU a dead supervisor may have left (it should have
+// died with it) and removes the state directory.
+func cleanStale(dir string, st *State) {
+	if st != nil && st.QEMUPID > 0 {
+		if b, err := os.ReadFile("/proc/" + strconv.Itoa(st.QEMUPID) + "/cmdline"); err == nil && strings.Contains(string(b), dir) {
+			_ = syscall.Kill(st.QEMUPID, syscall.SIGKILL)
+		}
+	}
+	_ = os.RemoveAll(dir)
+}

@@ -1,0 +1,205 @@
+package vm
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log"
+	"net"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"sync"
+	"syscall"
+	"time"
+
+	"lab/vm/link"
+)
+
+// readyMsg is what the supervisor reports to `lab up` on its ready pipe.
+type readyMsg struct {
+	Error string `json:"error,omitempty"`
+	State *State `json:"state,omitempty"`
+}
+
+// Supervise is the body of the detached supervisor process
+// (`lab __supervise DIR`, ready pipe on fd 3). It owns QEMU, the console
+// log, the link and the control socket, and removes the state directory
+// when the machine is gone. It returns the process exit code.
+func Supervise(dir string, ready *os.File) int {
+	logger := log.New(os.Stderr, "supervisor: ", log.LstdFlags|log.Lmicroseconds)
+	report := func(msg readyMsg) {
+		if ready == nil {
+			return
+		}
+		_ = json.NewEncoder(ready).Encode(msg)
+		ready.Close()
+		ready = nil
+	}
+	b, err := os.ReadFile(filepath.Join(dir, ConfigFile))
+	if err != nil {
+		report(readyMsg{Error: err.Error()})
+		return 1
+	}
+	var cfg Config
+	if err := json.Unmarshal(b, &cfg); err != nil {
+		report(readyMsg{Error: fmt.Sprintf("%s: %v", ConfigFile, err)})
+		return 1
+	}
+	ctx, cancel := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
+	defer cancel()
+
+	st := &State{Config: cfg, Phase: PhaseBooting, SupervisorPID: os.Getpid(), Started: time.Now()}
+	if err := writeState(dir, st); err != nil {
+		report(readyMsg{Error: err.Error()})
+		return 1
+	}
+	m, err := Start(ctx, dir, cfg, func(pid int) {
+		st.QEMUPID = pid
+		_ = writeState(dir, st)
+	})
+	if err != nil {
+		logger.Printf("boot failed: %v", err)
+		report(readyMsg{Error: err.Error()})
+		os.RemoveAll(dir)
+		return 1
+	}
+	st.Phase = PhaseRunning
+	st.Started = m.Started
+	st.Ready = m.Ready
+	st.BootSeconds = m.Ready.Sub(m.Started).Seconds()
+	st.Guest = m.Info
+	if err := writeState(dir, st); err != nil {
+		m.Kill()
+		report(readyMsg{Error: err.Error()})
+		os.RemoveAll(dir)
+		return 1
+	}
+	sock := filepath.Join(dir, CtlSock)
+	os.Remove(sock)
+	ln, err := net.Listen("unix", sock)
+	if err != nil {
+		m.Kill()
+		report(readyMsg{Error: err.Error()})
+		os.RemoveAll(dir)
+		return 1
+	}
+	_ = os.Chmod(sock, 0o600)
+	logger.Printf("vm %s ready in %.2fs (%s, clock %s)", cfg.Name, st.BootSeconds, cfg.Accel, cfg.Clock)
+	report(readyMsg{State: st})
+
+	s := &server{m: m, st: st, dir: dir, log: logger, down: make(chan ctlRequest, 1)}
+	go s.serve(ln)
+	var grace time.Duration
+	var downConn net.Conn
+	select {
+	case <-m.Exited():
+		logger.Printf("qemu exited: %v", m.waitErr)
+	case <-ctx.Done():
+		logger.Printf("signalled; powering off")
+		grace = 5 * time.Second
+	case req := <-s.down:
+		grace = req.Grace
+		downConn = s.downConn
+	}
+	ln.Close()
+	st.Phase = PhaseStopping
+	_ = writeState(dir, st)
+	var derr error
+	select {
+	case <-m.Exited():
+	default:
+		if grace <= 0 {
+			grace = 30 * time.Second
+		}
+		derr = m.Shutdown(context.Background(), grace)
+	}
+	os.RemoveAll(dir)
+	if downConn != nil {
+		resp := ctlResponse{}
+		if derr != nil {
+			resp.Error = derr.Error()
+		}
+		_ = link.WriteMsg(downConn, &resp)
+		downConn.Close()
+	}
+	return 0
+}
+
+type server struct {
+	m   *Machine
+	st  *State
+	dir string
+	log *log.Logger
+
+	once     sync.Once
+	down     chan ctlRequest
+	downConn net.Conn
+}
+
+func (s *server) serve(ln net.Listener) {
+	for {
+		conn, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		go s.handle(conn)
+	}
+}
+
+func (s *server) handle(conn net.Conn) {
+	var req ctlRequest
+	if err := link.ReadMsg(conn, &req); err != nil {
+		conn.Close()
+		return
+	}
+	switch req.Op {
+	case ctlLink:
+		st, err := s.m.sess.Open()
+		if err != nil {
+			_ = link.WriteMsg(conn, &ctlResponse{Error: "link to the guest is down: " + err.Error()})
+			conn.Close()
+			return
+		}
+		if err := link.WriteMsg(conn, &ctlResponse{}); err != nil {
+			st.Close()
+			conn.Close()
+			return
+		}
+		splice(conn, st)
+	case ctlStatus:
+		status := &Status{Uptime: time.Since(s.m.Started)}
+		rs, err := QMPStatus(filepath.Join(s.dir, QMPSock))
+		if err != nil {
+			rs = "unknown (" + err.Error() + ")"
+		}
+		status.RunState = rs
+		_ = link.WriteMsg(conn, &ctlResponse{Status: status})
+		conn.Close()
+	case ctlDown:
+		taken := false
+		s.once.Do(func() {
+			taken = true
+			s.downConn = conn
+			s.down <- req
+		})
+		if !taken {
+			conn.Close() // already going down; the caller waits for the pid
+		}
+	default:
+		_ = link.WriteMsg(conn, &ctlResponse{Error: fmt.Sprintf("unknown control operation %q", req.Op)})
+		conn.Close()
+	}
+}
+
+// splice copies both ways until either side is done.
+func splice(a, b net.Conn) {
+	done := make(chan struct{}, 2)
+	go func() { io.Copy(a, b); done <- struct{}{} }()
+	go func() { io.Copy(b, a); done <- struct{}{} }()
+	<-done
+	a.Close()
+	b.Close()
+	<-done
+}

@@ -1,0 +1,205 @@
+package vm
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"regexp"
+	"strings"
+	"syscall"
+	"time"
+
+	"lab/images"
+)
+
+// UpOptions are the inputs of Up.
+type UpOptions struct {
+	Name    string
+	Profile images.Profile
+	// Accel is auto, kvm or tcg.
+	Accel    string
+	Clock    Clock
+	MemoryMB int
+	// Exe is the lab binary that runs the supervisor (`Exe __supervise DIR`).
+	Exe string
+	// Log receives progress and notes for the user.
+	Log io.Writer
+}
+
+var nameRE = regexp.MustCompile(`^[a-zA-Z0-9][a-zA-Z0-9._-]{0,62}$`)
+
+// Prepare resolves everything a boot needs (QEMU, kernel, initramfs,
+// accelerator) into a Config, without starting anything.
+func Prepare(ctx context.Context, o UpOptions) (*Config, error) {
+	p := o.Profile
+	qemu, err := exec.LookPath(Binary(p.Arch))
+	if err != nil {
+		return nil, fmt.Errorf("%s not found: install QEMU with `apt-get install qemu-system-x86` (or run `make setup`)", Binary(p.Arch))
+	}
+	k, err := images.LoadKernel(p.Kernel)
+	if err != nil {
+		return nil, err
+	}
+	bb, err := images.LoadBusybox(p.Arch)
+	if err != nil {
+		return nil, err
+	}
+	agent, err := images.FindBinary("agent-" + p.Arch)
+	if err != nil {
+		return nil, err
+	}
+	initrd, err := images.BuildInitramfs(k, bb, agent)
+	if err != nil {
+		return nil, fmt.Errorf("building the initramfs for %s: %w", p.Name, err)
+	}
+	kernel := images.BlobPath(k.Vmlinuz)
+	accel, note, err := ChooseAccel(ctx, o.Accel, qemu, kernel, images.CacheDir())
+	if err != nil {
+		return nil, err
+	}
+	if note != "" && o.Log != nil {
+		fmt.Fprintln(o.Log, "note:", note)
+	}
+	dir := Dir(o.Name)
+	argv, err := Args(Options{Profile: p, Kernel: kernel, Initrd: initrd, StateDir: dir, Accel: accel, Clock: o.Clock, MemoryMB: o.MemoryMB})
+	if err != nil {
+		return nil, err
+	}
+	argv[0] = qemu
+	if o.MemoryMB > 0 {
+		p.MemoryMB = o.MemoryMB
+	}
+	timeout := 30 * time.Second
+	if accel == "tcg" {
+		timeout = 120 * time.Second
+	}
+	return &Config{
+		Name: o.Name, Profile: p, Argv: argv, QEMUVersion: qemuVersion(qemu),
+		Accel: accel, Clock: o.Clock,
+		KernelID: k.ID, KernelSHA256: k.Vmlinuz, KernelPackage: k.Package + " " + k.Version, KernelRelease: k.Release,
+		Initrd: initrd, BootTimeout: timeout,
+	}, nil
+}
+
+func qemuVersion(qemu string) string {
+	out, err := exec.Command(qemu, "--version").Output()
+	if err != nil {
+		return "unknown"
+	}
+	line, _, _ := strings.Cut(string(out), "\n")
+	return strings.TrimSpace(line)
+}
+
+// Up boots a VM under a detached supervisor and returns once its agent
+// answers. If ctx ends first (Ctrl-C), the supervisor and QEMU are killed
+// and nothing is left behind.
+func Up(ctx context.Context, o UpOptions) (*State, error) {
+	if !nameRE.MatchString(o.Name) {
+		return nil, fmt.Errorf("vm name %q: use letters, digits, '.', '_' or '-' (at most 63)", o.Name)
+	}
+	dir := Dir(o.Name)
+	if _, err := os.Stat(dir); err == nil {
+		if st, err := ReadState(dir); err == nil && supervisorAlive(st.SupervisorPID) {
+			return nil, fmt.Errorf("vm %s is already up (profile %s, supervisor pid %d); use `lab down %s` first, or `lab up --name OTHER %s`", o.Name, st.Profile.Name, st.SupervisorPID, o.Name, o.Profile.Name)
+		} else if err == nil || time.Since(modTime(dir)) > 30*time.Second {
+			cleanStale(dir, st)
+			if o.Log != nil {
+				fmt.Fprintf(o.Log, "note: removed stale state of vm %s (its supervisor is gone)\n", o.Name)
+			}
+		} else {
+			return nil, fmt.Errorf("vm %s is being started by another `lab up`", o.Name)
+		}
+	}
+	cfg, err := Prepare(ctx, o)
+	if err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(StateRoot(), 0o700); err != nil {
+		return nil, err
+	}
+	if err := os.Mkdir(dir, 0o700); err != nil {
+		if errors.Is(err, os.ErrExist) {
+			return nil, fmt.Errorf("vm %s is being started by another `lab up`", o.Name)
+		}
+		return nil, err
+	}
+	b, _ := json.MarshalIndent(cfg, "", "  ")
+	if err := writeFileAtomic(dir+"/"+ConfigFile, b, 0o600); err != nil {
+		os.RemoveAll(dir)
+		return nil, err
+	}
+	return startSupervisor(ctx, o.Exe, dir, o.Name)
+}
+
+func modTime(path string) time.Time {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return time.Time{}
+	}
+	return fi.ModTime()
+}
+
+func startSupervisor(ctx context.Context, exe, dir, name string) (*State, error) {
+	logf, err := os.OpenFile(dir+"/"+SupervisorLog, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
+	if err != nil {
+		os.RemoveAll(dir)
+		return nil, err
+	}
+	defer logf.Close()
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		os.RemoveAll(dir)
+		return nil, err
+	}
+	defer pr.Close()
+	cmd := exec.Command(exe, SuperviseArg, dir)
+	cmd.Stdout, cmd.Stderr = logf, logf
+	cmd.ExtraFiles = []*os.File{pw}
+	// Its own session: a Ctrl-C on the terminal is relayed by Up, not
+	// delivered behind its back.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if err := cmd.Start(); err != nil {
+		pw.Close()
+		os.RemoveAll(dir)
+		return nil, fmt.Errorf("starting the supervisor (%s): %w", exe, err)
+	}
+	pw.Close()
+	exited := make(chan struct{})
+	go func() { cmd.Wait(); close(exited) }()
+
+	msgs := make(chan readyMsg, 1)
+	go func() {
+		var msg readyMsg
+		line, err := bufio.NewReader(pr).ReadBytes('\n')
+		if err != nil && len(line) == 0 {
+			msg.Error = "the supervisor exited without reporting; see " + dir + "/" + SupervisorLog
+		} else if err := json.Unmarshal(line, &msg); err != nil {
+			msg.Error = "bad report from the supervisor: " + err.Error()
+		}
+		msgs <- msg
+	}()
+	select {
+	case msg := <-msgs:
+		if msg.Error != "" {
+			select {
+			case <-exited:
+			case <-time.After(5 * time.Second):
+				_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+			}
+			os.RemoveAll(dir)
+			return nil, errors.New(msg.Error)
+		}
+		return msg.State, nil
+	case <-ctx.Done():
+		// The supervisor's QEMU dies with it (PR_SET_PDEATHSIG).
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		<-exited
+		os.RemoveAll(dir)
+		return nil, fmt.Errorf("lab up %s: %w; nothing left running", name, ctx.Err())
+	}
+}

@@ -7,15 +7,9 @@ import (
 	"strings"
 )
 
-// FindBinary finds a guest or build artefact by its relative name
-// ("agent-i386", "plugins/forkbench/i386/forkbench"). It looks in
-// $LAB_LIBDIR, then next to the running executable, then in
-// <exe dir>/../lib/lab (the layout of `make install PREFIX=...`), and
-// names every place it looked if the file is in none of them.
-func FindBinary(name string) (string, error) {
-	if name == "" || filepath.IsAbs(name) || strings.HasPrefix(filepath.Clean(name), "..") {
-		return "", fmt.Errorf("find %q: want a relative name such as agent-i386", name)
-	}
+// LibDirs are the directories searched for lab's build artefacts:
+// $LAB_LIBDIR, the executable's directory, and <exe dir>/../lib/lab.
+func LibDirs() []string {
 	var dirs []string
 	if d := os.Getenv("LAB_LIBDIR"); d != "" {
 		dirs = append(dirs, d)
@@ -27,8 +21,20 @@ func FindBinary(name string) (string, error) {
 		dir := filepath.Dir(exe)
 		dirs = append(dirs, dir, filepath.Join(dir, "..", "lib", "lab"))
 	}
+	return dirs
+}
+
+// FindBinary finds a guest or build artefact by its relative name
+// ("agent-i386", "plugins/forkbench/i386/forkbench"). It looks in
+// $LAB_LIBDIR, then next to the running executable, then in
+// <exe dir>/../lib/lab (the layout of `make install PREFIX=...`), and
+// names every place it looked if the file is in none of them.
+func FindBinary(name string) (string, error) {
+	if name == "" || filepath.IsAbs(name) || strings.HasPrefix(filepath.Clean(name), "..") {
+		return "", fmt.Errorf("find %q: want a relative name such as agent-i386", name)
+	}
 	var tried []string
-	for _, d := range dirs {
+	for _, d := range LibDirs() {
 		p := filepath.Join(d, name)
 		tried = append(tried, p)
 		if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() {

@@ -124,6 +124,9 @@ type Progress struct {
 	Done    int    `json:"done"`
 	Total   int    `json:"total"`
 	Message string `json:"message,omitempty"`
+	// Samples measured since the previous report. The host keeps them, so
+	// what was measured survives a plugin crash or a guest death mid-run.
+	Samples []results.Sample `json:"samples,omitempty"`
 }
 
 // Ptr returns a pointer to v, for Param.Min and Param.Max literals.

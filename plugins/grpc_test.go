@@ -118,7 +118,7 @@ func TestRunStreamsProgressThenResult(t *testing.T) {
 	if !reflect.DeepEqual(gotReq, req) {
 		t.Errorf("plugin got request %+v, want %+v", gotReq, req)
 	}
-	wantEvents := []Progress{{1, 3, "step"}, {2, 3, "step"}, {3, 3, "step"}}
+	wantEvents := []Progress{{Done: 1, Total: 3, Message: "step"}, {Done: 2, Total: 3, Message: "step"}, {Done: 3, Total: 3, Message: "step"}}
 	if !reflect.DeepEqual(events, wantEvents) {
 		t.Errorf("progress = %+v, want %+v", events, wantEvents)
 	}

@@ -87,6 +87,12 @@ func CPUArg(c images.CPU) string {
 	}
 	if c.ModelID != "" {
 		parts = append(parts, "model-id="+strings.ReplaceAll(c.ModelID, ",", ",,"))
+		if noBrandLeaves[c.Model] {
+			// The brand string lives in CPUID leaves 0x80000002-4, which
+			// these models do not expose: without them the guest would
+			// show the kernel's own name instead of model-id.
+			parts = append(parts, "xlevel=0x80000004")
+		}
 	}
 	for _, f := range c.Add {
 		parts = append(parts, "+"+f)
@@ -96,6 +102,9 @@ func CPUArg(c images.CPU) string {
 	}
 	return strings.Join(parts, ",")
 }
+
+// noBrandLeaves are QEMU CPU models without extended CPUID leaves.
+var noBrandLeaves = map[string]bool{"486": true, "pentium": true, "pentium2": true, "pentium3": true}
 
 // Cmdline is the kernel command line for a profile.
 func Cmdline(p images.Profile) string {

@@ -25,6 +25,7 @@ func (e *exitCode) Error() string { return e.msg }
 // env is what a command may touch: injected so the CLI runs in-process in
 // tests.
 type env struct {
+	args           []string
 	stdin          io.Reader
 	stdout, stderr io.Writer
 }
@@ -38,7 +39,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		}
 		return vm.Supervise(args[2], ready)
 	}
-	e := &env{stdin: stdin, stdout: stdout, stderr: stderr}
+	e := &env{args: args, stdin: stdin, stdout: stdout, stderr: stderr}
 	app := &cli.App{
 		Name:  "lab",
 		Usage: "boot emulated historical machines and run OS benchmarks inside them",
@@ -58,10 +59,12 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 			downCommand(e),
 			profilesCommand(e),
 			imageCommand(e),
+			pluginsCommand(e),
+			runCommand(e),
 		},
 		ExitErrHandler: func(*cli.Context, error) {}, // we print errors ourselves
 	}
-	err := app.RunContext(ctx, args)
+	err := app.RunContext(ctx, permute(app.Commands, args))
 	if err == nil {
 		return 0
 	}

@@ -141,7 +141,7 @@ func (*bench) Run(ctx context.Context, req *plugins.RunRequest, progress func(pl
 		if resp.Env.Libc == "" {
 			resp.Env.Libc = res.Libc()
 		}
-		progress(plugins.Progress{Done: i + 1, Total: repeat, Message: summary(exp, samples)})
+		progress(plugins.Progress{Done: i + 1, Total: repeat, Message: summary(exp, samples), Samples: samples})
 	}
 	resp.Log = log.String()
 	return resp, nil

@@ -1,0 +1,367 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/urfave/cli/v2"
+	"github.com/vbauerster/mpb/v8"
+	"github.com/vbauerster/mpb/v8/decor"
+	"golang.org/x/sys/unix"
+
+	"lab/images"
+	"lab/plugins"
+	"lab/results"
+	"lab/vm"
+)
+
+type runFlags struct {
+	plugin     string
+	vm         string
+	profile    string
+	files      []string
+	experiment string
+	params     []string
+	repeat     int
+	timeout    time.Duration
+	out        string
+	json       bool
+}
+
+func runCommand(e *env) *cli.Command {
+	return &cli.Command{
+		Name:      "run",
+		Usage:     "run a benchmark plugin inside a VM and save the result",
+		ArgsUsage: "PLUGIN",
+		Description: "Pushes the plugin (built for the guest's arch) into the VM over the link,\n" +
+			"runs one experiment there, and prints a summary beside the figures the\n" +
+			"original authors published. The result document (provenance, samples,\n" +
+			"statistics, comparisons) is written atomically to --out and its path printed.\n\n" +
+			"Examples:\n" +
+			"   lab up celeron-2.4 && lab run forkbench\n" +
+			"   lab run forkbench --experiment create -p m=20000 --repeat 5\n" +
+			"   lab run forkbench --profile xeon5130-1core --json > result.json",
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "vm", Usage: "VM to run in (default: the only VM up)"},
+			&cli.StringFlag{Name: "profile", Usage: "boot a throwaway VM from `PROFILE`, run, and power it off"},
+			profileFileFlag,
+			&cli.StringFlag{Name: "experiment", Aliases: []string{"e"}, Usage: "experiment (default: the plugin's first; see `lab plugins show PLUGIN`)"},
+			&cli.StringSliceFlag{Name: "param", Aliases: []string{"p"}, Usage: "parameter `KEY=VALUE`; repeatable"},
+			&cli.IntFlag{Name: "repeat", Value: 1, Usage: "run the workload `N` times (medians, min/max and CV over the repeats)"},
+			&cli.DurationFlag{Name: "timeout", Value: time.Hour, Usage: "give up after this long (the plugin is killed, the VM stays usable)"},
+			&cli.StringFlag{Name: "out", Usage: "directory for result files (default: $LAB_RESULTS_DIR, else $XDG_DATA_HOME/lab/results, else ~/.local/share/lab/results)"},
+			jsonFlag,
+		},
+		Action: func(c *cli.Context) error {
+			if c.NArg() != 1 {
+				return fmt.Errorf("lab run needs one PLUGIN (see `lab plugins`)")
+			}
+			f := runFlags{plugin: c.Args().First(), vm: c.String("vm"), profile: c.String("profile"), files: c.StringSlice("profile-file"),
+				experiment: c.String("experiment"), params: c.StringSlice("param"), repeat: c.Int("repeat"),
+				timeout: c.Duration("timeout"), out: c.String("out"), json: c.Bool("json")}
+			return e.runPlugin(c.Context, f)
+		},
+	}
+}
+
+func parseParams(kvs []string) (map[string]string, error) {
+	m := map[string]string{}
+	for _, kv := range kvs {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok || k == "" {
+			return nil, fmt.Errorf("-p %q: want KEY=VALUE", kv)
+		}
+		m[k] = v
+	}
+	return m, nil
+}
+
+func (e *env) runPlugin(ctx context.Context, f runFlags) error {
+	if f.repeat < 1 || f.repeat > 1000 {
+		return fmt.Errorf("--repeat %d: want 1..1000", f.repeat)
+	}
+	if f.vm != "" && f.profile != "" {
+		return errors.New("give --vm or --profile, not both")
+	}
+	// Everything that can be checked without a guest is checked first.
+	desc, err := plugins.DescribeOnHost(ctx, f.plugin)
+	if err != nil {
+		return err
+	}
+	params, err := parseParams(f.params)
+	if err != nil {
+		return err
+	}
+	exp, resolved, err := desc.Resolve(f.experiment, params)
+	if err != nil {
+		return err
+	}
+	outDir := f.out
+	if outDir == "" {
+		if outDir, err = results.DefaultDir(); err != nil {
+			return err
+		}
+	}
+
+	var h *vm.Handle
+	if f.profile != "" {
+		p, err := images.Lookup(f.profile, f.files...)
+		if err != nil {
+			return err
+		}
+		exe, err := supervisorExe()
+		if err != nil {
+			return err
+		}
+		var b [3]byte
+		_, _ = rand.Read(b[:])
+		name := p.Name + "-run-" + hex.EncodeToString(b[:])
+		fmt.Fprintf(e.stderr, "booting throwaway vm %s (profile %s)...\n", name, p.Name)
+		st, err := vm.Up(ctx, vm.UpOptions{Name: name, Profile: p, Accel: "auto", Clock: vm.Clock{Mode: "host"}, Exe: exe, Log: e.stderr})
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(e.stderr, "%s up in %.2fs (%s)\n", name, st.BootSeconds, st.Accel)
+		if h, err = vm.Open(name); err != nil {
+			return err
+		}
+		defer func() {
+			dctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			if err := h.Down(dctx, 20*time.Second); err != nil {
+				fmt.Fprintf(e.stderr, "warning: powering off %s: %v\n", name, err)
+			}
+		}()
+	} else if h, err = vm.OpenDefault(f.vm); err != nil {
+		return err
+	}
+	unlock, err := h.LockRun(ctx, func() {
+		fmt.Fprintf(e.stderr, "vm %s is busy with another `lab run`; waiting for it to finish...\n", h.Name)
+	})
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	bundle, err := plugins.Find(f.plugin, h.State.Profile.Arch)
+	if err != nil {
+		return err
+	}
+
+	res := &results.Result{
+		Started: time.Now().UTC(), Command: e.args,
+		Machine: machineOf(h.State),
+		Guest:   guestOf(h.State),
+		Plugin:  desc.Name, PluginVersion: desc.Version,
+		Experiment: exp.Name, Parameters: map[string]string{"repeat": fmt.Sprint(f.repeat)},
+	}
+	for k, v := range resolved {
+		res.Parameters[k] = v
+	}
+	res.ID = results.NewID(desc.Name, exp.Name, res.Started)
+
+	runCtx, cancel := context.WithTimeout(ctx, f.timeout)
+	defer cancel()
+	bar := newProgress(e.stderr, f.repeat, fmt.Sprintf("%s/%s on %s", desc.Name, exp.Name, h.Name))
+	t := time.Now()
+	sess, err := plugins.Open(runCtx, h.Link(), bundle, plugins.OpenOptions{})
+	if err != nil {
+		bar.abort()
+		res.Outcome = results.Outcome{Status: "failed", Reason: classify(ctx, runCtx, h, err, f.timeout)}
+		return e.finish(res, outDir, f.json)
+	}
+	sent, cached, took := sess.Pushed()
+	bar.note(fmt.Sprintf("plugin %s started in %.2fs (pushed %d files in %.2fs, %d already in the guest)", bundle.Name, time.Since(t).Seconds(), sent, took.Seconds(), cached))
+
+	var partial []results.Sample
+	resp, err := sess.Bench.Run(runCtx, &plugins.RunRequest{Experiment: exp.Name, Params: resolved, Repeat: f.repeat}, func(p plugins.Progress) {
+		partial = append(partial, p.Samples...)
+		bar.step(p)
+	})
+	switch {
+	case err == nil:
+		bar.done()
+		res.Samples = resp.Samples
+		res.Outcome = resp.Outcome
+		if res.Outcome.Status == "" {
+			res.Outcome.Status = "ok"
+		}
+		res.Guest = mergeEnv(res.Guest, resp.Env)
+	default:
+		bar.abort()
+		res.Samples = partial
+		if resp != nil && len(resp.Samples) >= len(partial) {
+			res.Samples = resp.Samples
+			res.Guest = mergeEnv(res.Guest, resp.Env)
+		}
+		var rerr *plugins.RunError
+		reason := classify(ctx, runCtx, h, err, f.timeout)
+		if !errors.As(err, &rerr) {
+			select {
+			case <-sess.Exited():
+				reason = "the plugin crashed: " + reason
+			default:
+			}
+		}
+		res.Outcome = results.Outcome{Status: "failed", Reason: reason, StderrTail: tailLines(sess.StderrTail(), 20)}
+	}
+	sess.Close()
+	return e.finish(res, outDir, f.json)
+}
+
+// classify turns a run error into a reason a user can act on.
+func classify(ctx, runCtx context.Context, h *vm.Handle, err error, timeout time.Duration) string {
+	switch {
+	case ctx.Err() != nil:
+		return "interrupted (Ctrl-C)"
+	case errors.Is(runCtx.Err(), context.DeadlineExceeded):
+		return fmt.Sprintf("timed out after %v (--timeout); the plugin was killed", timeout)
+	}
+	if _, oerr := vm.Open(h.Name); oerr != nil {
+		return fmt.Sprintf("the guest died mid-run (vm %s is gone): %v", h.Name, err)
+	}
+	return err.Error()
+}
+
+// finish analyses, saves and prints a result; a failed run still saves
+// what it measured and exits non-zero.
+func (e *env) finish(res *results.Result, dir string, asJSON bool) error {
+	res.Finished = time.Now().UTC()
+	res.Analyze()
+	path, err := results.Save(dir, res)
+	if err != nil {
+		return fmt.Errorf("saving the result: %w", err)
+	}
+	if asJSON {
+		if err := results.WriteJSON(e.stdout, res); err != nil {
+			return err
+		}
+	} else if err := results.WriteTable(e.stdout, res); err != nil {
+		return err
+	}
+	fmt.Fprintf(e.stderr, "result: %s\n", path)
+	if res.Outcome.Status == "failed" {
+		msg := "run failed: " + res.Outcome.Reason
+		if res.Outcome.StderrTail != "" {
+			msg += "\nplugin stderr (tail):\n" + res.Outcome.StderrTail
+		}
+		return &exitCode{code: 1, msg: msg}
+	}
+	return nil
+}
+
+func tailLines(s string, n int) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}
+
+func machineOf(st *vm.State) results.Machine {
+	return results.Machine{
+		Name: st.Name, Profile: st.Profile, QEMUArgv: st.Argv, QEMUVersion: st.QEMUVersion,
+		Accelerator: st.Accel, Clock: st.Clock.String(),
+		KernelID: st.KernelID, KernelSHA256: st.KernelSHA256, KernelPackage: st.KernelPackage,
+	}
+}
+
+// guestOf is what the agent reported at boot; the plugin's own view of the
+// guest replaces it when the run gets that far.
+func guestOf(st *vm.State) results.GuestEnv {
+	g := st.Guest
+	if g == nil {
+		return results.GuestEnv{}
+	}
+	return results.GuestEnv{Uname: g.Uname, KernelRelease: g.KernelRelease, CPUModel: g.CPUModel, CPUFamily: g.CPUFamily,
+		CPUModelNum: g.CPUModelNum, OnlineCPUs: g.OnlineCPUs, PresentCPUs: g.PresentCPUs, MemTotalKB: g.MemTotalKB, StackKB: g.StackKB}
+}
+
+func mergeEnv(base, got results.GuestEnv) results.GuestEnv {
+	if got.Uname == "" {
+		got.Uname, got.KernelRelease = base.Uname, base.KernelRelease
+	}
+	if got.CPUModel == "" {
+		got.CPUModel, got.CPUFamily, got.CPUModelNum = base.CPUModel, base.CPUFamily, base.CPUModelNum
+	}
+	if got.OnlineCPUs == 0 {
+		got.OnlineCPUs, got.PresentCPUs = base.OnlineCPUs, base.PresentCPUs
+	}
+	if got.MemTotalKB == 0 {
+		got.MemTotalKB = base.MemTotalKB
+	}
+	if got.StackKB == 0 {
+		got.StackKB = base.StackKB
+	}
+	return got
+}
+
+// progress shows a run's progress: a bar with ETA on a terminal, plain
+// lines otherwise.
+type progress struct {
+	w     io.Writer
+	p     *mpb.Progress
+	bar   *mpb.Bar
+	total int
+	name  string
+	last  time.Time
+}
+
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	_, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS)
+	return err == nil
+}
+
+func newProgress(w io.Writer, total int, name string) *progress {
+	pr := &progress{w: w, total: total, name: name, last: time.Now()}
+	if isTerminal(w) {
+		pr.p = mpb.New(mpb.WithOutput(w), mpb.WithWidth(30))
+		pr.bar = pr.p.AddBar(int64(total),
+			mpb.PrependDecorators(decor.Name(name+" "), decor.CountersNoUnit("%d/%d")),
+			mpb.AppendDecorators(decor.Elapsed(decor.ET_STYLE_GO), decor.Name(" ETA "), decor.AverageETA(decor.ET_STYLE_GO)))
+	} else {
+		fmt.Fprintf(w, "running %s (%d repeat(s))...\n", name, total)
+	}
+	return pr
+}
+
+func (pr *progress) note(msg string) {
+	if pr.p != nil {
+		pr.p.Write([]byte(msg + "\n"))
+		return
+	}
+	fmt.Fprintln(pr.w, msg)
+}
+
+func (pr *progress) step(p plugins.Progress) {
+	if pr.bar != nil {
+		pr.bar.SetCurrent(int64(p.Done))
+		return
+	}
+	fmt.Fprintf(pr.w, "[%d/%d] %s (%.1fs)\n", p.Done, p.Total, p.Message, time.Since(pr.last).Seconds())
+	pr.last = time.Now()
+}
+
+func (pr *progress) done() {
+	if pr.bar != nil {
+		pr.bar.SetTotal(int64(pr.total), true)
+		pr.p.Wait()
+	}
+}
+
+func (pr *progress) abort() {
+	if pr.bar != nil {
+		pr.bar.Abort(false)
+		pr.p.Wait()
+	}
+}

@@ -1,0 +1,146 @@
+package plugins
+
+import (
+	"debug/elf"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"lab/images"
+)
+
+// Bundle is a plugin built for one guest arch: a directory holding the
+// plugin binary (named after the plugin) and, optionally, workload/ with
+// the programs it runs. The whole directory is pushed into the guest.
+//
+//	DIR/NAME/ARCH/NAME
+//	DIR/NAME/ARCH/workload/...
+type Bundle struct {
+	Name string
+	Arch string
+	// Dir is the host directory of this arch's build.
+	Dir string
+}
+
+// Binary is the plugin executable on the host.
+func (b *Bundle) Binary() string { return filepath.Join(b.Dir, b.Name) }
+
+// UserPluginDir is where users put their own plugins:
+// $XDG_DATA_HOME/lab/plugins, else ~/.local/share/lab/plugins.
+func UserPluginDir() string {
+	if d := os.Getenv("XDG_DATA_HOME"); d != "" {
+		return filepath.Join(d, "lab", "plugins")
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return ""
+	}
+	return filepath.Join(home, ".local", "share", "lab", "plugins")
+}
+
+// SearchPath is where plugins are looked for, in order: the built-ins
+// installed with lab, the user directory, then each entry of
+// $LAB_PLUGIN_PATH (colon-separated).
+func SearchPath() []string {
+	var dirs []string
+	for _, d := range images.LibDirs() {
+		if fi, err := os.Stat(filepath.Join(d, "plugins")); err == nil && fi.IsDir() {
+			dirs = append(dirs, filepath.Join(d, "plugins"))
+			break
+		}
+	}
+	if d := UserPluginDir(); d != "" {
+		dirs = append(dirs, d)
+	}
+	for _, d := range filepath.SplitList(os.Getenv("LAB_PLUGIN_PATH")) {
+		if d != "" {
+			dirs = append(dirs, d)
+		}
+	}
+	return dirs
+}
+
+// List returns the names of every plugin on the search path (first one
+// wins), sorted.
+func List() []string {
+	seen := map[string]bool{}
+	for _, dir := range SearchPath() {
+		des, _ := os.ReadDir(dir)
+		for _, de := range des {
+			if de.IsDir() && !seen[de.Name()] {
+				if hasBuild(filepath.Join(dir, de.Name()), de.Name()) {
+					seen[de.Name()] = true
+				}
+			}
+		}
+	}
+	names := make([]string, 0, len(seen))
+	for n := range seen {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+func hasBuild(dir, name string) bool {
+	for _, arch := range images.Arches {
+		if _, err := os.Stat(filepath.Join(dir, arch, name)); err == nil {
+			return true
+		}
+	}
+	return false
+}
+
+// Find returns the build of plugin name for arch, from the first search
+// path entry that has the plugin.
+func Find(name, arch string) (*Bundle, error) {
+	if name == "" || strings.ContainsAny(name, "/\\") || name[0] == '.' {
+		return nil, fmt.Errorf("plugin name %q: give a plain name (see `lab plugins`)", name)
+	}
+	dirs := SearchPath()
+	for _, dir := range dirs {
+		pdir := filepath.Join(dir, name)
+		if _, err := os.Stat(pdir); err != nil {
+			continue
+		}
+		b := &Bundle{Name: name, Arch: arch, Dir: filepath.Join(pdir, arch)}
+		if _, err := os.Stat(b.Binary()); err != nil {
+			return nil, fmt.Errorf("plugin %s (in %s) has no build for %s guests; build it with `lab plugin build DIR`", name, pdir, arch)
+		}
+		if err := CheckArch(b.Binary(), arch); err != nil {
+			return nil, fmt.Errorf("plugin %s: %w", name, err)
+		}
+		return b, nil
+	}
+	known := List()
+	msg := fmt.Sprintf("unknown plugin %q", name)
+	if len(known) > 0 {
+		msg += "; known: " + strings.Join(known, ", ")
+	}
+	return nil, fmt.Errorf("%s (searched %s)", msg, strings.Join(dirs, ", "))
+}
+
+// CheckArch checks that path is an ELF executable for the guest arch.
+func CheckArch(path, arch string) error {
+	f, err := elf.Open(path)
+	if err != nil {
+		var fe *elf.FormatError
+		if errors.As(err, &fe) {
+			return fmt.Errorf("%s is not a Linux executable (%v)", path, err)
+		}
+		return err
+	}
+	defer f.Close()
+	want := map[string]elf.Machine{"i386": elf.EM_386, "x86_64": elf.EM_X86_64}[arch]
+	if f.Machine != want {
+		got := map[elf.Machine]string{elf.EM_386: "i386", elf.EM_X86_64: "x86_64"}[f.Machine]
+		if got == "" {
+			got = f.Machine.String()
+		}
+		return fmt.Errorf("%s is built for %s, the guest is %s; rebuild it with `lab plugin build`", path, got, arch)
+	}
+	return nil
+}

@@ -1,0 +1,406 @@
+package plugins
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/hashicorp/go-plugin"
+	"github.com/hashicorp/go-plugin/runner"
+
+	"lab/vm/link"
+)
+
+// guestRunner is a go-plugin runner.Runner that runs the plugin inside a
+// guest: Start pushes the bundle over the link and has the agent exec it;
+// stdout/stderr are link streams; PluginToHost tunnels the plugin's unix
+// socket to a host listener. On Linux a go-plugin server only listens on a
+// unix socket inside the guest, which the host cannot dial directly.
+type guestRunner struct {
+	lc     *link.Client
+	bundle *Bundle
+	env    []string
+	// hostDir is go-plugin's socket directory on the host, where the
+	// tunnel listeners go.
+	hostDir string
+	log     hclog.Logger
+
+	proc           *link.Process
+	stdoutR        *io.PipeReader
+	stderrR        *io.PipeReader
+	stderrTail     *tailBuffer
+	listeners      []net.Listener
+	mu             sync.Mutex
+	pushed, cached int
+	pushTime       time.Duration
+}
+
+var _ runner.Runner = (*guestRunner)(nil)
+
+// guestRoot is where bundles are placed in the guest, by content hash.
+const guestRoot = "/var/lib/lab/plugins"
+
+// Start pushes the bundle (content-cached in the guest: a second run pushes
+// nothing) and starts the plugin.
+func (r *guestRunner) Start(ctx context.Context) error {
+	t := time.Now()
+	files, sum, err := bundleFiles(r.bundle.Dir)
+	if err != nil {
+		return err
+	}
+	root := fmt.Sprintf("%s/%s/%s", guestRoot, r.bundle.Name, sum[:16])
+	for _, f := range files {
+		sent, err := r.lc.PutFile(ctx, filepath.Join(r.bundle.Dir, f), root+"/"+filepath.ToSlash(f), 0)
+		if err != nil {
+			return fmt.Errorf("pushing plugin %s: %w", r.bundle.Name, err)
+		}
+		if sent {
+			r.pushed++
+		} else {
+			r.cached++
+		}
+	}
+	r.pushTime = time.Since(t)
+	// The plugin's certificates (AutoMTLS) need the guest clock close to
+	// ours; the guest drifts under emulation.
+	if err := r.lc.SetTime(ctx, time.Now()); err != nil {
+		return fmt.Errorf("setting the guest clock: %w", err)
+	}
+	var env []string
+	for _, kv := range r.env {
+		// It names a host directory; in the guest it kills the plugin at
+		// start. The plugin picks a guest temp dir instead.
+		if strings.HasPrefix(kv, "PLUGIN_UNIX_SOCKET_DIR=") {
+			continue
+		}
+		env = append(env, kv)
+	}
+	env = append(env, WorkloadDirEnv+"="+root+"/workload", "PATH=/bin:/sbin:/usr/bin:/usr/sbin", "HOME=/root", "TMPDIR=/tmp")
+	outR, outW := io.Pipe()
+	errR, errW := io.Pipe()
+	r.stdoutR, r.stderrR = outR, errR
+	r.stderrTail = &tailBuffer{max: 8 << 10}
+	p, err := r.lc.Start(ctx, &link.ExecRequest{Argv: []string{root + "/" + r.bundle.Name}, Env: env, Dir: "/tmp", KillGroup: true},
+		link.StartOptions{
+			Stdout: outW,
+			Stderr: io.MultiWriter(errW, r.stderrTail),
+			// go-plugin waits for EOF on both before Kill returns.
+			OnExit: func() { outW.Close(); errW.Close() },
+		})
+	if err != nil {
+		outW.Close()
+		errW.Close()
+		return fmt.Errorf("starting plugin %s in the guest: %w", r.bundle.Name, err)
+	}
+	r.proc = p
+	return nil
+}
+
+func (r *guestRunner) Diagnose(ctx context.Context) string {
+	if r.stderrTail == nil {
+		return ""
+	}
+	return "plugin stderr (tail):\n" + r.stderrTail.String()
+}
+
+func (r *guestRunner) Stdout() io.ReadCloser { return r.stdoutR }
+func (r *guestRunner) Stderr() io.ReadCloser { return r.stderrR }
+func (r *guestRunner) Name() string          { return r.bundle.Name }
+
+func (r *guestRunner) ID() string {
+	if r.proc == nil {
+		return "guest:" + r.bundle.Name
+	}
+	return fmt.Sprintf("guest-pid:%d", r.proc.Pid)
+}
+
+func (r *guestRunner) Wait(ctx context.Context) error {
+	if r.proc == nil {
+		return nil
+	}
+	select {
+	case <-r.proc.Done():
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	ex, err := r.proc.Wait()
+	r.closeListeners()
+	if err != nil {
+		return err
+	}
+	if ex.Code != 0 {
+		return fmt.Errorf("plugin %s exited with status %d", r.bundle.Name, ex.Code)
+	}
+	return nil
+}
+
+// Kill kills the plugin's process group in the guest.
+func (r *guestRunner) Kill(ctx context.Context) error {
+	if r.proc == nil {
+		return nil
+	}
+	_ = r.proc.Signal(int(syscall.SIGKILL))
+	select {
+	case <-r.proc.Done():
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-time.After(10 * time.Second):
+		return fmt.Errorf("plugin %s did not die", r.bundle.Name)
+	}
+	r.closeListeners()
+	return nil
+}
+
+// PluginToHost makes a host unix listener whose connections are tunnelled
+// over the link to the plugin's socket in the guest.
+func (r *guestRunner) PluginToHost(pluginNet, pluginAddr string) (string, string, error) {
+	if pluginNet != "unix" {
+		return "", "", fmt.Errorf("plugin %s listens on %s %s; only unix sockets can be tunnelled out of the guest", r.bundle.Name, pluginNet, pluginAddr)
+	}
+	var b [6]byte
+	_, _ = rand.Read(b[:])
+	hostAddr := filepath.Join(r.hostDir, "tunnel-"+hex.EncodeToString(b[:])+".sock")
+	ln, err := net.Listen("unix", hostAddr)
+	if err != nil {
+		return "", "", err
+	}
+	r.mu.Lock()
+	r.listeners = append(r.listeners, ln)
+	r.mu.Unlock()
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go r.tunnel(c, pluginAddr)
+		}
+	}()
+	return "unix", hostAddr, nil
+}
+
+func (r *guestRunner) tunnel(c net.Conn, addr string) {
+	defer c.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	g, err := r.lc.Dial(ctx, "unix", addr)
+	cancel()
+	if err != nil {
+		r.log.Error("tunnel to the plugin failed", "addr", addr, "error", err)
+		return
+	}
+	defer g.Close()
+	done := make(chan struct{}, 2)
+	go func() { io.Copy(g, c); done <- struct{}{} }()
+	go func() { io.Copy(c, g); done <- struct{}{} }()
+	<-done
+}
+
+// HostToPlugin is only needed when the plugin dials the host (a broker
+// without multiplexing); with GRPCBrokerMultiplex it is not used.
+func (r *guestRunner) HostToPlugin(hostNet, hostAddr string) (string, string, error) {
+	return "", "", fmt.Errorf("plugin %s: the guest cannot dial host address %s %s", r.bundle.Name, hostNet, hostAddr)
+}
+
+func (r *guestRunner) closeListeners() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, ln := range r.listeners {
+		ln.Close()
+	}
+	r.listeners = nil
+}
+
+// bundleFiles lists a bundle's regular files (relative, sorted) and a hash
+// over their names and contents.
+func bundleFiles(dir string) ([]string, string, error) {
+	var files []string
+	err := filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.Type().IsRegular() {
+			rel, _ := filepath.Rel(dir, p)
+			files = append(files, rel)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, "", fmt.Errorf("plugin bundle %s: %w", dir, err)
+	}
+	sort.Strings(files)
+	h := sha256.New()
+	for _, f := range files {
+		b, err := os.ReadFile(filepath.Join(dir, f))
+		if err != nil {
+			return nil, "", err
+		}
+		sum := sha256.Sum256(b)
+		fmt.Fprintf(h, "%s %x\n", f, sum)
+	}
+	return files, hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// tailBuffer keeps the last max bytes written.
+type tailBuffer struct {
+	mu  sync.Mutex
+	max int
+	b   []byte
+}
+
+func (t *tailBuffer) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.b = append(t.b, p...)
+	if len(t.b) > t.max {
+		t.b = t.b[len(t.b)-t.max:]
+	}
+	return len(p), nil
+}
+
+func (t *tailBuffer) String() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return string(t.b)
+}
+
+// Session is a plugin running in a guest, connected over go-plugin gRPC.
+type Session struct {
+	Bench  Benchmark
+	client *plugin.Client
+	runner *guestRunner
+	// Started is when Open began; Ready when the first RPC was answered.
+	Started, Ready time.Time
+}
+
+// OpenOptions tune Open.
+type OpenOptions struct {
+	// StartTimeout bounds push + start + handshake.
+	StartTimeout time.Duration
+	// Logger receives go-plugin's logs; nil discards all but errors.
+	Logger hclog.Logger
+}
+
+// Open pushes bundle into the guest behind lc, starts it and returns a
+// session whose Benchmark speaks to it. AutoMTLS and GRPCBrokerMultiplex
+// are on; no ReattachConfig is used (its pid is a guest pid and Kill would
+// signal a host process).
+func Open(ctx context.Context, lc *link.Client, bundle *Bundle, opt OpenOptions) (*Session, error) {
+	s := &Session{Started: time.Now()}
+	logger := opt.Logger
+	if logger == nil {
+		logger = hclog.New(&hclog.LoggerOptions{Name: "plugin", Level: hclog.Error, Output: io.Discard})
+	}
+	if opt.StartTimeout == 0 {
+		opt.StartTimeout = 2 * time.Minute
+	}
+	s.client = plugin.NewClient(&plugin.ClientConfig{
+		HandshakeConfig:     Handshake,
+		Plugins:             PluginMap,
+		AllowedProtocols:    []plugin.Protocol{plugin.ProtocolGRPC},
+		AutoMTLS:            true,
+		GRPCBrokerMultiplex: true,
+		SkipHostEnv:         true,
+		StartTimeout:        opt.StartTimeout,
+		Logger:              logger,
+		RunnerFunc: func(l hclog.Logger, cmd *exec.Cmd, tmpDir string) (runner.Runner, error) {
+			s.runner = &guestRunner{lc: lc, bundle: bundle, env: cmd.Env, hostDir: tmpDir, log: l}
+			return s.runner, nil
+		},
+	})
+	type result struct {
+		b   Benchmark
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		rpc, err := s.client.Client()
+		if err != nil {
+			done <- result{err: err}
+			return
+		}
+		raw, err := rpc.Dispense(PluginName)
+		if err != nil {
+			done <- result{err: err}
+			return
+		}
+		done <- result{b: raw.(Benchmark)}
+	}()
+	var r result
+	select {
+	case r = <-done:
+	case <-ctx.Done():
+		s.client.Kill()
+		return nil, ctx.Err()
+	}
+	if r.err != nil {
+		diag := ""
+		if s.runner != nil {
+			diag = strings.TrimSpace(s.runner.stderrTail.String())
+		}
+		s.client.Kill()
+		if s.runner != nil {
+			diag = strings.TrimSpace(s.StderrTail())
+		}
+		if diag != "" {
+			return nil, fmt.Errorf("plugin %s did not start: %w\nplugin stderr:\n%s", bundle.Name, r.err, diag)
+		}
+		return nil, fmt.Errorf("plugin %s did not start: %w (is it a lab plugin built with plugins.Serve and the current handshake?)", bundle.Name, r.err)
+	}
+	s.Bench = r.b
+	// gRPC connects lazily and TLS errors only surface at the first call:
+	// make a real one before declaring the plugin up.
+	if _, err := s.Bench.Describe(ctx); err != nil {
+		s.Close()
+		return nil, fmt.Errorf("plugin %s started but does not answer: %w", bundle.Name, err)
+	}
+	s.Ready = time.Now()
+	return s, nil
+}
+
+// StderrTail is the end of what the plugin wrote to stderr, less
+// go-plugin's own chatter (its JSON log lines below warning level).
+func (s *Session) StderrTail() string {
+	if s.runner == nil || s.runner.stderrTail == nil {
+		return ""
+	}
+	var keep []string
+	for _, line := range strings.Split(s.runner.stderrTail.String(), "\n") {
+		if strings.HasPrefix(line, `{"@level":"`) {
+			lvl, _, _ := strings.Cut(strings.TrimPrefix(line, `{"@level":"`), `"`)
+			if lvl == "trace" || lvl == "debug" || lvl == "info" {
+				continue
+			}
+		}
+		keep = append(keep, line)
+	}
+	return strings.Join(keep, "\n")
+}
+
+// Pushed reports how many bundle files were transferred and how many the
+// guest already held, and how long the push took.
+func (s *Session) Pushed() (sent, cached int, took time.Duration) {
+	return s.runner.pushed, s.runner.cached, s.runner.pushTime
+}
+
+// Exited is closed when the plugin process has ended.
+func (s *Session) Exited() <-chan struct{} {
+	return s.runner.proc.Done()
+}
+
+// Close stops the plugin (gracefully, then by kill).
+func (s *Session) Close() {
+	s.client.Kill()
+}

@@ -49,7 +49,7 @@ func Config() *yamux.Config {
 	c.StreamOpenTimeout = 0
 	c.StreamCloseTimeout = 5 * time.Minute
 	c.LogOutput = io.Discard
-	c.MaxStreamWindowSize = 1 << 20
+	c.MaxStreamWindowSize = 8 << 20
 	return c
 }
 

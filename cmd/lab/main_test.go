@@ -1,0 +1,24 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"testing"
+
+	"lab/internal/labtest"
+	"lab/vm"
+)
+
+// TestMain lets the test binary stand in for bin/lab as the supervisor:
+// `lab up` run in-process re-executes os.Executable() (this test binary)
+// with `__supervise DIR`, and that must run the supervisor, not the tests.
+func TestMain(m *testing.M) {
+	if len(os.Args) >= 2 && os.Args[1] == vm.SuperviseArg {
+		os.Exit(run(context.Background(), os.Args, os.Stdin, os.Stdout, os.Stderr))
+	}
+	if _, err := labtest.SetLibDir(); err != nil {
+		fmt.Fprintln(os.Stderr, "lab tests: LAB_LIBDIR unset and the repository's bin/ not found:", err)
+	}
+	os.Exit(m.Run())
+}

@@ -210,12 +210,16 @@ func WriteTable(w io.Writer, r *Result) error {
 		return err
 	}
 
-	cs := comparisons(r)
+	all := comparisons(r)
+	cs := primary(all)
 	if len(cs) == 0 {
 		return nil
 	}
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "published (* = the machine this profile stands for)")
+	if n := len(all) - len(cs); n > 0 {
+		defer fmt.Fprintf(w, "(%d more figures from other sources are in the result's comparisons)\n", n)
+	}
 	tw = tabwriter.NewWriter(w, 0, 8, 2, ' ', 0)
 	fmt.Fprintln(tw, "\tmetric\tlabels\tours\tpublished\tunit\tratio\tmachine\tsource")
 	for _, c := range cs {
@@ -302,4 +306,17 @@ func WriteJSON(w io.Writer, r *Result) error {
 	}
 	_, err = w.Write(append(data, '\n'))
 	return err
+}
+
+// primary keeps the comparisons a summary table shows: the figures of the
+// profile's own machine and those of the experiments' own sources (E1..E5),
+// not the other anchors or the figures measured here for orientation.
+func primary(cs []Comparison) []Comparison {
+	var out []Comparison
+	for _, c := range cs {
+		if c.SameProfile || (strings.HasPrefix(c.Experiment, "E") && !strings.Contains(c.Source, "not published")) {
+			out = append(out, c)
+		}
+	}
+	return out
 }

@@ -149,10 +149,16 @@ func (m *Machine) connect(ctx context.Context) error {
 		return err
 	case r := <-done:
 		if r.err != nil {
+			// The link usually breaks because the guest died: give the
+			// console watcher (which waits for the rest of a panic
+			// message) time to say why, and look at the console anyway.
 			select {
 			case err := <-fail:
 				return err
-			case <-time.After(200 * time.Millisecond):
+			case <-time.After(600 * time.Millisecond):
+			}
+			if marker := m.consoleMarker(); marker != "" {
+				return &BootError{Name: m.cfg.Name, Reason: marker, Console: m.ConsoleTail(20)}
 			}
 			if ctx.Err() == context.DeadlineExceeded {
 				return &BootError{Name: m.cfg.Name, Reason: fmt.Sprintf("the agent did not answer within %v", m.cfg.BootTimeout), Console: m.ConsoleTail(15)}

@@ -3,14 +3,17 @@ package vm
 import (
 	"context"
 	"errors"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
 	"lab/images"
+	"lab/vm/link"
 )
 
 // stateRoot points StateRoot at a fresh temp dir for the test.
@@ -426,5 +429,89 @@ func TestReadState(t *testing.T) {
 	}
 	if _, err := ReadState(dir); err == nil || !strings.Contains(err.Error(), StateFile) {
 		t.Errorf("ReadState(corrupt) = %v, want an error naming %s", err, StateFile)
+	}
+}
+
+// fakeCtl serves a VM's control socket the way a supervisor does: status,
+// link (answering one info request as the agent would) and down (which
+// kills the stand-in supervisor process and closes the connection).
+func fakeCtl(t *testing.T, dir string, kill func()) {
+	t.Helper()
+	ln, err := net.Listen("unix", filepath.Join(dir, CtlSock))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		for {
+			conn, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer conn.Close()
+				var req ctlRequest
+				if link.ReadMsg(conn, &req) != nil {
+					return
+				}
+				switch req.Op {
+				case ctlStatus:
+					_ = link.WriteMsg(conn, &ctlResponse{Status: &Status{RunState: "running", Uptime: time.Minute}})
+				case ctlLink:
+					_ = link.WriteMsg(conn, &ctlResponse{})
+					var lr link.Request
+					if link.ReadMsg(conn, &lr) == nil {
+						_ = link.WriteMsg(conn, &link.Response{Info: &link.Info{Uname: "Linux fake", Session: lr.Op}})
+					}
+				case ctlDown:
+					if req.Grace != 3*time.Second {
+						_ = link.WriteMsg(conn, &ctlResponse{Error: "grace not passed on"})
+						return
+					}
+					kill()
+				default:
+					_ = link.WriteMsg(conn, &ctlResponse{Error: "unknown control operation " + req.Op})
+				}
+			}()
+		}
+	}()
+}
+
+func TestHandleControl(t *testing.T) {
+	stateRoot(t)
+	pid, exited := sleeper(t, "lab "+SuperviseArg)
+	dir := writeVM(t, "ctl", State{SupervisorPID: pid})
+	fakeCtl(t, dir, func() { _ = syscall.Kill(pid, syscall.SIGKILL); <-exited })
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+
+	h, err := Open("ctl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := h.Status(ctx)
+	if err != nil || st.RunState != "running" || st.Uptime != time.Minute {
+		t.Errorf("Status = %+v, %v; want running for 1m", st, err)
+	}
+	info, err := h.Link().Info(ctx)
+	if err != nil || info.Uname != "Linux fake" || info.Session != link.OpInfo {
+		t.Errorf("Link().Info = %+v, %v; want the agent's answer through the control socket", info, err)
+	}
+	if err := h.Down(ctx, 3*time.Second); err != nil {
+		t.Errorf("Down = %v", err)
+	}
+	if exists(dir) {
+		t.Errorf("Down left %s behind", dir)
+	}
+}
+
+func TestHandleControlError(t *testing.T) {
+	stateRoot(t)
+	dir := writeVM(t, "ctl", State{SupervisorPID: fakeSupervisor(t)})
+	fakeCtl(t, dir, func() {})
+	h := &Handle{Name: "ctl", Dir: dir}
+	_, _, err := h.ctl(context.Background(), ctlRequest{Op: "frobnicate"})
+	if err == nil || !strings.Contains(err.Error(), "vm ctl: unknown control operation frobnicate") {
+		t.Errorf("ctl(frobnicate) = %v, want the supervisor's error naming the VM", err)
 	}
 }

@@ -58,7 +58,13 @@ func Prepare(ctx context.Context, o UpOptions) (*Config, error) {
 		return nil, fmt.Errorf("building the initramfs for %s: %w", p.Name, err)
 	}
 	kernel := images.BlobPath(k.Vmlinuz)
-	accel, note, err := ChooseAccel(ctx, o.Accel, qemu, kernel, images.CacheDir())
+	want := o.Accel
+	if o.Clock.Mode == "icount" && (want == "auto" || want == "") {
+		// icount is TCG only: auto must not pick a working KVM (Args
+		// would refuse it), and needs no probe.
+		want = "tcg"
+	}
+	accel, note, err := ChooseAccel(ctx, want, qemu, kernel, images.CacheDir())
 	if err != nil {
 		return nil, err
 	}

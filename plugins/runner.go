@@ -92,7 +92,6 @@ func (r *guestRunner) Start(ctx context.Context) error {
 	outR, outW := io.Pipe()
 	errR, errW := io.Pipe()
 	r.stdoutR, r.stderrR = outR, errR
-	r.stderrTail = &tailBuffer{max: 8 << 10}
 	p, err := r.lc.Start(ctx, &link.ExecRequest{Argv: []string{root + "/" + r.bundle.Name}, Env: env, Dir: "/tmp", KillGroup: true},
 		link.StartOptions{
 			Stdout: outW,
@@ -199,6 +198,7 @@ func (r *guestRunner) tunnel(c net.Conn, addr string) {
 	cancel()
 	if err != nil {
 		r.log.Error("tunnel to the plugin failed", "addr", addr, "error", err)
+		fmt.Fprintf(r.stderrTail, "lab: tunnel to the plugin's socket %s failed: %v\n", addr, err)
 		return
 	}
 	defer g.Close()
@@ -299,6 +299,7 @@ type OpenOptions struct {
 // signal a host process).
 func Open(ctx context.Context, lc *link.Client, bundle *Bundle, opt OpenOptions) (*Session, error) {
 	s := &Session{Started: time.Now()}
+	tail := &tailBuffer{max: 8 << 10}
 	logger := opt.Logger
 	if logger == nil {
 		logger = hclog.New(&hclog.LoggerOptions{Name: "plugin", Level: hclog.Error, Output: io.Discard})
@@ -315,8 +316,12 @@ func Open(ctx context.Context, lc *link.Client, bundle *Bundle, opt OpenOptions)
 		SkipHostEnv:         true,
 		StartTimeout:        opt.StartTimeout,
 		Logger:              logger,
+		// What the plugin writes to os.Stdout/os.Stderr comes over
+		// go-plugin's stdio stream, not the process's own stderr.
+		SyncStdout: tail,
+		SyncStderr: tail,
 		RunnerFunc: func(l hclog.Logger, cmd *exec.Cmd, tmpDir string) (runner.Runner, error) {
-			s.runner = &guestRunner{lc: lc, bundle: bundle, env: cmd.Env, hostDir: tmpDir, log: l}
+			s.runner = &guestRunner{lc: lc, bundle: bundle, env: cmd.Env, hostDir: tmpDir, log: l, stderrTail: tail}
 			return s.runner, nil
 		},
 	})
@@ -364,6 +369,9 @@ func Open(ctx context.Context, lc *link.Client, bundle *Bundle, opt OpenOptions)
 	// make a real one before declaring the plugin up.
 	if _, err := s.Bench.Describe(ctx); err != nil {
 		s.Close()
+		if tail := strings.TrimSpace(s.StderrTail()); tail != "" {
+			err = fmt.Errorf("%w\nplugin stderr:\n%s", err, tail)
+		}
 		return nil, fmt.Errorf("plugin %s started but does not answer: %w", bundle.Name, err)
 	}
 	s.Ready = time.Now()
@@ -395,9 +403,20 @@ func (s *Session) Pushed() (sent, cached int, took time.Duration) {
 	return s.runner.pushed, s.runner.cached, s.runner.pushTime
 }
 
-// Exited is closed when the plugin process has ended.
-func (s *Session) Exited() <-chan struct{} {
-	return s.runner.proc.Done()
+// Exit waits up to d for the plugin process to end and reports how: exited
+// is false if it still runs; linkErr is set if the link to the guest was
+// lost instead (the guest died or the VM went down).
+func (s *Session) Exit(d time.Duration) (code int, exited bool, linkErr error) {
+	select {
+	case <-s.runner.proc.Done():
+	case <-time.After(d):
+		return 0, false, nil
+	}
+	ex, err := s.runner.proc.Wait()
+	if err != nil {
+		return 0, true, err
+	}
+	return ex.Code, true, nil
 }
 
 // Close stops the plugin (gracefully, then by kill).

@@ -30,21 +30,32 @@ func (c Clock) String() string {
 	return "host"
 }
 
-// ParseClock parses "host", "icount" or "icount:SHIFT".
+// ParseClock parses "host", "icount" (shift 0) or "icount:SHIFT", the same
+// syntax as a profile's clock field.
 func ParseClock(s string) (Clock, error) {
-	switch {
-	case s == "" || s == "host":
-		return Clock{Mode: "host"}, nil
-	case s == "icount":
-		return Clock{Mode: "icount", Shift: 3}, nil
-	case strings.HasPrefix(s, "icount:"):
-		n, err := strconv.Atoi(strings.TrimPrefix(s, "icount:"))
-		if err != nil || n < 0 || n > 10 {
-			return Clock{}, fmt.Errorf("clock %q: shift must be an integer 0..10 (e.g. icount:3)", s)
-		}
-		return Clock{Mode: "icount", Shift: n}, nil
+	c, err := images.ParseClock(s)
+	if err != nil {
+		return Clock{}, err
 	}
-	return Clock{}, fmt.Errorf("clock %q: want host, icount or icount:SHIFT", s)
+	if c.ICount {
+		return Clock{Mode: "icount", Shift: c.Shift}, nil
+	}
+	return Clock{Mode: "host"}, nil
+}
+
+// CheckClock refuses clocks the profile cannot boot with, before anything
+// expensive happens.
+func CheckClock(p images.Profile, accel string, c Clock) error {
+	if c.Mode != "icount" {
+		return nil
+	}
+	if accel == "kvm" {
+		return fmt.Errorf("clock icount needs the tcg accelerator, not kvm")
+	}
+	if p.Topology.OnlineCPUs() != 1 {
+		return fmt.Errorf("clock icount needs exactly one online CPU; profile %s brings %d online (icount hangs SMP bring-up); use --clock host", p.Name, p.Topology.OnlineCPUs())
+	}
+	return nil
 }
 
 // Options are the inputs of Args: plain data.
@@ -144,13 +155,8 @@ func Args(o Options) ([]string, error) {
 	if o.Accel != "kvm" && o.Accel != "tcg" {
 		return nil, fmt.Errorf("accelerator %q: want kvm or tcg", o.Accel)
 	}
-	if o.Clock.Mode == "icount" {
-		if o.Accel != "tcg" {
-			return nil, fmt.Errorf("clock icount needs the tcg accelerator, not %s", o.Accel)
-		}
-		if p.Topology.OnlineCPUs() != 1 {
-			return nil, fmt.Errorf("clock icount needs exactly one online CPU; profile %s brings %d online (icount hangs SMP bring-up); use --clock host", p.Name, p.Topology.OnlineCPUs())
-		}
+	if err := CheckClock(p, o.Accel, o.Clock); err != nil {
+		return nil, err
 	}
 	mem := p.MemoryMB
 	if o.MemoryMB > 0 {

@@ -288,16 +288,16 @@ func TestParseClock(t *testing.T) {
 	}{
 		{"", Clock{Mode: "host"}, ""},
 		{"host", Clock{Mode: "host"}, ""},
-		{"icount", Clock{Mode: "icount", Shift: 3}, ""},
+		{"icount", Clock{Mode: "icount", Shift: 0}, ""}, // as in profile files
 		{"icount:0", Clock{Mode: "icount", Shift: 0}, ""},
 		{"icount:7", Clock{Mode: "icount", Shift: 7}, ""},
 		{"icount:10", Clock{Mode: "icount", Shift: 10}, ""},
-		{"icount:11", Clock{}, "0..10"},
-		{"icount:-1", Clock{}, "0..10"},
-		{"icount:x", Clock{}, "integer"},
-		{"icount:", Clock{}, "integer"},
-		{"wall", Clock{}, "want host, icount or icount:SHIFT"},
-		{"HOST", Clock{}, "want host"},
+		{"icount:11", Clock{}, "0 <= N <= 10"},
+		{"icount:-1", Clock{}, "0 <= N <= 10"},
+		{"icount:x", Clock{}, "bad shift"},
+		{"icount:", Clock{}, "bad shift"},
+		{"wall", Clock{}, "not one of host, icount, icount:N"},
+		{"HOST", Clock{}, "not one of host"},
 	}
 	for _, tt := range tests {
 		got, err := ParseClock(tt.in)

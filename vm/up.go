@@ -108,6 +108,9 @@ func Up(ctx context.Context, o UpOptions) (*State, error) {
 	if !nameRE.MatchString(o.Name) {
 		return nil, fmt.Errorf("vm name %q: use letters, digits, '.', '_' or '-' (at most 63)", o.Name)
 	}
+	if err := CheckClock(o.Profile, o.Accel, o.Clock); err != nil {
+		return nil, err
+	}
 	dir := Dir(o.Name)
 	if _, err := os.Stat(dir); err == nil {
 		if st, err := ReadState(dir); err == nil && supervisorAlive(st.SupervisorPID) {

@@ -37,6 +37,10 @@ func downCommand(e *env) *cli.Command {
 						names = append(names, en.Name)
 					}
 				}
+				if len(names) == 0 {
+					fmt.Fprintln(e.stdout, "no VMs are up")
+					return nil
+				}
 			} else {
 				h, err := vm.OpenDefault(c.Args().First())
 				if err != nil {

@@ -29,8 +29,15 @@ func execCommand(e *env) *cli.Command {
 			"   lab exec -- uname -a\n" +
 			"   lab exec celeron-2.4 -- sh -c 'ulimit -s; grep \"model name\" /proc/cpuinfo'\n" +
 			"   echo hello | lab exec -- cat",
+		// The command line belongs to the guest: lab parses none of it, so a
+		// "--" inside the guest command stays where it is.
+		SkipFlagParsing: true,
 		Action: func(c *cli.Context) error {
-			name, argv, err := splitNameCmd(c.Args().Slice())
+			args := c.Args().Slice()
+			if len(args) > 0 && (args[0] == "-h" || args[0] == "--help") {
+				return cli.ShowSubcommandHelp(c)
+			}
+			name, argv, err := splitNameCmd(args)
 			if err != nil {
 				return err
 			}

@@ -13,6 +13,10 @@ func imageCommand(e *env) *cli.Command {
 	return &cli.Command{
 		Name:  "image",
 		Usage: "fetch, import and list guest kernels and busybox in the cache",
+		Description: "Kernels come from Debian packages (downloaded, never installed) and are\n" +
+			"kept in the content-addressed cache with the exact package version.\n\n" +
+			"Examples:\n   lab image fetch\n   lab image list\n" +
+			"   lab image import my-5.10 --arch i386 --kernel ./bzImage --modules ./lib/modules/5.10.0",
 		Subcommands: []*cli.Command{
 			{
 				Name:      "fetch",
@@ -72,9 +76,10 @@ func imageCommand(e *env) *cli.Command {
 				},
 			},
 			{
-				Name:  "list",
-				Usage: "list the kernels in the cache",
-				Flags: []cli.Flag{jsonFlag},
+				Name:        "list",
+				Usage:       "list the kernels in the cache",
+				Description: "Example:\n   lab image list --json",
+				Flags:       []cli.Flag{jsonFlag},
 				Action: func(c *cli.Context) error {
 					var ks []*images.Kernel
 					for _, id := range images.KernelIDs() {

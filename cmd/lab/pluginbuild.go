@@ -28,6 +28,8 @@ func pluginBuildCommand(e *env) *cli.Command {
 		Name:      "plugin",
 		Usage:     "work on your own plugins",
 		ArgsUsage: " ",
+		Description: "See README.md, \"Writing a plugin\".\n\n" +
+			"Example:\n   lab plugin build ./examples/syscallbench && lab run syscallbench",
 		Subcommands: []*cli.Command{{
 			Name:      "build",
 			Usage:     "build a plugin directory for every guest arch",

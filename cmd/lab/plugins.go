@@ -57,10 +57,11 @@ func pluginsCommand(e *env) *cli.Command {
 			return tw.Flush()
 		},
 		Subcommands: []*cli.Command{{
-			Name:      "show",
-			Usage:     "describe one plugin in full",
-			ArgsUsage: "NAME",
-			Flags:     []cli.Flag{jsonFlag},
+			Name:        "show",
+			Usage:       "describe one plugin in full",
+			ArgsUsage:   "NAME",
+			Description: "Example:\n   lab plugins show forkbench",
+			Flags:       []cli.Flag{jsonFlag},
 			Action: func(c *cli.Context) error {
 				if c.NArg() != 1 {
 					return fmt.Errorf("lab plugins show needs one NAME (see `lab plugins`)")

@@ -64,9 +64,11 @@ func profilesCommand(e *env) *cli.Command {
 			Name:      "show",
 			Usage:     "print a resolved profile and the exact QEMU command line",
 			ArgsUsage: "NAME",
+			Description: "Examples:\n   lab profiles show celeron-2.4\n" +
+				"   lab profiles show xeon5130-1core --json --accel kvm",
 			Flags: []cli.Flag{profileFileFlag, jsonFlag,
 				&cli.StringFlag{Name: "accel", Value: "tcg", Usage: "accelerator to show the command line for (kvm or tcg)"},
-				&cli.StringFlag{Name: "clock", Value: "host", Usage: "clock to show the command line for"}},
+				&cli.StringFlag{Name: "clock", Usage: "clock to show the command line for (default: the profile's)"}},
 			Action: func(c *cli.Context) error {
 				if c.NArg() != 1 {
 					return fmt.Errorf("lab profiles show needs one NAME (see `lab profiles`)")
@@ -75,7 +77,11 @@ func profilesCommand(e *env) *cli.Command {
 				if err != nil {
 					return err
 				}
-				clock, err := vm.ParseClock(c.String("clock"))
+				cs := c.String("clock")
+				if cs == "" {
+					cs = p.Clock
+				}
+				clock, err := vm.ParseClock(cs)
 				if err != nil {
 					return err
 				}

@@ -200,13 +200,16 @@ func (e *env) runPlugin(ctx context.Context, f runFlags) error {
 			res.Samples = resp.Samples
 			res.Guest = mergeEnv(res.Guest, resp.Env)
 		}
-		var rerr *plugins.RunError
 		reason := classify(ctx, runCtx, h, err, f.timeout)
-		if !errors.As(err, &rerr) {
-			select {
-			case <-sess.Exited():
-				reason = "the plugin crashed: " + reason
-			default:
+		var rerr *plugins.RunError
+		if ctx.Err() == nil && runCtx.Err() == nil && !errors.As(err, &rerr) {
+			// The exit frame may trail the broken connection a little.
+			code, exited, linkErr := sess.Exit(3 * time.Second)
+			switch {
+			case exited && linkErr == nil:
+				reason = fmt.Sprintf("the plugin crashed (exit status %d): %v", code, err)
+			case exited || guestGone(h, 3*time.Second):
+				reason = fmt.Sprintf("the guest died mid-run (vm %s is gone): %v", h.Name, err)
 			}
 		}
 		res.Outcome = results.Outcome{Status: "failed", Reason: reason, StderrTail: tailLines(sess.StderrTail(), 20)}
@@ -223,10 +226,22 @@ func classify(ctx, runCtx context.Context, h *vm.Handle, err error, timeout time
 	case errors.Is(runCtx.Err(), context.DeadlineExceeded):
 		return fmt.Sprintf("timed out after %v (--timeout); the plugin was killed", timeout)
 	}
-	if _, oerr := vm.Open(h.Name); oerr != nil {
-		return fmt.Sprintf("the guest died mid-run (vm %s is gone): %v", h.Name, err)
-	}
 	return err.Error()
+}
+
+// guestGone says whether the VM went away (its QEMU or supervisor died),
+// waiting up to d for the supervisor to notice.
+func guestGone(h *vm.Handle, d time.Duration) bool {
+	deadline := time.Now().Add(d)
+	for {
+		if _, err := vm.Open(h.Name); err != nil {
+			return true
+		}
+		if time.Now().After(deadline) {
+			return false
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
 }
 
 // finish analyses, saves and prints a result; a failed run still saves

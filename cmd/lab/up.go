@@ -35,7 +35,7 @@ func upCommand(e *env) *cli.Command {
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "name", Usage: "VM name (default: the profile name)"},
 			&cli.StringFlag{Name: "accel", Value: "auto", Usage: "accelerator: auto (prove KVM, else TCG), kvm or tcg"},
-			&cli.StringFlag{Name: "clock", Value: "host", Usage: "guest clock: host, icount or icount:SHIFT (TCG, one online CPU)"},
+			&cli.StringFlag{Name: "clock", Usage: "guest clock: host, icount or icount:SHIFT (TCG, one online CPU); default: the profile's clock, else host"},
 			&cli.IntFlag{Name: "memory", Usage: "override the profile's memory in `MB`"},
 			profileFileFlag, jsonFlag,
 		},
@@ -54,6 +54,9 @@ func (e *env) up(c *cli.Context, f upFlags) error {
 	p, err := images.Lookup(f.profile, f.files...)
 	if err != nil {
 		return err
+	}
+	if f.clock == "" {
+		f.clock = p.Clock
 	}
 	clock, err := vm.ParseClock(f.clock)
 	if err != nil {

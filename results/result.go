@@ -91,6 +91,23 @@ type Result struct {
 	Summary       []Summary         `json:"summary"`
 	Outcome       Outcome           `json:"outcome"`
 	Comparisons   []Comparison      `json:"comparisons,omitempty"`
+	// Harness records what running the plugin cost, apart from the
+	// measurement itself.
+	Harness *Harness `json:"harness,omitempty"`
+}
+
+// Harness is the cost of getting a plugin running in the guest.
+type Harness struct {
+	// StartSeconds is from `lab run` starting to the plugin's first RPC
+	// answered (host wall time).
+	StartSeconds float64 `json:"start_seconds"`
+	// OpenSeconds is from pushing the plugin to its first RPC answered.
+	OpenSeconds float64 `json:"open_seconds"`
+	// PushSeconds is the time spent pushing files; FilesSent of them were
+	// transferred and FilesCached were already in the guest.
+	PushSeconds float64 `json:"push_seconds"`
+	FilesSent   int     `json:"files_sent"`
+	FilesCached int     `json:"files_cached"`
 }
 
 // Summary is the statistics of one metric (and label set) across repeats.

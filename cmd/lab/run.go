@@ -84,6 +84,7 @@ func parseParams(kvs []string) (map[string]string, error) {
 }
 
 func (e *env) runPlugin(ctx context.Context, f runFlags) error {
+	t0 := time.Now()
 	if f.repeat < 1 || f.repeat > 1000 {
 		return fmt.Errorf("--repeat %d: want 1..1000", f.repeat)
 	}
@@ -177,7 +178,9 @@ func (e *env) runPlugin(ctx context.Context, f runFlags) error {
 		return e.finish(res, outDir, f.json)
 	}
 	sent, cached, took := sess.Pushed()
-	bar.note(fmt.Sprintf("plugin %s started in %.2fs (pushed %d files in %.2fs, %d already in the guest)", bundle.Name, time.Since(t).Seconds(), sent, took.Seconds(), cached))
+	res.Harness = &results.Harness{StartSeconds: sess.Ready.Sub(t0).Seconds(), OpenSeconds: sess.Ready.Sub(t).Seconds(),
+		PushSeconds: took.Seconds(), FilesSent: sent, FilesCached: cached}
+	bar.note(fmt.Sprintf("plugin %s started in %.2fs (pushed %d files in %.2fs, %d already in the guest)", bundle.Name, res.Harness.OpenSeconds, sent, took.Seconds(), cached))
 
 	var partial []results.Sample
 	resp, err := sess.Bench.Run(runCtx, &plugins.RunRequest{Experiment: exp.Name, Params: resolved, Repeat: f.repeat}, func(p plugins.Progress) {

@@ -40,7 +40,6 @@ func benchTable(b *testing.B, title string, header string, rows [][]string) {
 	fmt.Print(sb.String())
 }
 
-
 // BenchmarkBootToReady: per profile under TCG, 5 boots each, QEMU start to
 // agent ready (host wall time), and the guest's own uptime at /init.
 func BenchmarkBootToReady(b *testing.B) {

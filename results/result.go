@@ -73,6 +73,9 @@ type Machine struct {
 	KernelID      string   `json:"kernel_id"`
 	KernelSHA256  string   `json:"kernel_sha256"`
 	KernelPackage string   `json:"kernel_package"` // Debian package and version
+	// Boot says how the VM came up: cold, or restored from a booted
+	// snapshot of the same configuration.
+	Boot string `json:"boot,omitempty"`
 }
 
 // Result is the document written for one run.

@@ -199,7 +199,7 @@ func Args(o Options) ([]string, error) {
 		"-kernel", o.Kernel,
 		"-initrd", o.Initrd,
 		"-append", Cmdline(p),
-		"-chardev", "file,id=con,path="+filepath.Join(o.StateDir, ConsoleLog),
+		"-chardev", "file,id=con,path="+filepath.Join(o.StateDir, ConsoleLog)+",append=on",
 		"-serial", "chardev:con",
 		"-chardev", "socket,id=link,path="+filepath.Join(o.StateDir, LinkSock)+",server=on,wait=off",
 		"-device", "virtio-serial-pci",

@@ -38,6 +38,10 @@ type Config struct {
 	Initrd        string         `json:"initrd"`
 	// BootTimeout bounds QEMU start to agent ready.
 	BootTimeout time.Duration `json:"boot_timeout"`
+	// Snapshot is the booted-state file of this configuration (see
+	// snapshot.go): restored from if it exists, else saved on this boot.
+	// Empty for cold boots (--cold, icount clocks).
+	Snapshot string `json:"snapshot,omitempty"`
 }
 
 // Machine is a running QEMU process and the link to its agent. It belongs
@@ -57,6 +61,23 @@ type Machine struct {
 	Info *link.Info
 	// Started is when QEMU was started; Ready when the agent answered.
 	Started, Ready time.Time
+	// Boot says how the machine came up: "cold", "cold, snapshot saved"
+	// or "restored from snapshot".
+	Boot string
+	// restore is set when this QEMU restores cfg.Snapshot.
+	restore bool
+	// Phases records when each boot phase ended, for the supervisor log.
+	Phases []Phase
+}
+
+// Phase is one step of a boot and when it ended (since QEMU started).
+type Phase struct {
+	Name  string
+	Since time.Duration
+}
+
+func (m *Machine) phase(name string) {
+	m.Phases = append(m.Phases, Phase{name, time.Since(m.Started)})
 }
 
 // BootError is a boot that failed, with the console lines that say why.
@@ -79,7 +100,35 @@ func (e *BootError) Error() string {
 // is killed before Start returns.
 // onStarted, if set, learns QEMU's pid as soon as it runs.
 func Start(ctx context.Context, dir string, cfg Config, onStarted func(pid int)) (*Machine, error) {
-	m := &Machine{cfg: cfg, dir: dir, exited: make(chan struct{})}
+	if cfg.Snapshot != "" {
+		if _, err := os.Stat(cfg.Snapshot); err == nil {
+			m, err := start(ctx, dir, cfg, true, onStarted)
+			var re *restoreError
+			if !errors.As(err, &re) {
+				return m, err
+			}
+			// An unusable snapshot (QEMU changed under it...): boot cold
+			// and save a new one.
+			fmt.Fprintf(os.Stderr, "machine %s: %v; booting cold\n", cfg.Name, err)
+			os.Remove(cfg.Snapshot)
+			os.Remove(filepath.Join(dir, ConsoleLog))
+		}
+	}
+	return start(ctx, dir, cfg, false, onStarted)
+}
+
+func start(ctx context.Context, dir string, cfg Config, restore bool, onStarted func(pid int)) (*Machine, error) {
+	m := &Machine{cfg: cfg, dir: dir, exited: make(chan struct{}), restore: restore}
+	if restore {
+		m.cfg.Argv = append(append([]string{}, cfg.Argv...), restoreArgs(cfg.Snapshot)...)
+		// The console of the boot that made the snapshot, then ours.
+		b, _ := os.ReadFile(cfg.Snapshot + ".console")
+		b = append(b, []byte(fmt.Sprintf("\nlab: restored from snapshot %s\n", filepath.Base(cfg.Snapshot)))...)
+		_ = os.WriteFile(filepath.Join(dir, ConsoleLog), b, 0o600)
+		m.Boot = "restored from snapshot"
+	} else {
+		m.Boot = "cold"
+	}
 	if err := m.startQEMU(); err != nil {
 		return nil, err
 	}
@@ -89,6 +138,10 @@ func Start(ctx context.Context, dir string, cfg Config, onStarted func(pid int))
 	if err := m.connect(ctx); err != nil {
 		m.Kill()
 		var be *BootError
+		var re *restoreError
+		if errors.As(err, &re) {
+			return nil, err
+		}
 		if !errors.As(err, &be) && ctx.Err() == nil {
 			err = &BootError{Name: cfg.Name, Reason: err.Error(), Console: m.ConsoleTail(15)}
 		}
@@ -136,7 +189,27 @@ func (m *Machine) connect(ctx context.Context) error {
 	}
 	done := make(chan result, 1)
 	go func() {
+		switch {
+		case m.restore:
+			if err := m.finishRestore(ctx); err != nil {
+				done <- result{nil, err}
+				return
+			}
+			m.phase("restored")
+		case m.cfg.Snapshot != "":
+			if err := m.saveSnapshot(ctx); err != nil {
+				if ctx.Err() != nil {
+					done <- result{nil, ctx.Err()}
+					return
+				}
+				fmt.Fprintf(os.Stderr, "machine %s: saving the booted snapshot: %v\n", m.cfg.Name, err)
+			} else {
+				m.Boot = "cold, snapshot saved"
+				m.phase("snapshot saved")
+			}
+		}
 		conn, err := m.handshake(ctx)
+		m.phase("agent announced")
 		done <- result{conn, err}
 	}()
 	var conn net.Conn
@@ -148,6 +221,10 @@ func (m *Machine) connect(ctx context.Context) error {
 		}
 		return err
 	case r := <-done:
+		var re *restoreError
+		if errors.As(r.err, &re) {
+			return r.err
+		}
 		if r.err != nil {
 			// The link usually breaks because the guest died: give the
 			// console watcher (which waits for the rest of a panic
@@ -189,6 +266,7 @@ func (m *Machine) connect(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("machine %s: asking the agent: %w", m.cfg.Name, err)
 	}
+	m.phase("agent answered")
 	m.Info = info
 	m.Ready = time.Now()
 	return nil

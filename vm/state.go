@@ -50,8 +50,11 @@ type State struct {
 	Started       time.Time `json:"started"`
 	Ready         time.Time `json:"ready,omitempty"`
 	// BootSeconds is QEMU start to agent ready, host wall time.
-	BootSeconds float64    `json:"boot_seconds"`
-	Guest       *link.Info `json:"guest,omitempty"`
+	BootSeconds float64 `json:"boot_seconds"`
+	// Boot says how the machine came up (cold, or restored from a
+	// booted snapshot).
+	Boot  string     `json:"boot"`
+	Guest *link.Info `json:"guest,omitempty"`
 }
 
 // ReadState reads a VM's state.json.

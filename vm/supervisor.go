@@ -70,6 +70,7 @@ func Supervise(dir string, ready *os.File) int {
 	st.Ready = m.Ready
 	st.BootSeconds = m.Ready.Sub(m.Started).Seconds()
 	st.Guest = m.Info
+	st.Boot = m.Boot
 	if err := writeState(dir, st); err != nil {
 		m.Kill()
 		report(readyMsg{Error: err.Error()})
@@ -86,7 +87,10 @@ func Supervise(dir string, ready *os.File) int {
 		return 1
 	}
 	_ = os.Chmod(sock, 0o600)
-	logger.Printf("vm %s ready in %.2fs (%s, clock %s)", cfg.Name, st.BootSeconds, cfg.Accel, cfg.Clock)
+	logger.Printf("vm %s ready in %.2fs (%s, clock %s, %s)", cfg.Name, st.BootSeconds, cfg.Accel, cfg.Clock, st.Boot)
+	for _, p := range m.Phases {
+		logger.Printf("  %6.2fs %s", p.Since.Seconds(), p.Name)
+	}
 	report(readyMsg{State: st})
 
 	s := &server{m: m, st: st, dir: dir, log: logger, down: make(chan ctlRequest, 1)}

@@ -25,6 +25,8 @@ type UpOptions struct {
 	Accel    string
 	Clock    Clock
 	MemoryMB int
+	// Cold boots from scratch, neither restoring nor saving a snapshot.
+	Cold bool
 	// Exe is the lab binary that runs the supervisor (`Exe __supervise DIR`).
 	Exe string
 	// Log receives progress and notes for the user.
@@ -84,8 +86,13 @@ func Prepare(ctx context.Context, o UpOptions) (*Config, error) {
 	if accel == "tcg" {
 		timeout = 120 * time.Second
 	}
+	version := qemuVersion(qemu)
+	snapshot := ""
+	if !o.Cold && o.Clock.Mode != "icount" && os.Getenv("LAB_NO_SNAPSHOT") == "" {
+		snapshot = SnapshotPath(images.CacheDir(), SnapshotKey(argv, dir, version))
+	}
 	return &Config{
-		Name: o.Name, Profile: p, Argv: argv, QEMUVersion: qemuVersion(qemu),
+		Name: o.Name, Profile: p, Argv: argv, QEMUVersion: version, Snapshot: snapshot,
 		Accel: accel, Clock: o.Clock,
 		KernelID: k.ID, KernelSHA256: k.Vmlinuz, KernelPackage: k.Package + " " + k.Version, KernelRelease: k.Release,
 		Initrd: initrd, BootTimeout: timeout,

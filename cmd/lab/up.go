@@ -17,6 +17,7 @@ type upFlags struct {
 	clock   string
 	memory  int
 	files   []string
+	cold    bool
 	json    bool
 }
 
@@ -31,12 +32,16 @@ func upCommand(e *env) *cli.Command {
 			"Examples:\n" +
 			"   lab up celeron-2.4\n" +
 			"   lab up xeon5130-2core --name xeon --memory 1024\n" +
-			"   lab up celeron-2.4 --clock icount:3   # deterministic guest time (TCG, 1 CPU)",
+			"   lab up celeron-2.4 --clock icount:3   # deterministic guest time (TCG, 1 CPU)\n\n" +
+			"The first boot of a configuration saves the machine's state when its agent\n" +
+			"waits for the host; later boots restore it (~1-2 s instead of ~6 s under TCG).\n" +
+			"--cold boots from scratch.",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "name", Usage: "VM name (default: the profile name)"},
 			&cli.StringFlag{Name: "accel", Value: "auto", Usage: "accelerator: auto (prove KVM, else TCG), kvm or tcg"},
 			&cli.StringFlag{Name: "clock", Usage: "guest clock: host, icount or icount:SHIFT (TCG, one online CPU); default: the profile's clock, else host"},
 			&cli.IntFlag{Name: "memory", Usage: "override the profile's memory in `MB`"},
+			&cli.BoolFlag{Name: "cold", Usage: "boot from scratch: do not restore (or save) the booted snapshot of this configuration"},
 			profileFileFlag, jsonFlag,
 		},
 		Action: func(c *cli.Context) error {
@@ -44,7 +49,7 @@ func upCommand(e *env) *cli.Command {
 				return fmt.Errorf("lab up needs exactly one PROFILE (see `lab profiles`)")
 			}
 			f := upFlags{profile: c.Args().First(), name: c.String("name"), accel: c.String("accel"),
-				clock: c.String("clock"), memory: c.Int("memory"), files: c.StringSlice("profile-file"), json: c.Bool("json")}
+				clock: c.String("clock"), memory: c.Int("memory"), files: c.StringSlice("profile-file"), cold: c.Bool("cold"), json: c.Bool("json")}
 			return e.up(c, f)
 		},
 	}
@@ -75,7 +80,7 @@ func (e *env) up(c *cli.Context, f upFlags) error {
 	if !f.json {
 		fmt.Fprintf(e.stderr, "booting %s (profile %s)...\n", f.name, p.Name)
 	}
-	st, err := vm.Up(c.Context, vm.UpOptions{Name: f.name, Profile: p, Accel: f.accel, Clock: clock, MemoryMB: f.memory, Exe: exe, Log: e.stderr})
+	st, err := vm.Up(c.Context, vm.UpOptions{Name: f.name, Profile: p, Accel: f.accel, Clock: clock, MemoryMB: f.memory, Cold: f.cold, Exe: exe, Log: e.stderr})
 	if err != nil {
 		return err
 	}
@@ -83,7 +88,7 @@ func (e *env) up(c *cli.Context, f upFlags) error {
 		return printJSON(e.stdout, st)
 	}
 	g := st.Guest
-	fmt.Fprintf(e.stdout, "%s up in %.2fs (accelerator %s, clock %s)\n", st.Name, st.BootSeconds, st.Accel, st.Clock)
+	fmt.Fprintf(e.stdout, "%s up in %.2fs (accelerator %s, clock %s, %s)\n", st.Name, st.BootSeconds, st.Accel, st.Clock, st.Boot)
 	if g != nil {
 		fmt.Fprintf(e.stdout, "guest: %s; %s; %d/%d CPUs online; %d MB; stack %s; kernel ready at %.2fs guest time\n",
 			g.Uname, g.CPUModel, g.OnlineCPUs, g.PresentCPUs, g.MemTotalKB/1024, stackString(g.StackKB), g.UptimeAtInit)

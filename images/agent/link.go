@@ -1,8 +1,6 @@
 package main
 
 import (
-	"crypto/rand"
-	"encoding/hex"
 	"fmt"
 	"net"
 	"os"
@@ -91,11 +89,16 @@ func (a *agent) session(dev string) error {
 		time.Sleep(100 * time.Millisecond)
 		return fmt.Errorf("open %s: %w", dev, err)
 	}
+	// The host saves a booted snapshot when it sees this line: the agent
+	// is then in the loop below, waiting for its first host.
+	logf("waiting for the host on %s at guest uptime %.2fs", dev, uptime())
 	// Wait for a host: POLLOUT appears as soon as one connects (waiting for
 	// POLLIN alone would add ~200 ms to every connect).
 	for {
 		fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN | unix.POLLOUT}}
-		n, err := unix.Poll(fds, 1000)
+		// A short timeout: a host connecting does not always wake the
+		// poll, and a guest restored from a snapshot sits exactly here.
+		n, err := unix.Poll(fds, 20)
 		if err == unix.EINTR {
 			continue
 		}
@@ -111,9 +114,12 @@ func (a *agent) session(dev string) error {
 	f := os.NewFile(uintptr(fd), dev)
 	defer f.Close()
 
-	var idb [8]byte
-	_, _ = rand.Read(idb[:])
-	id := hex.EncodeToString(idb[:])
+	// Not crypto/rand: getrandom blocks while the kernel RNG is not yet
+	// initialised, which costs a second after a snapshot restore. The id
+	// only has to differ between sessions.
+	a.sessions++
+	id := fmt.Sprintf("%x-%d", time.Now().UnixNano(), a.sessions)
+	logf("host connected at guest uptime %.2fs; announcing session %s", uptime(), id)
 	if err := link.Announce(f, id); err != nil {
 		return fmt.Errorf("announce: %w", err)
 	}

@@ -19,6 +19,7 @@ type agent struct {
 	uptimeAtInit  float64
 	uptimeAtReady float64
 	sessionID     string
+	sessions      int
 	procs         *reaper
 }
 

@@ -427,7 +427,9 @@ func TestIntegrationCtrlC(t *testing.T) {
 	if _, err := os.Stat(labBin); err != nil {
 		labtest.Unavailable(t, "%s missing: run `make build`", labBin)
 	}
-	cmd := exec.Command(labBin, "up", "--accel", "tcg", p.Name)
+	// --cold: a restored snapshot is ready in under a second, before the
+	// interrupt could land; a cold boot takes several.
+	cmd := exec.Command(labBin, "up", "--accel", "tcg", "--cold", p.Name)
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	if err := cmd.Start(); err != nil {

@@ -269,6 +269,8 @@ func TestIntegrationRunFailures(t *testing.T) {
 			res *results.Result
 			r   itResult
 		}
+		// The ticks file of an earlier run must not count.
+		itMust(t, itCallTimeout, nil, "exec", "--", "rm", "-f", "/tmp/labtest.ticks")
 		ch := make(chan done, 1)
 		go func() {
 			r := itLab(t, itRunTimeout, nil, "run", "--json", "--out", t.TempDir(), "labtest", "-e", "slow", "-p", "seconds=120")
@@ -321,4 +323,35 @@ func itGuestProcs(t *testing.T, name string) string {
 	t.Helper()
 	r := itLab(t, itCallTimeout, nil, "exec", "--", "sh", "-c", "ps -o pid,args | grep '[/]"+name+"' || true")
 	return strings.TrimSpace(r.stdout)
+}
+
+// TestIntegrationRunExternalPlugin: a plugin living outside lab's module
+// (examples/syscallbench), built with `lab plugin build`, run with
+// --profile on a throwaway VM that is powered off afterwards.
+func TestIntegrationRunExternalPlugin(t *testing.T) {
+	p := itProfile(t, "celeron-2.4")
+	root := itBootEnv(t, p)
+	repo, err := labtest.RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	itMust(t, 5*time.Minute, nil, "plugin", "build", "--out", dir, filepath.Join(repo, "examples", "syscallbench"))
+	t.Setenv("LAB_PLUGIN_PATH", dir)
+	if r := itMust(t, time.Minute, nil, "plugins"); !strings.Contains(r.stdout, "syscallbench") {
+		t.Errorf("lab plugins does not list the plugin on LAB_PLUGIN_PATH:\n%s", r.stdout)
+	}
+	res, _ := itRunJSON(t, 0, "syscallbench", "--profile", p.Name, "-p", "n=2000", "--repeat", "2")
+	if v := itMedian(t, res, "syscall_ns"); v <= 0 {
+		t.Errorf("syscall_ns median %v", v)
+	}
+	if res.Guest.CPUModel != p.CPU.ModelID {
+		t.Errorf("ran on %q, want the %s guest", res.Guest.CPUModel, p.Name)
+	}
+	if r := itMust(t, itCallTimeout, nil, "status", "--json"); strings.TrimSpace(r.stdout) != "[]" {
+		t.Errorf("the throwaway VM is still listed:\n%s", r.stdout)
+	}
+	if procs := labtest.WaitNoProcs(root, 5*time.Second); len(procs) > 0 {
+		t.Errorf("the throwaway VM left processes: %v", procs)
+	}
 }

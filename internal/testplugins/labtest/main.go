@@ -57,6 +57,7 @@ func (bench) Run(ctx context.Context, req *plugins.RunRequest, progress func(plu
 		select {}
 	case "slow":
 		n, _ := strconv.Atoi(req.Params["seconds"])
+		_ = os.Remove(TicksFile)
 		for i := range n {
 			select {
 			case <-ctx.Done():

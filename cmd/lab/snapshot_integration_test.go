@@ -1,0 +1,103 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestIntegrationSnapshot: a boot restores the booted snapshot of its
+// configuration (made by an earlier boot if there is none), the restored
+// guest is the profile's machine with a fresh clock and RNG, and a corrupt
+// snapshot costs a cold boot, never a failure.
+func TestIntegrationSnapshot(t *testing.T) {
+	p := itProfile(t, "celeron-2.4")
+	itBootEnv(t, p)
+
+	// Make sure the snapshot exists (the first boot of a configuration
+	// saves it), then boot again: that one must restore it.
+	st := itUp(t, p.Name, "snap")
+	if st.Snapshot == "" {
+		t.Fatal("state names no snapshot file")
+	}
+	itMust(t, itCallTimeout, nil, "down", "snap")
+	if _, err := os.Stat(st.Snapshot); err != nil {
+		t.Fatalf("no snapshot after a boot: %v", err)
+	}
+	st = itUp(t, p.Name, "snap")
+	if st.Boot != "restored from snapshot" {
+		t.Errorf("boot %q, want restored from snapshot", st.Boot)
+	}
+	g := itMust(t, itCallTimeout, nil, "exec", "--", "sh", "-c", "grep -m1 'model name' /proc/cpuinfo; ulimit -s; date +%s; head -c 16 /dev/urandom | od -An -x").stdout
+	lines := strings.Split(strings.TrimSpace(g), "\n")
+	if len(lines) != 4 || !strings.Contains(lines[0], p.CPU.ModelID) || lines[1] != "8192" {
+		t.Fatalf("restored guest: %q", g)
+	}
+	var guestNow int64
+	if _, err := fmtSscan(lines[2], &guestNow); err != nil || abs(time.Now().Unix()-guestNow) > 5 {
+		t.Errorf("restored guest clock %q, host %d: not set from the host", lines[2], time.Now().Unix())
+	}
+	first := lines[3]
+	itMust(t, itCallTimeout, nil, "down", "snap")
+
+	st = itUp(t, p.Name, "snap")
+	again := itMust(t, itCallTimeout, nil, "exec", "--", "sh", "-c", "head -c 16 /dev/urandom | od -An -x").stdout
+	if strings.TrimSpace(again) == first {
+		t.Errorf("two restores of one snapshot gave the same random bytes %q: the RNG was not reseeded", first)
+	}
+	if c := itMust(t, itCallTimeout, nil, "console", "snap").stdout; !strings.Contains(c, "restored from snapshot") || !strings.Contains(c, "lab-agent: ready") {
+		t.Errorf("console of a restored VM should show the original boot and the restore:\n%s", c)
+	}
+	itMust(t, itCallTimeout, nil, "down", "snap")
+
+	// A corrupt snapshot: the boot falls back to cold and saves a new one.
+	if err := os.Truncate(st.Snapshot, 4096); err != nil {
+		t.Fatal(err)
+	}
+	st = itUp(t, p.Name, "snap")
+	if st.Boot != "cold, snapshot saved" {
+		t.Errorf("boot after corrupting the snapshot: %q, want cold, snapshot saved", st.Boot)
+	}
+	if fi, err := os.Stat(st.Snapshot); err != nil || fi.Size() <= 4096 {
+		t.Errorf("snapshot not saved anew: %v", err)
+	}
+	itMust(t, itCallTimeout, nil, "down", "snap")
+
+	// --cold neither restores nor saves.
+	st = itUp(t, p.Name, "snap", "--cold")
+	if st.Boot != "cold" || st.Snapshot != "" {
+		t.Errorf("--cold: boot %q snapshot %q", st.Boot, st.Snapshot)
+	}
+}
+
+// TestIntegrationAccelKVM: where KVM does not work (these machines), asking
+// for it fails in seconds with a clear error and leaves nothing behind.
+func TestIntegrationAccelKVM(t *testing.T) {
+	p := itProfile(t, "celeron-2.4")
+	root := itBootEnv(t, p)
+	if _, err := os.Stat("/dev/kvm"); err != nil {
+		t.Skip("no /dev/kvm here: the probe is not reached")
+	}
+	r := itLab(t, time.Minute, nil, "up", "--accel", "kvm", p.Name)
+	if r.code == 0 {
+		t.Skipf("KVM works on this host (booted in %.1fs)", r.took.Seconds())
+	}
+	if !strings.Contains(r.stderr, "KVM does not work") || !strings.Contains(r.stderr, "--accel tcg") {
+		t.Errorf("error %q should say KVM does not work and what to use instead", r.stderr)
+	}
+	if r.took > 20*time.Second {
+		t.Errorf("--accel kvm took %v to fail", r.took)
+	}
+	itNoneLeft(t, root, p.Name)
+}
+
+func fmtSscan(s string, v *int64) (int, error) { return fmt.Sscan(s, v) }
+
+func abs(x int64) int64 {
+	if x < 0 {
+		return -x
+	}
+	return x
+}

@@ -106,6 +106,9 @@ func header(r *Result) [][2]string {
 		ran += " (vm " + r.Machine.Name + ")"
 	}
 	ran += ", accelerator " + orUnknown(r.Machine.Accelerator) + ", clock " + orUnknown(r.Machine.Clock)
+	if r.Machine.Boot != "" {
+		ran += ", boot " + r.Machine.Boot
+	}
 	rows = append(rows, [2]string{"ran on", ran})
 
 	kernel := orUnknown(r.Machine.KernelID)

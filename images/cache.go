@@ -122,16 +122,16 @@ func Verify(sha string) error {
 	return nil
 }
 
-// writeFileAtomic writes data to path through a synced temporary file in
+// WriteFileAtomic writes data to path through a synced temporary file in
 // the same directory and a rename.
-func writeFileAtomic(path string, data []byte, perm os.FileMode) error {
+func WriteFileAtomic(path string, data []byte, perm os.FileMode) error {
 	return writeAtomic(path, perm, func(w io.Writer) error {
 		_, err := w.Write(data)
 		return err
 	})
 }
 
-// writeAtomic is writeFileAtomic for content produced by a function.
+// writeAtomic is WriteFileAtomic for content produced by a function.
 func writeAtomic(path string, perm os.FileMode, fill func(io.Writer) error) error {
 	dir := filepath.Dir(path)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -181,7 +181,7 @@ func writeJSONAtomic(path string, v any) error {
 	if err != nil {
 		return err
 	}
-	return writeFileAtomic(path, append(data, '\n'), 0o644)
+	return WriteFileAtomic(path, append(data, '\n'), 0o644)
 }
 
 // LockCache takes the cache-wide lock that serialises fetches between

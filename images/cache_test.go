@@ -98,7 +98,7 @@ func TestPutVerify(t *testing.T) {
 func TestWriteAtomicKeepsOldOnFailure(t *testing.T) {
 	dir := t.TempDir()
 	p := filepath.Join(dir, "m.json")
-	if err := writeFileAtomic(p, []byte("old"), 0o644); err != nil {
+	if err := WriteFileAtomic(p, []byte("old"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	err := writeAtomic(p, 0o644, func(w io.Writer) error {

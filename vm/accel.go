@@ -10,6 +10,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"lab/images"
 )
 
 // Verdict is the cached result of proving KVM on this host.
@@ -117,26 +119,6 @@ func ChooseAccel(ctx context.Context, want, qemu, kernel, cacheDir string) (acce
 	return "tcg", fmt.Sprintf("KVM unusable (%s); using TCG software emulation (verdict cached until the host reboots)", v.Reason), nil
 }
 
-// writeFileAtomic writes via a temp file and rename: never a half-written file.
-func writeFileAtomic(path string, data []byte, mode os.FileMode) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	if err := os.Chmod(tmp.Name(), mode); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
-}
+// writeFileAtomic writes via a synced temp file and rename: never a
+// half-written file.
+var writeFileAtomic = images.WriteFileAtomic

@@ -2,11 +2,15 @@ package main
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/urfave/cli/v2"
 
 	"lab/images"
+	"lab/vm"
 )
 
 func imageCommand(e *env) *cli.Command {
@@ -76,6 +80,21 @@ func imageCommand(e *env) *cli.Command {
 				},
 			},
 			{
+				Name:  "prune",
+				Usage: "delete booted snapshots and initramfs images no VM is using",
+				Description: "Both are rebuilt on demand: the next boot of a configuration is cold and\n" +
+					"saves a new snapshot. Kernels and busybox stay.\n\n" +
+					"Example:\n   lab image prune",
+				Action: func(c *cli.Context) error {
+					n, bytes, err := pruneCache()
+					if err != nil {
+						return err
+					}
+					fmt.Fprintf(e.stdout, "removed %d files, %.1f MB\n", n, float64(bytes)/1e6)
+					return nil
+				},
+			},
+			{
 				Name:        "list",
 				Usage:       "list the kernels in the cache",
 				Description: "Example:\n   lab image list --json",
@@ -100,4 +119,40 @@ func imageCommand(e *env) *cli.Command {
 			},
 		},
 	}
+}
+
+// pruneCache removes snapshots and initramfs images that no VM up uses.
+func pruneCache() (files int, bytes int64, err error) {
+	inUse := map[string]bool{}
+	entries, err := vm.List()
+	if err != nil {
+		return 0, 0, err
+	}
+	for _, en := range entries {
+		if en.State != nil && !en.Stale {
+			inUse[en.State.Initrd] = true
+			inUse[en.State.Snapshot] = true
+			inUse[en.State.Snapshot+".console"] = true
+		}
+	}
+	for _, dir := range []string{"snapshots", "initramfs"} {
+		des, err := os.ReadDir(filepath.Join(images.CacheDir(), dir))
+		if err != nil && !os.IsNotExist(err) {
+			return files, bytes, err
+		}
+		for _, de := range des {
+			p := filepath.Join(images.CacheDir(), dir, de.Name())
+			if de.IsDir() || inUse[p] || strings.Contains(de.Name(), ".tmp") {
+				continue
+			}
+			if fi, err := de.Info(); err == nil {
+				bytes += fi.Size()
+			}
+			if err := os.Remove(p); err != nil {
+				return files, bytes, err
+			}
+			files++
+		}
+	}
+	return files, bytes, nil
 }

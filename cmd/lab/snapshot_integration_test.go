@@ -101,3 +101,32 @@ func abs(x int64) int64 {
 	}
 	return x
 }
+
+// TestIntegrationImagePrune: prune keeps what a VM up uses and removes the
+// rest; the next boot rebuilds what it needs.
+func TestIntegrationImagePrune(t *testing.T) {
+	p := itProfile(t, "celeron-2.4")
+	itBootEnv(t, p)
+	st := itUp(t, p.Name, "prune")
+	itMust(t, itCallTimeout, nil, "image", "prune")
+	for _, f := range []string{st.Snapshot, st.Initrd} {
+		if _, err := os.Stat(f); err != nil {
+			t.Errorf("prune removed %s, which vm prune uses: %v", f, err)
+		}
+	}
+	itMust(t, itCallTimeout, nil, "down", "prune")
+	r := itMust(t, itCallTimeout, nil, "image", "prune")
+	if !strings.Contains(r.stdout, "removed") {
+		t.Errorf("prune output %q", r.stdout)
+	}
+	for _, f := range []string{st.Snapshot, st.Initrd} {
+		if _, err := os.Stat(f); err == nil {
+			t.Errorf("prune kept %s with no VM up", f)
+		}
+	}
+	st = itUp(t, p.Name, "prune")
+	if st.Boot != "cold, snapshot saved" {
+		t.Errorf("boot after prune: %q, want cold, snapshot saved", st.Boot)
+	}
+	itMust(t, itCallTimeout, nil, "exec", "--", "true")
+}

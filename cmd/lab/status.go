@@ -21,6 +21,7 @@ type statusRow struct {
 	PID         int     `json:"pid"`
 	QEMUPID     int     `json:"qemu_pid"`
 	BootSeconds float64 `json:"boot_seconds"`
+	Boot        string  `json:"boot"`
 }
 
 func statusCommand(e *env) *cli.Command {
@@ -41,7 +42,7 @@ func statusCommand(e *env) *cli.Command {
 				r := statusRow{Name: en.Name, State: "stale (supervisor gone; cleaned up)"}
 				if st := en.State; st != nil {
 					r.Profile, r.Accelerator, r.Clock, r.PID, r.QEMUPID = st.Profile.Name, st.Accel, st.Clock.String(), st.SupervisorPID, st.QEMUPID
-					r.BootSeconds = st.BootSeconds
+					r.BootSeconds, r.Boot = st.BootSeconds, st.Boot
 				}
 				if !en.Stale && en.State != nil {
 					r.State = en.State.Phase
@@ -62,13 +63,13 @@ func statusCommand(e *env) *cli.Command {
 				return nil
 			}
 			tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "NAME\tPROFILE\tSTATE\tACCEL\tCLOCK\tUPTIME\tPID")
+			fmt.Fprintln(tw, "NAME\tPROFILE\tSTATE\tACCEL\tCLOCK\tUPTIME\tPID\tBOOT")
 			for _, r := range rows {
 				up := "-"
 				if r.Uptime > 0 {
 					up = time.Duration(r.Uptime * float64(time.Second)).Round(time.Second).String()
 				}
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%d\n", r.Name, r.Profile, r.State, r.Accelerator, r.Clock, up, r.PID)
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%d\t%s\n", r.Name, r.Profile, r.State, r.Accelerator, r.Clock, up, r.PID, r.Boot)
 			}
 			return tw.Flush()
 		},

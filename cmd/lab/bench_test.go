@@ -175,7 +175,7 @@ func BenchmarkHarnessOverhead(b *testing.B) {
 	benchUp(b)
 	// The noise under TCG on a shared host is large (CV ~20% per sample),
 	// so each side gets rounds*per samples, interleaved.
-	const rounds, per = 6, 3
+	const rounds, per = 2, 10
 	res := benchRun(b, "forkbench", "-p", "n=10") // puts the bundle in the guest
 	_ = res
 	bin := strings.TrimSpace(benchLab(b, "exec", "--", "sh", "-c", "ls /var/lib/lab/plugins/forkbench/*/workload/forktime | head -1"))

@@ -51,7 +51,7 @@ func description() *plugins.Description {
 					{Name: "thread_create_join_us", Unit: "µs", Help: "one pthread_create of an empty function and its pthread_join"},
 					{Name: "ratio", Unit: "x", Help: "fork_wait_us / thread_create_join_us"},
 				}, rusageMetrics...),
-				References: references("forktime"),
+				References: results.Published("forktime"),
 			},
 			{
 				Name:    "create",
@@ -68,7 +68,7 @@ func description() *plugins.Description {
 					{Name: "thread_s", Unit: "s", Help: "all m threads"},
 					{Name: "ratio", Unit: "x", Help: "process_s / thread_s"},
 				}, rusageMetrics...),
-				References: references("create"),
+				References: results.Published("create"),
 			},
 		},
 	}

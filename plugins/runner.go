@@ -63,7 +63,7 @@ func (r *guestRunner) Start(ctx context.Context) error {
 	}
 	root := fmt.Sprintf("%s/%s/%s", guestRoot, r.bundle.Name, sum[:16])
 	for _, f := range files {
-		sent, err := r.lc.PutFile(ctx, filepath.Join(r.bundle.Dir, f), root+"/"+filepath.ToSlash(f), 0)
+		sent, err := r.push(ctx, f, root+"/"+filepath.ToSlash(f.rel))
 		if err != nil {
 			return fmt.Errorf("pushing plugin %s: %w", r.bundle.Name, err)
 		}
@@ -223,34 +223,55 @@ func (r *guestRunner) closeListeners() {
 	r.listeners = nil
 }
 
-// bundleFiles lists a bundle's regular files (relative, sorted) and a hash
-// over their names and contents.
-func bundleFiles(dir string) ([]string, string, error) {
-	var files []string
+// bundleFile is one regular file of a bundle.
+type bundleFile struct {
+	rel    string // path relative to the bundle dir
+	sha256 string
+	size   int64
+	mode   os.FileMode
+}
+
+// bundleFiles lists a bundle's regular files (sorted), each hashed once,
+// and a hash over their names and contents.
+func bundleFiles(dir string) ([]bundleFile, string, error) {
+	var files []bundleFile
 	err := filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err != nil || !d.Type().IsRegular() {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, p)
+		b, err := os.ReadFile(p)
 		if err != nil {
 			return err
 		}
-		if d.Type().IsRegular() {
-			rel, _ := filepath.Rel(dir, p)
-			files = append(files, rel)
+		info, err := d.Info()
+		if err != nil {
+			return err
 		}
+		sum := sha256.Sum256(b)
+		files = append(files, bundleFile{rel: rel, sha256: hex.EncodeToString(sum[:]), size: int64(len(b)), mode: info.Mode().Perm()})
 		return nil
 	})
 	if err != nil {
 		return nil, "", fmt.Errorf("plugin bundle %s: %w", dir, err)
 	}
-	sort.Strings(files)
+	sort.Slice(files, func(i, j int) bool { return files[i].rel < files[j].rel })
 	h := sha256.New()
 	for _, f := range files {
-		b, err := os.ReadFile(filepath.Join(dir, f))
-		if err != nil {
-			return nil, "", err
-		}
-		sum := sha256.Sum256(b)
-		fmt.Fprintf(h, "%s %x\n", f, sum)
+		fmt.Fprintf(h, "%s %s\n", f.rel, f.sha256)
 	}
 	return files, hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// push sends one bundle file to guest path dst; the guest keeps content
+// by hash, so a file it already holds is not sent again.
+func (r *guestRunner) push(ctx context.Context, f bundleFile, dst string) (bool, error) {
+	fh, err := os.Open(filepath.Join(r.bundle.Dir, f.rel))
+	if err != nil {
+		return false, err
+	}
+	defer fh.Close()
+	return r.lc.Put(ctx, fh, &link.PutRequest{Path: dst, Mode: uint32(f.mode), Size: f.size, SHA256: f.sha256})
 }
 
 // tailBuffer keeps the last max bytes written.
@@ -378,7 +399,7 @@ func Open(ctx context.Context, lc *link.Client, bundle *Bundle, opt OpenOptions)
 	return s, nil
 }
 
-// StderrTail is the end of what the plugin wrote to stderr, less
+// StderrTail is the last 20 lines the plugin wrote to stderr, less
 // go-plugin's own chatter (its JSON log lines below warning level).
 func (s *Session) StderrTail() string {
 	if s.runner == nil || s.runner.stderrTail == nil {
@@ -393,6 +414,12 @@ func (s *Session) StderrTail() string {
 			}
 		}
 		keep = append(keep, line)
+	}
+	for len(keep) > 0 && strings.TrimSpace(keep[len(keep)-1]) == "" {
+		keep = keep[:len(keep)-1]
+	}
+	if len(keep) > 20 {
+		keep = keep[len(keep)-20:]
 	}
 	return strings.Join(keep, "\n")
 }

@@ -6,7 +6,9 @@ package vm
 
 import (
 	"fmt"
+	"maps"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -144,7 +146,7 @@ func Cmdline(p images.Profile) string {
 		}
 		args = append(args, "lab.offline="+strings.Join(cpus, ","))
 	}
-	for _, k := range sortedKeys(p.Guest.Sysctls) {
+	for _, k := range slices.Sorted(maps.Keys(p.Guest.Sysctls)) {
 		args = append(args, "lab.sysctl="+k+"="+p.Guest.Sysctls[k])
 	}
 	if p.Cmdline != "" {

@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -160,7 +159,11 @@ func (m *Machine) saveSnapshot(ctx context.Context) error {
 		}
 		switch st.Status {
 		case "completed":
-			if err := copyFile(filepath.Join(m.dir, ConsoleLog), file+".console"); err != nil {
+			console, err := os.ReadFile(filepath.Join(m.dir, ConsoleLog))
+			if err != nil {
+				return err
+			}
+			if err := writeFileAtomic(file+".console", console, 0o644); err != nil {
 				return err
 			}
 			return os.Rename(tmp, file)
@@ -173,25 +176,4 @@ func (m *Machine) saveSnapshot(ctx context.Context) error {
 		case <-time.After(20 * time.Millisecond):
 		}
 	}
-}
-
-func copyFile(src, dst string) error {
-	in, err := os.Open(src)
-	if err != nil {
-		return err
-	}
-	defer in.Close()
-	tmp := dst + ".tmp"
-	out, err := os.Create(tmp)
-	if err != nil {
-		return err
-	}
-	if _, err := io.Copy(out, in); err != nil {
-		out.Close()
-		return err
-	}
-	if err := out.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp, dst)
 }

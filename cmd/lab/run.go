@@ -215,7 +215,7 @@ func (e *env) runPlugin(ctx context.Context, f runFlags) error {
 				reason = fmt.Sprintf("the guest died mid-run (vm %s is gone): %v", h.Name, err)
 			}
 		}
-		res.Outcome = results.Outcome{Status: "failed", Reason: reason, StderrTail: tailLines(sess.StderrTail(), 20)}
+		res.Outcome = results.Outcome{Status: "failed", Reason: reason, StderrTail: sess.StderrTail()}
 	}
 	sess.Close()
 	return e.finish(res, outDir, f.json)
@@ -272,14 +272,6 @@ func (e *env) finish(res *results.Result, dir string, asJSON bool) error {
 		return &exitCode{code: 1, msg: msg}
 	}
 	return nil
-}
-
-func tailLines(s string, n int) string {
-	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return strings.Join(lines, "\n")
 }
 
 func machineOf(st *vm.State) results.Machine {

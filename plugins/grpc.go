@@ -6,10 +6,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
+	"strings"
 	"sync"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/encoding"
+
+	"lab/results"
 )
 
 // codecName is the gRPC content-subtype our messages travel under
@@ -117,10 +121,17 @@ func (s *grpcServer) run(req *RunRequest, stream grpc.ServerStream) error {
 		ended   bool
 		sendErr error
 	)
+	// A NaN or ±Inf sample cannot be encoded as JSON: sending it would
+	// break the stream and lose every sample. Such samples are dropped
+	// here and the run fails naming them; the finite ones get through.
+	var nonFinite []string
 	progress := func(p Progress) {
 		mu.Lock()
 		defer mu.Unlock()
 		if !ended && sendErr == nil {
+			var bad []string
+			p.Samples, bad = finiteSamples(p.Samples)
+			nonFinite = append(nonFinite, bad...)
 			sendErr = stream.SendMsg(&RunEvent{Type: EventProgress, Progress: &p})
 		}
 	}
@@ -131,11 +142,54 @@ func (s *grpcServer) run(req *RunRequest, stream grpc.ServerStream) error {
 	if sendErr != nil {
 		return sendErr
 	}
-	done := &RunEvent{Type: EventDone, Response: resp}
-	if err != nil {
-		done.Error = err.Error()
+	if resp != nil {
+		r := *resp
+		var bad []string
+		r.Samples, bad = finiteSamples(resp.Samples)
+		nonFinite = append(nonFinite, bad...)
+		resp = &r
 	}
+	done := &RunEvent{Type: EventDone, Response: resp}
+	var msgs []string
+	if err != nil {
+		msgs = append(msgs, err.Error())
+	}
+	if len(nonFinite) > 0 {
+		msgs = append(msgs, fmt.Sprintf("experiment %s reported values that are not finite numbers (dropped): %s",
+			req.Experiment, strings.Join(unique(nonFinite), "; ")))
+	}
+	done.Error = strings.Join(msgs, "; ")
 	return stream.SendMsg(done)
+}
+
+// finiteSamples returns samples without those whose value is NaN or
+// infinite, and a description of each one left out.
+func finiteSamples(samples []results.Sample) (kept []results.Sample, bad []string) {
+	for _, s := range samples {
+		if math.IsNaN(s.Value) || math.IsInf(s.Value, 0) {
+			bad = append(bad, fmt.Sprintf("metric %q repeat %d is %v", s.Metric, s.Repeat, s.Value))
+			continue
+		}
+		kept = append(kept, s)
+	}
+	if bad == nil {
+		return samples, nil
+	}
+	return kept, bad
+}
+
+// unique returns ss without repeats, in first-seen order (a sample is
+// often in a progress event and in the response).
+func unique(ss []string) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, s := range ss {
+		if !seen[s] {
+			seen[s] = true
+			out = append(out, s)
+		}
+	}
+	return out
 }
 
 // grpcClient is the host's Benchmark, calling the plugin over conn.

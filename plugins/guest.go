@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -153,6 +154,8 @@ type WorkloadValue struct {
 
 // WorkloadResult is what one run of a workload produced.
 type WorkloadResult struct {
+	// Name is the workload's file name, for error messages.
+	Name string
 	// Values are the workload's `key value [unit]` output lines by key.
 	Values map[string]WorkloadValue
 	Stdout string
@@ -170,15 +173,24 @@ type WorkloadResult struct {
 	MaxRSSKB    int64
 }
 
-// Float returns the value of key as a number.
+// Float returns the value of key as a finite number: NaN and ±Inf are
+// refused (JSON cannot carry them, and a measurement that came out as one
+// is a bug in the workload, not data).
 func (r *WorkloadResult) Float(key string) (float64, error) {
+	who := "workload"
+	if r.Name != "" {
+		who += " " + r.Name
+	}
 	v, ok := r.Values[key]
 	if !ok {
-		return 0, fmt.Errorf("workload printed no %q line", key)
+		return 0, fmt.Errorf("%s printed no %q line", who, key)
 	}
 	f, err := strconv.ParseFloat(v.Text, 64)
-	if err != nil {
-		return 0, fmt.Errorf("workload line %q: value %q is not a number", key, v.Text)
+	switch {
+	case nonFiniteText(v.Text):
+		return 0, fmt.Errorf("%s: metric %q is %q, not a finite number; fix the workload", who, key, v.Text)
+	case err != nil:
+		return 0, fmt.Errorf("%s line %q: value %q is not a number", who, key, v.Text)
 	}
 	return f, nil
 }
@@ -220,7 +232,7 @@ func RunWorkload(ctx context.Context, path string, args ...string) (*WorkloadRes
 	wall := time.Since(start)
 	runtime.UnlockOSThread()
 
-	res := &WorkloadResult{Stdout: stdout.String(), Stderr: stderr.String(), WallS: wall.Seconds()}
+	res := &WorkloadResult{Name: name, Stdout: stdout.String(), Stderr: stderr.String(), WallS: wall.Seconds()}
 	res.RealS = res.WallS
 	if cmd.ProcessState != nil {
 		if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
@@ -251,14 +263,17 @@ func RunWorkload(ctx context.Context, path string, args ...string) (*WorkloadRes
 	res.Values = values
 	if _, ok := values["real_s"]; ok {
 		if res.RealS, err = res.Float("real_s"); err != nil {
-			return res, fmt.Errorf("workload %s: %w", name, err)
+			return res, err
 		}
 	}
 	return res, nil
 }
 
 // parseWorkloadOutput parses `key value [unit]` lines; blank lines and
-// lines starting with # are skipped, anything else is an error.
+// lines starting with # are skipped, anything else is an error. A value
+// that reads as a number must be finite: "nan", "inf" (and overflows such
+// as 1e999) are refused here, naming the metric, rather than breaking the
+// JSON of the run's messages and result later.
 func parseWorkloadOutput(out string) (map[string]WorkloadValue, error) {
 	values := map[string]WorkloadValue{}
 	for i, line := range strings.Split(out, "\n") {
@@ -273,6 +288,9 @@ func parseWorkloadOutput(out string) (map[string]WorkloadValue, error) {
 		if _, dup := values[f[0]]; dup {
 			return nil, fmt.Errorf("output line %d: key %q printed twice", i+1, f[0])
 		}
+		if nonFiniteText(f[1]) {
+			return nil, fmt.Errorf("output line %d: metric %q is %q, not a finite number; fix the workload", i+1, f[0], f[1])
+		}
 		v := WorkloadValue{Text: f[1]}
 		if len(f) == 3 {
 			v.Unit = f[2]
@@ -280,6 +298,16 @@ func parseWorkloadOutput(out string) (map[string]WorkloadValue, error) {
 		values[f[0]] = v
 	}
 	return values, nil
+}
+
+// nonFiniteText says whether s reads as NaN or an infinity ("nan", "inf",
+// "+Infinity", or a number too large for a float64 such as 1e999).
+func nonFiniteText(s string) bool {
+	x, err := strconv.ParseFloat(s, 64)
+	if err != nil && !errors.Is(err, strconv.ErrRange) {
+		return false // not a number at all: text such as "glibc-2.36"
+	}
+	return math.IsNaN(x) || math.IsInf(x, 0)
 }
 
 func tvSeconds(tv syscall.Timeval) float64 {

@@ -100,6 +100,13 @@ func header(r *Result) [][2]string {
 		outcome += ": " + r.Outcome.Reason
 	}
 	rows = append(rows, [2]string{"outcome", outcome})
+	// A disturbed measurement is shown as such wherever it is read.
+	if n := len(r.Interference); n > 0 {
+		rows = append(rows, [2]string{"WARNING", fmt.Sprintf("%d command(s) ran in the guest during this run (--no-wait); its numbers may be disturbed: run it again", n)})
+		for _, in := range r.Interference {
+			rows = append(rows, [2]string{"interference", in.Time.Local().Format("15:04:05") + " " + strings.Join(in.Command, " ")})
+		}
+	}
 
 	ran := "profile " + orUnknown(profile)
 	if r.Machine.Name != "" && r.Machine.Name != profile {

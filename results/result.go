@@ -10,7 +10,11 @@
 // form.
 package results
 
-import "time"
+import (
+	"fmt"
+	"math"
+	"time"
+)
 
 // Sample is one measured value of one metric.
 type Sample struct {
@@ -97,6 +101,16 @@ type Result struct {
 	// Harness records what running the plugin cost, apart from the
 	// measurement itself.
 	Harness *Harness `json:"harness,omitempty"`
+	// Interference lists the commands that ran in the guest while this run
+	// measured there (`lab exec --no-wait`, `lab cp --no-wait`): the
+	// numbers may be disturbed by them.
+	Interference []Interference `json:"interference,omitempty"`
+}
+
+// Interference is one command that ran in the guest during a run.
+type Interference struct {
+	Time    time.Time `json:"time"`
+	Command []string  `json:"command"`
 }
 
 // Harness is the cost of getting a plugin running in the guest.
@@ -157,4 +171,75 @@ type Comparison struct {
 func (r *Result) Analyze() {
 	r.Summary = Summarize(r.Samples)
 	r.Comparisons = ComparePublished(r)
+}
+
+// DropNonFinite removes the samples whose value is NaN or infinite, which
+// JSON cannot carry, and returns one line per sample dropped ("metric m
+// repeat r: NaN"). A plugin should never send one (the SDK refuses them);
+// this keeps a result document writable if one slips through, and the
+// caller says in the outcome what was dropped.
+func (r *Result) DropNonFinite() []string {
+	var dropped []string
+	kept := r.Samples[:0:0]
+	for _, s := range r.Samples {
+		if _, bad := nonFinite(field{"value", s.Value}); bad {
+			dropped = append(dropped, fmt.Sprintf("metric %s%s repeat %d: %v", s.Metric, labelSuffix(s.Labels), s.Repeat, s.Value))
+			continue
+		}
+		kept = append(kept, s)
+	}
+	if dropped != nil {
+		r.Samples = kept
+	}
+	return dropped
+}
+
+// CheckFinite returns an error naming the first number in r that JSON
+// cannot carry (NaN, ±Inf), so a caller can say which one instead of
+// "json: unsupported value".
+func (r *Result) CheckFinite() error {
+	for _, s := range r.Samples {
+		if f, bad := nonFinite(field{"value", s.Value}); bad {
+			return fmt.Errorf("sample of metric %s%s repeat %d: %s is %v, not a finite number", s.Metric, labelSuffix(s.Labels), s.Repeat, f.name, f.v)
+		}
+	}
+	for _, s := range r.Summary {
+		if f, bad := nonFinite(field{"median", s.Median}, field{"mean", s.Mean}, field{"trimmed_mean", s.TrimmedMean},
+			field{"min", s.Min}, field{"max", s.Max}, field{"mad", s.MAD}, field{"stddev", s.Stddev}, field{"cv", s.CV}); bad {
+			return fmt.Errorf("summary of metric %s%s: %s is %v, not a finite number", s.Metric, labelSuffix(s.Labels), f.name, f.v)
+		}
+	}
+	for _, c := range r.Comparisons {
+		if f, bad := nonFinite(field{"ours", c.Ours}, field{"published", c.Published}, field{"ratio", c.Ratio}); bad {
+			return fmt.Errorf("comparison of metric %s%s with %s: %s is %v, not a finite number", c.Metric, labelSuffix(c.Labels), c.Machine, f.name, f.v)
+		}
+	}
+	if h := r.Harness; h != nil {
+		if f, bad := nonFinite(field{"start_seconds", h.StartSeconds}, field{"open_seconds", h.OpenSeconds}, field{"push_seconds", h.PushSeconds}); bad {
+			return fmt.Errorf("harness %s is %v, not a finite number", f.name, f.v)
+		}
+	}
+	return nil
+}
+
+type field struct {
+	name string
+	v    float64
+}
+
+// nonFinite returns the first field that is NaN or infinite.
+func nonFinite(fs ...field) (field, bool) {
+	for _, f := range fs {
+		if math.IsNaN(f.v) || math.IsInf(f.v, 0) {
+			return f, true
+		}
+	}
+	return field{}, false
+}
+
+func labelSuffix(labels map[string]string) string {
+	if len(labels) == 0 {
+		return ""
+	}
+	return " {" + FormatLabels(labels) + "}"
 }

@@ -60,6 +60,25 @@ func idPart(s string) string {
 	}, s)
 }
 
+// CheckDir makes sure dir exists (creating it 0755) and that a file can be
+// created in it, so a run learns that its results cannot be saved before it
+// measures, not after.
+func CheckDir(dir string) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("results directory %s cannot be created: %w", dir, err)
+	}
+	f, err := os.CreateTemp(dir, ".lab-write-check-*")
+	if err != nil {
+		return fmt.Errorf("results directory %s is not writable: %w", dir, err)
+	}
+	name := f.Name()
+	f.Close()
+	if err := os.Remove(name); err != nil {
+		return fmt.Errorf("results directory %s: removing the write check %s: %w", dir, name, err)
+	}
+	return nil
+}
+
 // Save writes r as indented JSON to dir/<ID>.json and returns the path. If
 // r.ID is empty it is set with NewID (from r.Started, or now). The file
 // appears whole or not at all: it is written to a temporary file in dir,
@@ -75,6 +94,9 @@ func Save(dir string, r *Result) (string, error) {
 	}
 	if strings.ContainsAny(r.ID, `/\`) || r.ID == "." || r.ID == ".." {
 		return "", fmt.Errorf("save result: id %q is not a valid file name", r.ID)
+	}
+	if err := r.CheckFinite(); err != nil {
+		return "", fmt.Errorf("save result %s: %w", r.ID, err)
 	}
 	data, err := json.MarshalIndent(r, "", "  ")
 	if err != nil {

@@ -1,0 +1,163 @@
+package results
+
+// A result must never be lost or written half-valid: the results directory
+// is checked before a run, non-finite numbers are refused by name (JSON
+// cannot carry them), and commands that disturbed a run are shown.
+
+import (
+	"bytes"
+	"encoding/json"
+	"math"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestCheckDir(t *testing.T) {
+	base := t.TempDir()
+	file := filepath.Join(base, "a-file")
+	if err := os.WriteFile(file, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name    string
+		dir     string
+		wantErr bool
+	}{
+		{"existing", base, false},
+		{"missing is created", filepath.Join(base, "new", "results"), false},
+		{"under a file", filepath.Join(file, "results"), true},
+		{"a file", file, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := CheckDir(tt.dir)
+			if tt.wantErr {
+				if err == nil || !strings.Contains(err.Error(), tt.dir) {
+					t.Fatalf("CheckDir(%s) = %v, want an error naming the directory", tt.dir, err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("CheckDir(%s) = %v", tt.dir, err)
+			}
+			if fi, err := os.Stat(tt.dir); err != nil || !fi.IsDir() {
+				t.Errorf("CheckDir did not leave a directory at %s: %v", tt.dir, err)
+			}
+			if des, _ := os.ReadDir(tt.dir); len(des) != 0 && tt.dir != base {
+				t.Errorf("CheckDir left %d entries in %s", len(des), tt.dir)
+			}
+		})
+	}
+	if des, _ := os.ReadDir(base); len(des) != 2 { // a-file and new/
+		t.Errorf("CheckDir left its probe file behind: %v", des)
+	}
+}
+
+func TestSaveRefusesNonFiniteByName(t *testing.T) {
+	tests := []struct {
+		name string
+		mod  func(r *Result)
+		want []string
+	}{
+		{"sample", func(r *Result) { r.Samples[1].Value = math.NaN() }, []string{"sample", "metric fork_wait_us", "repeat 1", "NaN"}},
+		{"summary", func(r *Result) { r.Summary = []Summary{{Metric: "ratio", CV: math.Inf(1)}} }, []string{"summary", "metric ratio", "cv", "+Inf"}},
+		{"comparison", func(r *Result) {
+			r.Comparisons = []Comparison{{Metric: "ratio", Machine: "Celeron", Ratio: math.Inf(-1)}}
+		}, []string{"comparison", "ratio", "Celeron", "-Inf"}},
+		{"harness", func(r *Result) { r.Harness = &Harness{PushSeconds: math.NaN()} }, []string{"push_seconds"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			r := testResult()
+			tt.mod(r)
+			_, err := Save(dir, r)
+			if err == nil {
+				t.Fatal("Save accepted a non-finite number")
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("Save error %q does not contain %q", err, w)
+				}
+			}
+			if des, _ := os.ReadDir(dir); len(des) != 0 {
+				t.Errorf("Save left %d files after refusing", len(des))
+			}
+		})
+	}
+}
+
+func TestDropNonFinite(t *testing.T) {
+	r := testResult()
+	r.Samples = []Sample{
+		{Metric: "a", Value: 1},
+		{Metric: "a", Value: math.NaN(), Repeat: 1},
+		{Metric: "b", Value: math.Inf(1), Labels: map[string]string{"n": "5"}},
+		{Metric: "b", Value: 2},
+	}
+	got := r.DropNonFinite()
+	want := []string{"metric a repeat 1: NaN", "metric b {n=5} repeat 0: +Inf"}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("DropNonFinite = %q, want %q", got, want)
+	}
+	if len(r.Samples) != 2 || r.Samples[0].Value != 1 || r.Samples[1].Value != 2 {
+		t.Errorf("samples kept %+v, want the two finite ones", r.Samples)
+	}
+	r.Analyze()
+	if _, err := Save(t.TempDir(), r); err != nil {
+		t.Errorf("Save after DropNonFinite: %v", err)
+	}
+	if got := r.DropNonFinite(); got != nil {
+		t.Errorf("second DropNonFinite = %q, want nothing", got)
+	}
+}
+
+func TestInterferenceRecordedAndShown(t *testing.T) {
+	r := testResult()
+	at := time.Date(2026, 1, 2, 15, 4, 30, 0, time.UTC)
+	r.Interference = []Interference{{Time: at, Command: []string{"lab", "exec", "--no-wait", "--", "true"}}}
+	dir := t.TempDir()
+	path, err := Save(dir, r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	back, err := Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(back.Interference, r.Interference) {
+		t.Errorf("interference after a round trip = %+v, want %+v", back.Interference, r.Interference)
+	}
+	b, _ := os.ReadFile(path)
+	var raw map[string]any
+	if err := json.Unmarshal(b, &raw); err != nil || raw["interference"] == nil {
+		t.Errorf("saved document has no \"interference\" key: %v", err)
+	}
+	for _, w := range []func(*bytes.Buffer, *Result) error{
+		func(b *bytes.Buffer, r *Result) error { return WriteTable(b, r) },
+		func(b *bytes.Buffer, r *Result) error { return WriteMarkdown(b, r) },
+	} {
+		var buf bytes.Buffer
+		if err := w(&buf, r); err != nil {
+			t.Fatal(err)
+		}
+		for _, s := range []string{"WARNING", "1 command(s) ran in the guest during this run", at.Local().Format("15:04:05") + " lab exec --no-wait -- true"} {
+			if !strings.Contains(buf.String(), s) {
+				t.Errorf("rendered result does not contain %q:\n%s", s, buf.String())
+			}
+		}
+	}
+	// Without interference nothing is said.
+	r.Interference = nil
+	var buf bytes.Buffer
+	if err := WriteTable(&buf, r); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(buf.String(), "WARNING") {
+		t.Errorf("a clean run warns:\n%s", buf.String())
+	}
+}

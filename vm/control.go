@@ -7,6 +7,8 @@ import (
 	"net"
 	"path/filepath"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"lab/vm/link"
@@ -17,6 +19,12 @@ const (
 	ctlLink   = "link"   // splice this connection to a new link stream
 	ctlStatus = "status" // report Status
 	ctlDown   = "down"   // power off and exit
+	// ctlLinkState reports LinkStatus: a client whose link stream broke
+	// asks whether the link dropped under it.
+	ctlLinkState = "linkstate"
+	// ctlDropLink cuts the link connection as a failing link would, to
+	// check that the supervisor reconnects (a diagnostic, for tests).
+	ctlDropLink = "droplink"
 )
 
 type ctlRequest struct {
@@ -27,6 +35,17 @@ type ctlRequest struct {
 type ctlResponse struct {
 	Error  string  `json:"error,omitempty"`
 	Status *Status `json:"status,omitempty"`
+	// Link is the session a ctlLink stream was opened on, or the state
+	// ctlLinkState asked for.
+	Link *LinkStatus `json:"link,omitempty"`
+}
+
+// LinkStatus is the state of a VM's link to its agent.
+type LinkStatus struct {
+	// Session counts link sessions: 1 after boot, one more per reconnect.
+	Session int `json:"session"`
+	// Up is false while the supervisor reconnects.
+	Up bool `json:"up"`
 }
 
 // Status is a live VM's state as its supervisor sees it.
@@ -34,6 +53,8 @@ type Status struct {
 	// RunState is QEMU's run state from QMP ("running", "paused"...).
 	RunState string        `json:"run_state"`
 	Uptime   time.Duration `json:"uptime"`
+	// Link is the link's state; nil from older supervisors.
+	Link *LinkStatus `json:"link,omitempty"`
 }
 
 // Handle is a VM that is up, reached through its supervisor.
@@ -133,12 +154,101 @@ func ctxErr(ctx context.Context, err error) error {
 }
 
 // Link returns a client for the VM's agent; each stream goes through the
-// supervisor, which owns the link.
+// supervisor, which owns the link. While the supervisor reconnects a
+// dropped link, new streams wait for it. A stream that breaks because the
+// link dropped under it fails with a *LinkDroppedError.
 func (h *Handle) Link() *link.Client {
 	return link.NewClient(func(ctx context.Context) (net.Conn, error) {
-		conn, _, err := h.ctl(ctx, ctlRequest{Op: ctlLink})
-		return conn, err
+		conn, resp, err := h.ctl(ctx, ctlRequest{Op: ctlLink})
+		if err != nil {
+			return nil, err
+		}
+		if resp.Link == nil {
+			return conn, nil // an older supervisor: no reconnects to tell
+		}
+		return &linkConn{Conn: conn, h: h, session: resp.Link.Session}, nil
 	})
+}
+
+// LinkDroppedError is a stream to the guest cut because the link's session
+// died; the supervisor reconnects, so a new stream works again.
+type LinkDroppedError struct {
+	VM string
+	// Session is the dead session.
+	Session int
+}
+
+func (e *LinkDroppedError) Error() string {
+	return fmt.Sprintf("link to vm %s dropped (session %d): the guest agent kills what ran over it; the supervisor reconnects, so run it again", e.VM, e.Session)
+}
+
+// linkConn is a stream through the supervisor on link session session. When
+// a read fails it asks the supervisor whether that session died, so the
+// caller gets a *LinkDroppedError rather than a bare EOF.
+type linkConn struct {
+	net.Conn
+	h       *Handle
+	session int
+
+	closed atomic.Bool
+	once   sync.Once
+	drop   error
+}
+
+func (c *linkConn) Read(b []byte) (int, error) {
+	n, err := c.Conn.Read(b)
+	if err != nil && !c.closed.Load() {
+		if derr := c.dropped(); derr != nil {
+			return n, derr
+		}
+	}
+	return n, err
+}
+
+func (c *linkConn) Close() error {
+	c.closed.Store(true)
+	return c.Conn.Close()
+}
+
+// dropped asks the supervisor (once) whether c's session is gone.
+func (c *linkConn) dropped() error {
+	c.once.Do(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		st, err := c.h.LinkState(ctx)
+		if err != nil {
+			return // the supervisor is gone too: the plain error says enough
+		}
+		if st.Session != c.session || !st.Up {
+			c.drop = &LinkDroppedError{VM: c.h.Name, Session: c.session}
+		}
+	})
+	return c.drop
+}
+
+// LinkState asks the supervisor for the state of the VM's link.
+func (h *Handle) LinkState(ctx context.Context) (*LinkStatus, error) {
+	conn, resp, err := h.ctl(ctx, ctlRequest{Op: ctlLinkState})
+	if err != nil {
+		return nil, err
+	}
+	conn.Close()
+	if resp.Link == nil {
+		return nil, fmt.Errorf("vm %s: the supervisor sent no link state", h.Name)
+	}
+	return resp.Link, nil
+}
+
+// DropLink makes the supervisor cut the VM's link connection as a failing
+// link would; it reconnects on its own. A diagnostic: tests use it to
+// check reconnection.
+func (h *Handle) DropLink(ctx context.Context) error {
+	conn, _, err := h.ctl(ctx, ctlRequest{Op: ctlDropLink})
+	if err != nil {
+		return err
+	}
+	conn.Close()
+	return nil
 }
 
 // Status asks the supervisor for the VM's live status.

@@ -3,7 +3,6 @@ package vm
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
 	"errors"
 	"fmt"
 	"net"
@@ -13,10 +12,9 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
-
-	"github.com/hashicorp/yamux"
 
 	"lab/images"
 	"lab/vm/link"
@@ -55,8 +53,26 @@ type Machine struct {
 	stderr  bytes.Buffer
 	stderrW *lockedWriter
 
-	sess   *yamux.Session
+	// Client reaches the agent through the current link session; while the
+	// link reconnects, its calls wait for the new session (bounded).
 	Client *link.Client
+	// ls is the current link session, nil while reconnecting; lsUp is
+	// closed when one is up. linkGen counts sessions. See reconnect.go.
+	lsMu    sync.Mutex
+	ls      *linkSession
+	lsUp    chan struct{}
+	linkGen int
+	// life ends when the machine is killed: no more reconnects.
+	life     context.Context
+	lifeEnd  context.CancelFunc
+	shutting atomic.Bool
+
+	// qmp is the machine's QMP connection (see qmp.go).
+	qmpMu sync.Mutex
+	qmp   *qmpMonitor
+
+	logf func(format string, args ...any)
+
 	// Info is what the agent reported when the machine became ready.
 	Info *link.Info
 	// Started is when QEMU was started; Ready when the agent answered.
@@ -95,32 +111,53 @@ func (e *BootError) Error() string {
 	return msg
 }
 
+// StartOptions are the caller's hooks into Start.
+type StartOptions struct {
+	// OnStarted, if set, learns QEMU's pid as soon as it runs.
+	OnStarted func(pid int)
+	// Log, if set, receives what the machine has to say while it runs (a
+	// snapshot that could not be restored or saved, a link that dropped
+	// and came back): the vm package never prints. The supervisor passes
+	// its logger.
+	Log func(format string, args ...any)
+}
+
 // Start starts QEMU and waits until the agent answers over the link. QEMU
 // dies with the calling process (PR_SET_PDEATHSIG). If the boot fails, QEMU
 // is killed before Start returns.
-// onStarted, if set, learns QEMU's pid as soon as it runs.
-func Start(ctx context.Context, dir string, cfg Config, onStarted func(pid int)) (*Machine, error) {
+func Start(ctx context.Context, dir string, cfg Config, opt StartOptions) (*Machine, error) {
+	if opt.Log == nil {
+		opt.Log = func(string, ...any) {}
+	}
 	if cfg.Snapshot != "" {
 		if _, err := os.Stat(cfg.Snapshot); err == nil {
-			m, err := start(ctx, dir, cfg, true, onStarted)
+			// Snapshots saved before they were private: guest memory is
+			// the user's alone.
+			_ = os.Chmod(cfg.Snapshot, 0o600)
+			m, err := start(ctx, dir, cfg, true, opt)
 			var re *restoreError
 			if !errors.As(err, &re) {
 				return m, err
 			}
 			// An unusable snapshot (QEMU changed under it...): boot cold
 			// and save a new one.
-			fmt.Fprintf(os.Stderr, "machine %s: %v; booting cold\n", cfg.Name, err)
+			opt.Log("machine %s: %v; booting cold", cfg.Name, err)
 			os.Remove(cfg.Snapshot)
 			os.Remove(filepath.Join(dir, ConsoleLog))
 		}
 	}
-	return start(ctx, dir, cfg, false, onStarted)
+	return start(ctx, dir, cfg, false, opt)
 }
 
-func start(ctx context.Context, dir string, cfg Config, restore bool, onStarted func(pid int)) (*Machine, error) {
-	m := &Machine{cfg: cfg, dir: dir, exited: make(chan struct{}), restore: restore}
+func start(ctx context.Context, dir string, cfg Config, restore bool, opt StartOptions) (*Machine, error) {
+	m := &Machine{cfg: cfg, dir: dir, exited: make(chan struct{}), restore: restore, lsUp: make(chan struct{}), logf: opt.Log}
+	m.life, m.lifeEnd = context.WithCancel(context.Background())
+	m.Client = link.NewClient(func(ctx context.Context) (net.Conn, error) {
+		conn, _, err := m.OpenStream(ctx)
+		return conn, err
+	})
 	if restore {
-		m.cfg.Argv = append(append([]string{}, cfg.Argv...), restoreArgs(cfg.Snapshot)...)
+		m.cfg.Argv = append(append([]string{}, cfg.Argv...), restoreArgs()...)
 		// The console of the boot that made the snapshot, then ours.
 		b, _ := os.ReadFile(cfg.Snapshot + ".console")
 		b = append(b, []byte(fmt.Sprintf("\nlab: restored from snapshot %s\n", filepath.Base(cfg.Snapshot)))...)
@@ -130,10 +167,11 @@ func start(ctx context.Context, dir string, cfg Config, restore bool, onStarted 
 		m.Boot = "cold"
 	}
 	if err := m.startQEMU(); err != nil {
+		m.lifeEnd()
 		return nil, err
 	}
-	if onStarted != nil {
-		onStarted(m.Pid())
+	if opt.OnStarted != nil {
+		opt.OnStarted(m.Pid())
 	}
 	if err := m.connect(ctx); err != nil {
 		m.Kill()
@@ -189,6 +227,13 @@ func (m *Machine) connect(ctx context.Context) error {
 	}
 	done := make(chan result, 1)
 	go func() {
+		if _, err := m.monitor(ctx); err != nil {
+			if m.restore {
+				err = &restoreError{err}
+			}
+			done <- result{nil, err}
+			return
+		}
 		switch {
 		case m.restore:
 			if err := m.finishRestore(ctx); err != nil {
@@ -202,7 +247,7 @@ func (m *Machine) connect(ctx context.Context) error {
 					done <- result{nil, ctx.Err()}
 					return
 				}
-				fmt.Fprintf(os.Stderr, "machine %s: saving the booted snapshot: %v\n", m.cfg.Name, err)
+				m.logf("machine %s: saving the booted snapshot: %v", m.cfg.Name, err)
 			} else {
 				m.Boot = "cold, snapshot saved"
 				m.phase("snapshot saved")
@@ -244,24 +289,11 @@ func (m *Machine) connect(ctx context.Context) error {
 		}
 		conn = r.conn
 	}
-	sess, err := yamux.Client(conn, link.Config())
+	ls, err := m.startSession(ctx, conn)
 	if err != nil {
-		conn.Close()
 		return err
 	}
-	m.sess = sess
-	m.Client = link.NewClient(func(ctx context.Context) (net.Conn, error) { return sess.Open() })
-	// The guest clock starts from the emulated RTC and drifts; AutoMTLS and
-	// result timestamps need it close to ours. The guest RNG is cold for
-	// seconds after boot: credit it with host randomness.
-	if err := m.Client.SetTime(ctx, time.Now()); err != nil {
-		return fmt.Errorf("machine %s: setting the guest clock: %w", m.cfg.Name, err)
-	}
-	seed := make([]byte, 512)
-	_, _ = rand.Read(seed)
-	if err := m.Client.Entropy(ctx, seed); err != nil {
-		return fmt.Errorf("machine %s: seeding the guest RNG: %w", m.cfg.Name, err)
-	}
+	go m.watchLink(ls)
 	info, err := m.Client.Info(ctx)
 	if err != nil {
 		return fmt.Errorf("machine %s: asking the agent: %w", m.cfg.Name, err)
@@ -288,7 +320,7 @@ func (m *Machine) handshake(ctx context.Context) (net.Conn, error) {
 			return nil, ctx.Err()
 		case <-m.exited:
 			return nil, errors.New("qemu exited")
-		case <-time.After(20 * time.Millisecond):
+		case <-time.After(20 * time.Millisecond): // QEMU creates the socket within ms
 		}
 	}
 }
@@ -374,21 +406,62 @@ func (m *Machine) Pid() int {
 // Exited is closed when QEMU has exited.
 func (m *Machine) Exited() <-chan struct{} { return m.exited }
 
+// monitor returns the machine's QMP connection, dialling a new one if there
+// is none or the last was closed (a cancelled command closes it).
+func (m *Machine) monitor(ctx context.Context) (*qmpMonitor, error) {
+	m.qmpMu.Lock()
+	defer m.qmpMu.Unlock()
+	if m.qmp != nil {
+		select {
+		case <-m.qmp.Closed():
+		default:
+			return m.qmp, nil
+		}
+	}
+	select {
+	case <-m.exited:
+		return nil, fmt.Errorf("machine %s: qemu has exited", m.cfg.Name)
+	default:
+	}
+	q, err := dialQMP(ctx, m.cfg.Name, filepath.Join(m.dir, QMPSock), m.exited)
+	if err != nil {
+		return nil, err
+	}
+	m.qmp = q
+	return q, nil
+}
+
+// RunState is QEMU's run state ("running", "paused"...) from QMP.
+func (m *Machine) RunState(ctx context.Context) (string, error) {
+	q, err := m.monitor(ctx)
+	if err != nil {
+		return "", err
+	}
+	return q.Status(ctx)
+}
+
 // Shutdown powers the guest off through the agent, then QMP quit, then
 // SIGKILL, each after a grace period.
 func (m *Machine) Shutdown(ctx context.Context, grace time.Duration) error {
-	if m.Client != nil {
-		pctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-		_ = m.Client.PowerOff(pctx)
-		cancel()
-		select {
-		case <-m.exited:
-			return nil
-		case <-time.After(grace):
-		case <-ctx.Done():
-		}
+	pctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	err := m.Client.PowerOff(pctx)
+	cancel()
+	// The guest is going away: its link must not be reconnected.
+	m.shutting.Store(true)
+	if err != nil {
+		grace = time.Second // the agent did not take the request
 	}
-	_ = QMPQuit(filepath.Join(m.dir, QMPSock))
+	select {
+	case <-m.exited:
+		return nil
+	case <-time.After(grace):
+	case <-ctx.Done():
+	}
+	qctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 3*time.Second)
+	if q, err := m.monitor(qctx); err == nil {
+		_ = q.Quit(qctx)
+	}
+	cancel()
 	select {
 	case <-m.exited:
 		return nil
@@ -400,9 +473,17 @@ func (m *Machine) Shutdown(ctx context.Context, grace time.Duration) error {
 
 // Kill kills QEMU and waits for it.
 func (m *Machine) Kill() {
-	if m.sess != nil {
-		m.sess.Close()
+	m.lifeEnd()
+	m.lsMu.Lock()
+	if m.ls != nil {
+		m.ls.sess.Close()
 	}
+	m.lsMu.Unlock()
+	m.qmpMu.Lock()
+	if m.qmp != nil {
+		m.qmp.Close()
+	}
+	m.qmpMu.Unlock()
 	if m.cmd != nil && m.cmd.Process != nil {
 		_ = syscall.Kill(-m.cmd.Process.Pid, syscall.SIGKILL)
 		<-m.exited

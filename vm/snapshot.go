@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -50,66 +49,66 @@ type restoreError struct{ err error }
 func (e *restoreError) Error() string { return "restoring the snapshot: " + e.err.Error() }
 func (e *restoreError) Unwrap() error { return e.err }
 
-// restoreArgs are added to the argv to restore from file.
-func restoreArgs(file string) []string {
-	return []string{"-incoming", "exec:cat '" + strings.ReplaceAll(file, "'", `'\''`) + "'"}
+// restoreArgs are added to the argv of a restore: QEMU waits for the
+// monitor's migrate-incoming, so migration events can be enabled first.
+func restoreArgs() []string {
+	return []string{"-incoming", "defer"}
 }
 
-// qmpQuery runs cmd and decodes its "return" into v.
-func qmpQuery(sock, cmd string, v any) error {
-	out, err := qmpRun(sock, cmd)
+// shellQuote quotes s for the /bin/sh that runs an exec: migration URI.
+func shellQuote(s string) string {
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// finishRestore loads the snapshot into the waiting QEMU and resumes the
+// guest. Any failure is a restoreError: the caller boots cold instead.
+func (m *Machine) finishRestore(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, 60*time.Second)
+	defer cancel()
+	q, err := m.monitor(ctx)
+	if err == nil {
+		err = restoreSnapshot(ctx, q, m.cfg.Snapshot)
+	}
+	if err != nil {
+		select {
+		case <-m.exited:
+			// QEMU exits when an incoming migration fails; it says why.
+			return &restoreError{fmt.Errorf("qemu exited: %s", strings.TrimSpace(m.QEMUStderr()))}
+		case <-time.After(100 * time.Millisecond): // QEMU exiting hangs up QMP first
+			return &restoreError{err}
+		}
+	}
+	return nil
+}
+
+// restoreSnapshot is the restore's QMP sequence on a QEMU started with
+// -incoming defer: enable migration events, start the incoming migration
+// from file, wait for its MIGRATION event "completed" (QEMU sends it after
+// setting the run state), and resume the guest if it came back paused (a
+// machine saved while stopped does).
+func restoreSnapshot(ctx context.Context, q *qmpMonitor, file string) error {
+	events, unsubscribe := q.subscribe("MIGRATION")
+	defer unsubscribe()
+	if err := q.enableMigrationEvents(ctx); err != nil {
+		return err
+	}
+	if err := q.do(ctx, "migrate-incoming", func() error { return q.raw.MigrateIncoming("exec:cat " + shellQuote(file)) }); err != nil {
+		return err
+	}
+	if err := q.awaitMigration(ctx, events); err != nil {
+		return err
+	}
+	st, err := q.Status(ctx)
 	if err != nil {
 		return err
 	}
-	var resp struct {
-		Return json.RawMessage `json:"return"`
-		Error  *struct {
-			Desc string `json:"desc"`
-		} `json:"error"`
-	}
-	if err := json.Unmarshal(out, &resp); err != nil {
-		return err
-	}
-	if resp.Error != nil {
-		return errors.New(resp.Error.Desc)
-	}
-	if v == nil {
+	switch st {
+	case "running":
 		return nil
-	}
-	return json.Unmarshal(resp.Return, v)
-}
-
-// finishRestore waits for the incoming migration to complete and resumes
-// the guest (a machine saved while stopped comes back paused).
-func (m *Machine) finishRestore(ctx context.Context) error {
-	sock := filepath.Join(m.dir, QMPSock)
-	ctx, cancel := context.WithTimeout(ctx, 60*time.Second)
-	defer cancel()
-	for {
-		var st struct {
-			Status string `json:"status"`
-		}
-		err := qmpQuery(sock, `{"execute":"query-status"}`, &st)
-		if err == nil {
-			switch st.Status {
-			case "running":
-				return nil
-			case "paused", "postmigrate":
-				return qmpQuery(sock, `{"execute":"cont"}`, nil)
-			case "inmigrate":
-			default:
-				if strings.Contains(st.Status, "error") {
-					return &restoreError{fmt.Errorf("qemu run state %s", st.Status)}
-				}
-			}
-		}
-		select {
-		case <-m.exited:
-			return &restoreError{fmt.Errorf("qemu exited: %s", strings.TrimSpace(m.QEMUStderr()))}
-		case <-ctx.Done():
-			return &restoreError{ctx.Err()}
-		case <-time.After(20 * time.Millisecond):
-		}
+	case "paused", "postmigrate", "prelaunch":
+		return q.Cont(ctx)
+	default:
+		return fmt.Errorf("machine %s: qemu run state %s after the restore", q.name, st)
 	}
 }
 
@@ -118,7 +117,8 @@ const readyMarker = "lab-agent: waiting for the host"
 
 // saveSnapshot waits until the agent waits for its first host, then saves
 // the machine's state to the snapshot file and resumes it. Failing to save
-// only costs the next boot time, so it is reported, not fatal.
+// only costs the next boot time, so it is reported, not fatal. Snapshots
+// hold guest memory: the directory is 0700 and the files 0600.
 func (m *Machine) saveSnapshot(ctx context.Context) error {
 	for {
 		b, _ := os.ReadFile(filepath.Join(m.dir, ConsoleLog))
@@ -130,50 +130,91 @@ func (m *Machine) saveSnapshot(ctx context.Context) error {
 			return ctx.Err()
 		case <-m.exited:
 			return errors.New("qemu exited")
-		case <-time.After(20 * time.Millisecond):
+		case <-time.After(20 * time.Millisecond): // the console is a file QEMU appends to
 		}
 	}
-	sock := filepath.Join(m.dir, QMPSock)
 	file := m.cfg.Snapshot
-	if err := os.MkdirAll(filepath.Dir(file), 0o755); err != nil {
+	dir := filepath.Dir(file)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return err
 	}
+	if err := os.Chmod(dir, 0o700); err != nil { // made 0755 by older versions
+		return err
+	}
+	// QEMU's `cat >` truncates this file and keeps its mode: the memory
+	// image is never readable by others, not even while it is written.
 	tmp := fmt.Sprintf("%s.tmp-%d", file, os.Getpid())
+	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+	if err != nil {
+		return err
+	}
+	f.Close()
 	defer os.Remove(tmp)
-	if err := qmpQuery(sock, `{"execute":"stop"}`, nil); err != nil {
+	q, err := m.monitor(ctx)
+	if err != nil {
 		return err
 	}
-	// Whatever happens next, the guest must run again.
-	defer qmpQuery(sock, `{"execute":"cont"}`, nil)
-	uri, _ := json.Marshal("exec:cat > '" + strings.ReplaceAll(tmp, "'", `'\''`) + "'")
-	if err := qmpQuery(sock, `{"execute":"migrate","arguments":{"uri":`+string(uri)+`}}`, nil); err != nil {
+	if err := saveState(ctx, q, tmp); err != nil {
 		return err
 	}
+	console, err := os.ReadFile(filepath.Join(m.dir, ConsoleLog))
+	if err != nil {
+		return err
+	}
+	if err := writeFileAtomic(file+".console", console, 0o600); err != nil {
+		return err
+	}
+	if err := os.Chmod(tmp, 0o600); err != nil {
+		return err
+	}
+	return os.Rename(tmp, file)
+}
+
+// saveState is the save's QMP sequence: enable migration events, stop the
+// guest, migrate its state into file, wait for the MIGRATION event
+// "completed" (or "failed"), and resume the guest whatever happened.
+func saveState(ctx context.Context, q *qmpMonitor, file string) (err error) {
+	events, unsubscribe := q.subscribe("MIGRATION")
+	defer unsubscribe()
+	if err := q.enableMigrationEvents(ctx); err != nil {
+		return err
+	}
+	if err := q.Stop(ctx); err != nil {
+		return err
+	}
+	defer func() {
+		// The guest must run again, even when ctx ended.
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+		defer cancel()
+		if cerr := resumeAfterSave(cctx, q); cerr != nil && err == nil {
+			err = cerr
+		}
+	}()
+	if err := q.do(ctx, "migrate", func() error { return q.raw.Migrate("exec:cat > "+shellQuote(file), nil, nil, nil) }); err != nil {
+		return err
+	}
+	return q.awaitMigration(ctx, events)
+}
+
+// resumeAfterSave continues the guest after a save. QEMU sends the
+// MIGRATION event "completed" from the migration thread before that thread
+// moves the run state from finish-migrate to postmigrate, and refuses cont
+// ("Migration is not finalized yet") in between. No event marks the end of
+// that window (about a millisecond), so it is waited out by asking again.
+func resumeAfterSave(ctx context.Context, q *qmpMonitor) error {
 	for {
-		var st struct {
-			Status string `json:"status"`
-			Error  string `json:"error-desc"`
+		err := q.Cont(ctx)
+		if err == nil {
+			return nil
 		}
-		if err := qmpQuery(sock, `{"execute":"query-migrate"}`, &st); err != nil {
+		st, serr := q.Status(ctx)
+		if serr != nil || st != "finish-migrate" {
 			return err
-		}
-		switch st.Status {
-		case "completed":
-			console, err := os.ReadFile(filepath.Join(m.dir, ConsoleLog))
-			if err != nil {
-				return err
-			}
-			if err := writeFileAtomic(file+".console", console, 0o644); err != nil {
-				return err
-			}
-			return os.Rename(tmp, file)
-		case "failed", "cancelled":
-			return fmt.Errorf("migration %s: %s", st.Status, st.Error)
 		}
 		select {
 		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(20 * time.Millisecond):
+			return err
+		case <-time.After(2 * time.Millisecond):
 		}
 	}
 }

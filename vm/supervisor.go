@@ -26,9 +26,11 @@ type readyMsg struct {
 // Supervise is the body of the detached supervisor process
 // (`lab __supervise DIR`, ready pipe on fd 3). It owns QEMU, the console
 // log, the link and the control socket, and removes the state directory
-// when the machine is gone. It returns the process exit code.
-func Supervise(dir string, ready *os.File) int {
-	logger := log.New(os.Stderr, "supervisor: ", log.LstdFlags|log.Lmicroseconds)
+// when the machine is gone. Its log (and the machine's: a snapshot that
+// failed, a link that dropped) goes to logw, which `lab __supervise` points
+// at the supervisor log. It returns the process exit code.
+func Supervise(dir string, ready *os.File, logw io.Writer) int {
+	logger := log.New(logw, "supervisor: ", log.LstdFlags|log.Lmicroseconds)
 	report := func(msg readyMsg) {
 		if ready == nil {
 			return
@@ -55,9 +57,12 @@ func Supervise(dir string, ready *os.File) int {
 		report(readyMsg{Error: err.Error()})
 		return 1
 	}
-	m, err := Start(ctx, dir, cfg, func(pid int) {
-		st.QEMUPID = pid
-		_ = writeState(dir, st)
+	m, err := Start(ctx, dir, cfg, StartOptions{
+		OnStarted: func(pid int) {
+			st.QEMUPID = pid
+			_ = writeState(dir, st)
+		},
+		Log: logger.Printf,
 	})
 	if err != nil {
 		logger.Printf("boot failed: %v", err)
@@ -160,13 +165,14 @@ func (s *server) handle(conn net.Conn) {
 	}
 	switch req.Op {
 	case ctlLink:
-		st, err := s.m.sess.Open()
+		// While the link reconnects this waits for it (bounded).
+		st, session, err := s.m.OpenStream(context.Background())
 		if err != nil {
-			_ = link.WriteMsg(conn, &ctlResponse{Error: "link to the guest is down: " + err.Error()})
+			_ = link.WriteMsg(conn, &ctlResponse{Error: err.Error()})
 			conn.Close()
 			return
 		}
-		if err := link.WriteMsg(conn, &ctlResponse{}); err != nil {
+		if err := link.WriteMsg(conn, &ctlResponse{Link: &LinkStatus{Session: session, Up: true}}); err != nil {
 			st.Close()
 			conn.Close()
 			return
@@ -174,12 +180,28 @@ func (s *server) handle(conn net.Conn) {
 		splice(conn, st)
 	case ctlStatus:
 		status := &Status{Uptime: time.Since(s.m.Started)}
-		rs, err := QMPStatus(filepath.Join(s.dir, QMPSock))
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		rs, err := s.m.RunState(ctx)
+		cancel()
 		if err != nil {
 			rs = "unknown (" + err.Error() + ")"
 		}
 		status.RunState = rs
+		session, up := s.m.LinkState()
+		status.Link = &LinkStatus{Session: session, Up: up}
 		_ = link.WriteMsg(conn, &ctlResponse{Status: status})
+		conn.Close()
+	case ctlLinkState:
+		session, up := s.m.LinkState()
+		_ = link.WriteMsg(conn, &ctlResponse{Link: &LinkStatus{Session: session, Up: up}})
+		conn.Close()
+	case ctlDropLink:
+		s.log.Printf("dropping the link at a client's request (diagnostic)")
+		resp := &ctlResponse{}
+		if err := s.m.DropLink(); err != nil {
+			resp.Error = err.Error()
+		}
+		_ = link.WriteMsg(conn, resp)
 		conn.Close()
 	case ctlDown:
 		taken := false

@@ -37,7 +37,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		if f := os.NewFile(3, "ready"); f != nil {
 			ready = f
 		}
-		return vm.Supervise(args[2], ready)
+		return vm.Supervise(args[2], ready, stderr)
 	}
 	e := &env{args: args, stdin: stdin, stdout: stdout, stderr: stderr}
 	app := &cli.App{

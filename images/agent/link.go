@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"path/filepath"
@@ -80,7 +81,7 @@ func rawTTY(dev string) error {
 	return unix.IoctlSetTermios(fd, unix.TCSETS, t)
 }
 
-// session waits for a host, announces a fresh session, and serves it.
+// session waits for a host on dev and serves it.
 func (a *agent) session(dev string) error {
 	// Open non-blocking and poll the raw fd: os.File.Fd() would switch the
 	// descriptor to blocking mode, and Go's poller is needed for deadlines.
@@ -112,27 +113,45 @@ func (a *agent) session(dev string) error {
 		time.Sleep(20 * time.Millisecond)
 	}
 	f := os.NewFile(uintptr(fd), dev)
-	defer f.Close()
+	logf("host connected at guest uptime %.2fs", uptime())
+	return a.serveConn(f)
+}
 
+// portConn is the host link as the agent sees it: the virtio-serial port
+// in the guest, one end of a socketpair in tests.
+type portConn interface {
+	io.ReadWriteCloser
+	SetReadDeadline(t time.Time) error
+}
+
+// serveConn announces a fresh session on a connected port, serves its
+// streams until the session ends, and closes the port. Programs started in
+// the session are killed when it ends (see exec): their host is gone.
+func (a *agent) serveConn(port portConn) error {
+	defer port.Close()
 	// Not crypto/rand: getrandom blocks while the kernel RNG is not yet
 	// initialised, which costs a second after a snapshot restore. The id
 	// only has to differ between sessions.
+	a.mu.Lock()
 	a.sessions++
 	id := fmt.Sprintf("%x-%d", time.Now().UnixNano(), a.sessions)
-	logf("host connected at guest uptime %.2fs; announcing session %s", uptime(), id)
-	if err := link.Announce(f, id); err != nil {
+	a.mu.Unlock()
+	logf("announcing session %s", id)
+	if err := link.Announce(port, id); err != nil {
 		return fmt.Errorf("announce: %w", err)
 	}
-	_ = f.SetReadDeadline(time.Now().Add(5 * time.Second))
-	if err := link.AwaitGo(f, id); err != nil {
+	_ = port.SetReadDeadline(time.Now().Add(5 * time.Second))
+	if err := link.AwaitGo(port, id); err != nil {
 		return fmt.Errorf("waiting for the host's go-ahead: %w", err)
 	}
-	_ = f.SetReadDeadline(time.Time{})
+	_ = port.SetReadDeadline(time.Time{})
+	a.mu.Lock()
 	if a.uptimeAtReady == 0 {
 		a.uptimeAtReady = uptime()
 	}
 	a.sessionID = id
-	sess, err := yamux.Server(f, link.Config())
+	a.mu.Unlock()
+	sess, err := yamux.Server(port, link.Config())
 	if err != nil {
 		return err
 	}
@@ -166,7 +185,7 @@ func (a *agent) handle(conn net.Conn) {
 		_ = link.WriteMsg(conn, &link.Response{})
 		conn.Close()
 		logf("powering off at the host's request")
-		powerOff()
+		a.powerOff()
 	case link.OpExec:
 		if req.Exec == nil || len(req.Exec.Argv) == 0 {
 			err = reply(conn, fmt.Errorf("exec: empty command"))
@@ -178,7 +197,7 @@ func (a *agent) handle(conn net.Conn) {
 			err = reply(conn, fmt.Errorf("put: no file described"))
 			break
 		}
-		err = put(conn, req.Put)
+		err = a.put(conn, req.Put)
 	case link.OpGet:
 		err = get(conn, req.Path)
 	case link.OpDial:
@@ -209,6 +228,9 @@ func (a *agent) info() *link.Info {
 		stack = int64(lim.Cur / 1024)
 	}
 	atoi := func(s string) int { var n int; fmt.Sscan(s, &n); return n }
+	a.mu.Lock()
+	session, uptimeAtReady := a.sessionID, a.uptimeAtReady
+	a.mu.Unlock()
 	return &link.Info{
 		Uname:         strings.Join([]string{str(u.Sysname[:]), str(u.Release[:]), str(u.Version[:]), str(u.Machine[:])}, " "),
 		KernelRelease: str(u.Release[:]),
@@ -222,9 +244,9 @@ func (a *agent) info() *link.Info {
 		MemTotalKB:    memTotalKB(),
 		StackKB:       stack,
 		UptimeAtInit:  a.uptimeAtInit,
-		UptimeAtReady: a.uptimeAtReady,
+		UptimeAtReady: uptimeAtReady,
 		Uptime:        uptime(),
-		Session:       a.sessionID,
+		Session:       session,
 		AgentVersion:  version,
 	}
 }

@@ -11,6 +11,7 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"time"
 
@@ -24,7 +25,7 @@ func main() {
 	if os.Getpid() != 1 {
 		os.Exit(probe(os.Args[1:]))
 	}
-	a := &agent{started: time.Now()}
+	a := &agent{started: time.Now(), blobDir: blobDir, powerOff: powerOff}
 	if err := a.setup(); err != nil {
 		fatal(err)
 	}
@@ -32,8 +33,11 @@ func main() {
 	a.serveLink() // never returns
 }
 
+// logOutput is the console in a guest; tests quieten it.
+var logOutput io.Writer = os.Stderr
+
 func logf(format string, args ...any) {
-	fmt.Fprintf(os.Stderr, "lab-agent: "+format+"\n", args...)
+	fmt.Fprintf(logOutput, "lab-agent: "+format+"\n", args...)
 }
 
 // fatal reports err on the console and powers the guest off: PID 1 must not

@@ -148,16 +148,16 @@ func (a *agent) exec(conn net.Conn, req *link.ExecRequest) {
 }
 
 // put receives a file, keeping it by hash.
-func put(conn net.Conn, req *link.PutRequest) error {
+func (a *agent) put(conn net.Conn, req *link.PutRequest) error {
 	if req.Path == "" || !filepath.IsAbs(req.Path) {
 		return reply(conn, fmt.Errorf("put: guest path %q must be absolute", req.Path))
 	}
-	if err := os.MkdirAll(blobDir, 0o755); err != nil {
+	if err := os.MkdirAll(a.blobDir, 0o755); err != nil {
 		return reply(conn, err)
 	}
 	blob := ""
 	if len(req.SHA256) == 64 && !strings.ContainsAny(req.SHA256, "./") {
-		blob = filepath.Join(blobDir, req.SHA256)
+		blob = filepath.Join(a.blobDir, req.SHA256)
 		if _, err := os.Stat(blob); err == nil {
 			if err := install(blob, req.Path, req.Mode); err != nil {
 				return reply(conn, err)
@@ -168,12 +168,12 @@ func put(conn net.Conn, req *link.PutRequest) error {
 	if err := link.WriteMsg(conn, &link.Response{}); err != nil {
 		return err
 	}
-	err := receive(conn, req, blob)
+	err := receive(conn, req, a.blobDir, blob)
 	return reply(conn, err)
 }
 
-func receive(conn net.Conn, req *link.PutRequest, blob string) error {
-	tmp, err := os.CreateTemp(blobDir, ".put-*")
+func receive(conn net.Conn, req *link.PutRequest, dir, blob string) error {
+	tmp, err := os.CreateTemp(dir, ".put-*")
 	if err != nil {
 		return err
 	}

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -15,12 +16,18 @@ import (
 
 // agent holds the guest-wide state.
 type agent struct {
-	started       time.Time
-	uptimeAtInit  float64
+	started      time.Time
+	uptimeAtInit float64
+	procs        *reaper
+	// blobDir keeps pushed content by hash (see put).
+	blobDir string
+	// powerOff ends the guest (tests replace it).
+	powerOff func()
+
+	mu            sync.Mutex // guards what sessions change, below
 	uptimeAtReady float64
 	sessionID     string
 	sessions      int
-	procs         *reaper
 }
 
 // defaultPath is the PATH of everything the agent starts.

@@ -28,6 +28,9 @@ type env struct {
 	args           []string
 	stdin          io.Reader
 	stdout, stderr io.Writer
+	// noWait is `lab exec --no-wait`: lab exec parses no flags of its own,
+	// so run takes it out of the command line (see splitNoWait).
+	noWait bool
 }
 
 // run is the whole CLI; main is a few lines around it.
@@ -40,6 +43,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return vm.Supervise(args[2], ready, stderr)
 	}
 	e := &env{args: args, stdin: stdin, stdout: stdout, stderr: stderr}
+	args, e.noWait = splitNoWait(args)
 	app := &cli.App{
 		Name:  "lab",
 		Usage: "boot emulated historical machines and run OS benchmarks inside them",
@@ -47,14 +51,15 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 			"OS experiments (CPU identity, cores, memory, address-space split, stack limit),\n" +
 			"and runs commands and benchmark plugins in them.\n\n" +
 			"   lab up celeron-2.4 && lab exec -- uname -a",
+		Version:         versionString(buildVersion()),
 		Writer:          stdout,
 		ErrWriter:       stderr,
 		HideHelpCommand: true,
 		Commands: []*cli.Command{
 			upCommand(e),
 			statusCommand(e),
-			execCommand(e),
-			cpCommand(e),
+			withNoWait(execCommand(e)),
+			withNoWait(cpCommand(e)),
 			consoleCommand(e),
 			downCommand(e),
 			profilesCommand(e),

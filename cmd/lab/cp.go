@@ -53,6 +53,11 @@ func (e *env) cp(c *cli.Context, src, dst string) error {
 		if err != nil {
 			return err
 		}
+		release, err := e.lockGuest(c, h)
+		if err != nil {
+			return err
+		}
+		defer release()
 		if dpath == "" || strings.HasSuffix(dpath, "/") {
 			dpath += filepath.Base(src)
 		}
@@ -68,6 +73,11 @@ func (e *env) cp(c *cli.Context, src, dst string) error {
 		if err != nil {
 			return err
 		}
+		release, err := e.lockGuest(c, h)
+		if err != nil {
+			return err
+		}
+		defer release()
 		if !path.IsAbs(spath) {
 			spath = "/root/" + spath
 		}

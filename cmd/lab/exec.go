@@ -90,6 +90,11 @@ func (e *env) exec(c *cli.Context, name string, argv []string) error {
 	if err != nil {
 		return err
 	}
+	release, err := e.lockGuest(c, h)
+	if err != nil {
+		return err
+	}
+	defer release()
 	piped := stdinPiped(e.stdin)
 	p, err := h.Link().Start(c.Context, &link.ExecRequest{Argv: argv, Stdin: piped}, link.StartOptions{Stdout: e.stdout, Stderr: e.stderr})
 	if err != nil {

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -31,9 +32,21 @@ type runFlags struct {
 	params     []string
 	repeat     int
 	timeout    time.Duration
+	clock      string
 	out        string
 	json       bool
 }
+
+// Exit codes of `lab run` (besides 0, and 130 for Ctrl-C).
+const (
+	// exitRunFailed: the run failed (the plugin crashed, timed out, the
+	// guest died...); what it measured is saved all the same.
+	exitRunFailed = 1
+	// exitSaveFailed: the result could not be saved in the results
+	// directory; the whole document went to a fallback file (its path is
+	// printed) or, failing that, to stdout. As sysexits' EX_IOERR.
+	exitSaveFailed = 74
+)
 
 func runCommand(e *env) *cli.Command {
 	return &cli.Command{
@@ -43,7 +56,14 @@ func runCommand(e *env) *cli.Command {
 		Description: "Pushes the plugin (built for the guest's arch) into the VM over the link,\n" +
 			"runs one experiment there, and prints a summary beside the figures the\n" +
 			"original authors published. The result document (provenance, samples,\n" +
-			"statistics, comparisons) is written atomically to --out and its path printed.\n\n" +
+			"statistics, comparisons) is written atomically to --out and its path printed.\n" +
+			"--out is checked (and created) before anything starts. If saving fails\n" +
+			"anyway, the document is written to a fallback file in the temp or current\n" +
+			"directory (its path printed) or, failing that, printed in full on stdout,\n" +
+			"and lab run exits 74. A failed run exits 1 (what it measured is saved).\n\n" +
+			"lab run holds the VM's run lock for the whole run: `lab exec` and `lab cp`\n" +
+			"wait for it (saying so) unless given --no-wait; those that go ahead are\n" +
+			"listed in the result as interference, and the summary warns about them.\n\n" +
 			"Examples:\n" +
 			"   lab up celeron-2.4 && lab run forkbench\n" +
 			"   lab run forkbench --experiment create -p m=20000 --repeat 5\n" +
@@ -51,6 +71,7 @@ func runCommand(e *env) *cli.Command {
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "vm", Usage: "VM to run in (default: the only VM up)"},
 			&cli.StringFlag{Name: "profile", Usage: "boot a throwaway VM from `PROFILE`, run, and power it off"},
+			&cli.StringFlag{Name: "clock", Usage: "with --profile: guest clock host, icount or icount:SHIFT (TCG, one online CPU); default: the profile's clock, else host"},
 			profileFileFlag,
 			&cli.StringFlag{Name: "experiment", Aliases: []string{"e"}, Usage: "experiment (default: the plugin's first; see `lab plugins show PLUGIN`)"},
 			&cli.StringSliceFlag{Name: "param", Aliases: []string{"p"}, Usage: "parameter `KEY=VALUE`; repeatable"},
@@ -65,7 +86,7 @@ func runCommand(e *env) *cli.Command {
 			}
 			f := runFlags{plugin: c.Args().First(), vm: c.String("vm"), profile: c.String("profile"), files: c.StringSlice("profile-file"),
 				experiment: c.String("experiment"), params: c.StringSlice("param"), repeat: c.Int("repeat"),
-				timeout: c.Duration("timeout"), out: c.String("out"), json: c.Bool("json")}
+				timeout: c.Duration("timeout"), clock: c.String("clock"), out: c.String("out"), json: c.Bool("json")}
 			return e.runPlugin(c.Context, f)
 		},
 	}
@@ -91,7 +112,22 @@ func (e *env) runPlugin(ctx context.Context, f runFlags) error {
 	if f.vm != "" && f.profile != "" {
 		return errors.New("give --vm or --profile, not both")
 	}
-	// Everything that can be checked without a guest is checked first.
+	if f.clock != "" && f.profile == "" {
+		return fmt.Errorf("--clock %s needs --profile: a VM that is up keeps the clock it booted with (`lab up --clock %s`)", f.clock, f.clock)
+	}
+	// Everything that can be checked without a guest is checked first,
+	// starting with where the result goes: a run must not measure for an
+	// hour and then find it cannot save.
+	outDir := f.out
+	if outDir == "" {
+		var err error
+		if outDir, err = results.DefaultDir(); err != nil {
+			return err
+		}
+	}
+	if err := results.CheckDir(outDir); err != nil {
+		return fmt.Errorf("%w; make it writable or choose another with --out DIR (nothing was started)", err)
+	}
 	desc, err := plugins.DescribeOnHost(ctx, f.plugin)
 	if err != nil {
 		return err
@@ -104,16 +140,14 @@ func (e *env) runPlugin(ctx context.Context, f runFlags) error {
 	if err != nil {
 		return err
 	}
-	outDir := f.out
-	if outDir == "" {
-		if outDir, err = results.DefaultDir(); err != nil {
-			return err
-		}
-	}
 
 	var h *vm.Handle
 	if f.profile != "" {
 		p, err := images.Lookup(f.profile, f.files...)
+		if err != nil {
+			return err
+		}
+		clock, err := resolveClock(f.clock, p)
 		if err != nil {
 			return err
 		}
@@ -125,11 +159,11 @@ func (e *env) runPlugin(ctx context.Context, f runFlags) error {
 		_, _ = rand.Read(b[:])
 		name := p.Name + "-run-" + hex.EncodeToString(b[:])
 		fmt.Fprintf(e.stderr, "booting throwaway vm %s (profile %s)...\n", name, p.Name)
-		st, err := vm.Up(ctx, vm.UpOptions{Name: name, Profile: p, Accel: "auto", Clock: vm.Clock{Mode: "host"}, Exe: exe, Log: e.stderr})
+		st, err := vm.Up(ctx, vm.UpOptions{Name: name, Profile: p, Accel: "auto", Clock: clock, Exe: exe, Log: e.stderr})
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(e.stderr, "%s up in %.2fs (%s)\n", name, st.BootSeconds, st.Accel)
+		fmt.Fprintf(e.stderr, "%s up in %.2fs (%s, clock %s)\n", name, st.BootSeconds, st.Accel, st.Clock)
 		if h, err = vm.Open(name); err != nil {
 			return err
 		}
@@ -143,13 +177,26 @@ func (e *env) runPlugin(ctx context.Context, f runFlags) error {
 	} else if h, err = vm.OpenDefault(f.vm); err != nil {
 		return err
 	}
-	unlock, err := h.LockRun(ctx, func() {
-		fmt.Fprintf(e.stderr, "vm %s is busy with another `lab run`; waiting for it to finish...\n", h.Name)
+	unlock, err := h.LockRun(ctx, e.args, func(holder *vm.RunHolder) {
+		fmt.Fprintln(e.stderr, runBusyMessage(h.Name, holder))
 	})
 	if err != nil {
 		return err
 	}
 	defer unlock()
+	// The run's window for interference: from holding the lock to saving.
+	locked := time.Now()
+	finish := func(res *results.Result) error {
+		res.Finished = time.Now().UTC()
+		recs, err := h.Interference(locked, res.Finished)
+		if err != nil {
+			fmt.Fprintf(e.stderr, "warning: %v\n", err)
+		}
+		for _, r := range recs {
+			res.Interference = append(res.Interference, results.Interference{Time: r.Time.UTC(), Command: r.Command})
+		}
+		return e.finish(res, outDir, f.json)
+	}
 	bundle, err := plugins.Find(f.plugin, h.State.Profile.Arch)
 	if err != nil {
 		return err
@@ -175,7 +222,7 @@ func (e *env) runPlugin(ctx context.Context, f runFlags) error {
 	if err != nil {
 		bar.abort()
 		res.Outcome = results.Outcome{Status: "failed", Reason: classify(ctx, runCtx, h, err, f.timeout)}
-		return e.finish(res, outDir, f.json)
+		return finish(res)
 	}
 	sent, cached, took := sess.Pushed()
 	res.Harness = &results.Harness{StartSeconds: sess.Ready.Sub(t0).Seconds(), OpenSeconds: sess.Ready.Sub(t).Seconds(),
@@ -218,7 +265,7 @@ func (e *env) runPlugin(ctx context.Context, f runFlags) error {
 		res.Outcome = results.Outcome{Status: "failed", Reason: reason, StderrTail: sess.StderrTail()}
 	}
 	sess.Close()
-	return e.finish(res, outDir, f.json)
+	return finish(res)
 }
 
 // classify turns a run error into a reason a user can act on.
@@ -248,30 +295,90 @@ func guestGone(h *vm.Handle, d time.Duration) bool {
 }
 
 // finish analyses, saves and prints a result; a failed run still saves
-// what it measured and exits non-zero.
+// what it measured and exits exitRunFailed. A result is never lost: if it
+// cannot be saved in dir, it goes to a fallback file, else in full to
+// stdout, and the exit code is exitSaveFailed.
 func (e *env) finish(res *results.Result, dir string, asJSON bool) error {
-	res.Finished = time.Now().UTC()
+	if res.Finished.IsZero() {
+		res.Finished = time.Now().UTC()
+	}
+	// JSON cannot carry NaN or ±Inf; the plugin SDK refuses them, but a
+	// document that cannot be encoded would be lost entirely.
+	if dropped := res.DropNonFinite(); len(dropped) > 0 {
+		failRun(res, "non-finite values dropped (not numbers JSON can carry): "+strings.Join(dropped, "; "))
+	}
 	res.Analyze()
-	path, err := results.Save(dir, res)
-	if err != nil {
-		return fmt.Errorf("saving the result: %w", err)
+	if err := res.CheckFinite(); err != nil {
+		res.Summary, res.Comparisons = nil, nil
+		failRun(res, "statistics left out: "+err.Error())
+	}
+	path, saveErr := results.Save(dir, res)
+	saved := saveErr == nil
+	if !saved {
+		path = saveFallback(res)
 	}
 	if asJSON {
 		if err := results.WriteJSON(e.stdout, res); err != nil {
 			return err
 		}
-	} else if err := results.WriteTable(e.stdout, res); err != nil {
-		return err
+	} else {
+		if err := results.WriteTable(e.stdout, res); err != nil {
+			return err
+		}
+		if path == "" {
+			// Nowhere to save it: the document itself is the output.
+			fmt.Fprintln(e.stdout)
+			if err := results.WriteJSON(e.stdout, res); err != nil {
+				return err
+			}
+		}
 	}
-	fmt.Fprintf(e.stderr, "result: %s\n", path)
+	if path != "" {
+		fmt.Fprintf(e.stderr, "result: %s\n", path)
+	}
+	var msgs []string
 	if res.Outcome.Status == "failed" {
 		msg := "run failed: " + res.Outcome.Reason
 		if res.Outcome.StderrTail != "" {
 			msg += "\nplugin stderr (tail):\n" + res.Outcome.StderrTail
 		}
-		return &exitCode{code: 1, msg: msg}
+		msgs = append(msgs, msg)
+	}
+	if !saved {
+		where := "printed in full on stdout above"
+		if path != "" {
+			where = "saved to " + path + " instead"
+		}
+		msgs = append(msgs, fmt.Sprintf("saving the result in %s failed: %v; the result was %s (move it into your results directory)", dir, saveErr, where))
+		return &exitCode{code: exitSaveFailed, msg: strings.Join(msgs, "\n")}
+	}
+	if len(msgs) > 0 {
+		return &exitCode{code: exitRunFailed, msg: strings.Join(msgs, "\n")}
 	}
 	return nil
+}
+
+// failRun marks res failed with reason, keeping an earlier reason.
+func failRun(res *results.Result, reason string) {
+	if res.Outcome.Status == "failed" && res.Outcome.Reason != "" {
+		reason = res.Outcome.Reason + "; " + reason
+	}
+	res.Outcome.Status, res.Outcome.Reason = "failed", reason
+}
+
+// saveFallback saves res where it can when the results directory failed:
+// the temp directory, else the current one. It returns the path, or "" if
+// neither worked.
+func saveFallback(res *results.Result) string {
+	for _, dir := range []string{os.TempDir(), "."} {
+		if path, err := results.Save(dir, res); err == nil {
+			if abs, err := filepath.Abs(path); err == nil {
+				path = abs
+			}
+			return path
+		}
+	}
+	return ""
 }
 
 func machineOf(st *vm.State) results.Machine {

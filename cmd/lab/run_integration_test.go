@@ -282,7 +282,8 @@ func TestIntegrationRunFailures(t *testing.T) {
 		// in a file in the guest), then kill the machine under it.
 		deadline := time.Now().Add(2 * time.Minute)
 		for {
-			r := itLab(t, itCallTimeout, nil, "exec", "--", "cat", "/tmp/labtest.ticks")
+			// --no-wait: a plain exec would wait for the run to end.
+			r := itLab(t, itCallTimeout, nil, "exec", "--no-wait", "--", "cat", "/tmp/labtest.ticks")
 			if n, err := strconv.Atoi(strings.TrimSpace(r.stdout)); err == nil && n >= 3 {
 				break
 			}

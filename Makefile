@@ -18,8 +18,9 @@ all: build
 
 build: $(BIN)/lab agents plugins
 
+# `lab --version` prints the version (git describe) and the commit.
 $(BIN)/lab: FORCE
-	$(GO) build -o $@ ./cmd/lab
+	$(GO) build -ldflags "-X main.version=$$(git describe --tags --always --dirty 2>/dev/null || echo dev) -X main.commit=$$(git rev-parse HEAD 2>/dev/null)" -o $@ ./cmd/lab
 
 agents: $(foreach a,$(ARCHES),$(BIN)/agent-$(a))
 

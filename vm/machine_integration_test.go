@@ -7,10 +7,12 @@ package vm
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -93,17 +95,49 @@ func TestIntegrationSnapshotRestore(t *testing.T) {
 	snap := filepath.Join(t.TempDir(), "cache", "snapshots", "k.state")
 	m := itMachine(t, "celeron-2.4", snap)
 	m.Kill()
+	cold := m // its cfg has no restore arguments
 	for i := 0; i < 3; i++ {
-		m = itMachineAgain(t, m, snap)
+		m = itMachineAgain(t, cold, snap)
 		if m.Boot != "restored from snapshot" {
 			t.Fatalf("boot %q, want restored from snapshot", m.Boot)
 		}
 		t.Logf("restored: ready in %.3fs; phases %v", m.Ready.Sub(m.Started).Seconds(), m.Phases)
 		m.Kill()
 	}
+
+	// A corrupt snapshot: QEMU fails the incoming migration (and exits);
+	// the boot goes cold, and says so through the caller's log, not stderr.
+	if err := os.Truncate(snap, 4096); err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var logged []string
+	ctx := testCtx(t, 3*time.Minute)
+	cfg := cold.cfg
+	cfg.Snapshot = snap
+	m, err := Start(ctx, cold.dir, cfg, StartOptions{Log: func(format string, args ...any) {
+		mu.Lock()
+		defer mu.Unlock()
+		logged = append(logged, fmt.Sprintf(format, args...))
+	}})
+	if err != nil {
+		mu.Lock()
+		t.Fatalf("%v\nlogged: %q", err, logged)
+	}
+	t.Cleanup(m.Kill)
+	mu.Lock()
+	defer mu.Unlock()
+	t.Logf("corrupt snapshot: boot %q in %.2fs; logged %q", m.Boot, m.Ready.Sub(m.Started).Seconds(), logged)
+	if m.Boot != "cold, snapshot saved" {
+		t.Errorf("boot from a corrupt snapshot: %q, want cold, snapshot saved", m.Boot)
+	}
+	if len(logged) != 1 || !strings.Contains(logged[0], "restoring the snapshot") || !strings.Contains(logged[0], "booting cold") {
+		t.Errorf("logged %q, want one line saying the restore failed and the boot goes cold", logged)
+	}
 }
 
-// itMachineAgain boots prev's configuration again in prev's directory.
+// itMachineAgain boots prev's configuration again in prev's directory
+// (prev must not be a restored machine: its argv has -incoming).
 func itMachineAgain(t *testing.T, prev *Machine, snapshot string) *Machine {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)

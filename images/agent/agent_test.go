@@ -413,6 +413,7 @@ func TestGetErrors(t *testing.T) {
 	dir := t.TempDir()
 	for path, want := range map[string]string{
 		filepath.Join(dir, "nope"): "no such file",
+		dir:                        "is a directory",
 	} {
 		_, err := l.c.Get(ctxT(t), path, io.Discard)
 		if err == nil || !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), want) {

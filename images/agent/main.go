@@ -19,7 +19,7 @@ import (
 )
 
 // version is reported over the link.
-const version = "0.1.0"
+const version = "0.2.0"
 
 func main() {
 	if os.Getpid() != 1 {

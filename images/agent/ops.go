@@ -1,6 +1,8 @@
 package main
 
 import (
+	"encoding/binary"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -23,6 +25,17 @@ import (
 const blobDir = "/var/lib/lab/blobs"
 
 // exec runs one program for the host and streams its output as frames.
+//
+// Three goroutines serve it besides this one, so that nothing the program
+// does can keep a signal from it or hide that its host has gone:
+//   - the frame reader reads the stream all the time: signals are delivered
+//     as they come, stdin is queued (the host sends at most
+//     link.StdinWindow bytes ahead of acknowledgements, so the queue is
+//     bounded), and a read error means the host end is gone (stream closed,
+//     host killed, session dropped): the program's group is killed;
+//   - the stdin pump alone writes the program's stdin pipe, and may block
+//     there as long as the program does not read;
+//   - two copies send stdout and stderr, until EOF (see drain).
 func (a *agent) exec(conn net.Conn, req *link.ExecRequest) {
 	fw := link.NewFrameWriter(conn)
 	_ = link.WriteMsg(conn, &link.Response{})
@@ -50,12 +63,28 @@ func (a *agent) exec(conn net.Conn, req *link.ExecRequest) {
 		_ = fw.WriteJSON(link.FrameExit, link.Exit{Code: 126, Error: err.Error()})
 		return
 	}
-	errR, errW, _ := os.Pipe()
+	errR, errW, err := os.Pipe()
+	if err != nil {
+		outR.Close()
+		outW.Close()
+		_ = fw.WriteJSON(link.FrameExit, link.Exit{Code: 126, Error: err.Error()})
+		return
+	}
+	// inW is set here once and only closed later (os.File serialises Close
+	// with a Write blocked in the pump).
 	var inR, inW *os.File
 	if req.Stdin {
-		inR, inW, _ = os.Pipe()
+		inR, inW, err = os.Pipe()
 	} else {
-		inR, _ = os.Open(os.DevNull)
+		inR, err = os.Open(os.DevNull)
+	}
+	if err != nil {
+		outR.Close()
+		outW.Close()
+		errR.Close()
+		errW.Close()
+		_ = fw.WriteJSON(link.FrameExit, link.Exit{Code: 126, Error: err.Error()})
+		return
 	}
 	attr := &os.ProcAttr{
 		Dir:   dir,
@@ -82,16 +111,31 @@ func (a *agent) exec(conn net.Conn, req *link.ExecRequest) {
 		return
 	}
 	pid := p.Pid
-	_ = fw.WriteJSON(link.FrameStarted, link.Started{Pid: pid})
+	// The group is pid's until the program is reaped; signals after that
+	// could hit a new owner of the number.
+	var grp group
+	grp.pgid = pid
+	window := 0
+	if inW != nil {
+		window = link.StdinWindow
+	}
+	_ = fw.WriteJSON(link.FrameStarted, link.Started{Pid: pid, StdinWindow: window})
 
 	var copies sync.WaitGroup
 	copies.Add(2)
-	go func() { defer copies.Done(); io.Copy(link.ChunkWriter{F: fw, Typ: link.FrameStdout}, outR) }()
-	go func() { defer copies.Done(); io.Copy(link.ChunkWriter{F: fw, Typ: link.FrameStderr}, errR) }()
+	go func() { defer copies.Done(); drain(outR, link.ChunkWriter{F: fw, Typ: link.FrameStdout}) }()
+	go func() { defer copies.Done(); drain(errR, link.ChunkWriter{F: fw, Typ: link.FrameStderr}) }()
 
-	// Host frames: stdin and signals. If the stream breaks before the
-	// program exits, the host is gone: kill the program's group so no
-	// orphaned plugin lingers.
+	var stdin *stdinPump
+	if inW != nil {
+		stdin = newStdinPump(window)
+		go stdin.run(inW, func(n int) {
+			var b [4]byte
+			binary.BigEndian.PutUint32(b[:], uint32(n))
+			_ = fw.Write(link.FrameStdinAck, b[:])
+		})
+	}
+
 	hostGone := make(chan struct{})
 	go func() {
 		defer close(hostGone)
@@ -102,49 +146,220 @@ func (a *agent) exec(conn net.Conn, req *link.ExecRequest) {
 			}
 			switch typ {
 			case link.FrameStdin:
-				if inW == nil {
+				if stdin == nil {
 					continue
 				}
 				if len(payload) == 0 {
-					inW.Close()
-					inW = nil
-					continue
+					stdin.closeInput()
+				} else if !stdin.push(payload) {
+					logf("exec %s: the host sent more than %d bytes of stdin ahead; dropping it", req.Argv[0], window)
+					return
 				}
-				_, _ = inW.Write(payload)
 			case link.FrameSignal:
 				if len(payload) == 1 {
-					_ = unix.Kill(-pid, unix.Signal(payload[0]))
+					grp.kill(unix.Signal(payload[0]))
 				}
 			}
 		}
 	}()
 
 	var ws unix.WaitStatus
+	gone := false
 	select {
 	case ws = <-waitCh:
 	case <-hostGone:
-		_ = unix.Kill(-pid, unix.SIGKILL)
+		// Nobody is left to see the program's output or to stop it: end it
+		// with everything it started.
+		gone = true
+		grp.kill(unix.SIGKILL)
 		ws = <-waitCh
 	}
 	p.Release()
 	if req.KillGroup {
-		_ = unix.Kill(-pid, unix.SIGKILL)
+		grp.kill(unix.SIGKILL)
 	}
-	// Output still in the pipes belongs before the exit frame; a background
-	// grandchild holding the pipes open must not delay the exit forever.
-	drained := make(chan struct{})
-	go func() { copies.Wait(); close(drained) }()
-	select {
-	case <-drained:
-	case <-time.After(200 * time.Millisecond):
+	grp.reaped()
+	if stdin != nil {
+		stdin.stop()
+		inW.Close() // unblocks the pump if the program left input unread
 	}
+
+	// Output still in the pipes belongs before the exit frame. It ends at
+	// EOF, once every process holding the pipes is gone. A process the
+	// program left running (`sh -c 'daemon &'`) may hold them for ever: the
+	// program's own output is all in the pipes once it has exited, so after
+	// the program exits the copies send what the pipes hold and then stop
+	// (see drain). With KillGroup the group is dead or dying: wait for the
+	// EOF its death brings, a while.
+	if gone {
+		conn.Close() // what is left to copy fails at once
+	}
+	done := make(chan struct{})
+	go func() { copies.Wait(); close(done) }()
+	if req.KillGroup && !gone {
+		select {
+		case <-done:
+		case <-time.After(2 * time.Second): // a process that left the group
+		}
+	}
+	now := time.Now()
+	_ = outR.SetReadDeadline(now)
+	_ = errR.SetReadDeadline(now)
+	<-done
 	outR.Close()
 	errR.Close()
-	if inW != nil {
-		inW.Close()
+	if gone {
+		return
 	}
 	code, sig := exitCode(ws)
 	_ = fw.WriteJSON(link.FrameExit, link.Exit{Code: code, Signal: sig})
+}
+
+// group is a program's process group, signalled until the program is
+// reaped.
+type group struct {
+	mu   sync.Mutex
+	pgid int // 0 once reaped
+}
+
+func (g *group) kill(sig unix.Signal) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.pgid > 0 {
+		_ = unix.Kill(-g.pgid, sig)
+	}
+}
+
+func (g *group) reaped() {
+	g.mu.Lock()
+	g.pgid = 0
+	g.mu.Unlock()
+}
+
+// drain copies r to w until EOF. Once r's read deadline passes (the
+// program has exited), it sends what the pipe still holds, without
+// waiting for more, and stops: a background process holding the pipe open
+// must not hold the program's exit.
+func drain(r *os.File, w io.Writer) {
+	buf := make([]byte, 32<<10)
+	for {
+		n, err := r.Read(buf)
+		if n > 0 {
+			if _, werr := w.Write(buf[:n]); werr != nil {
+				return // the host is gone
+			}
+		}
+		if errors.Is(err, os.ErrDeadlineExceeded) {
+			break
+		}
+		if err != nil {
+			return // EOF
+		}
+	}
+	rc, err := r.SyscallConn()
+	if err != nil {
+		return
+	}
+	for {
+		var n int
+		var rerr error
+		// Control, not Read: the deadline has passed, and a read that
+		// would block must return, not wait.
+		if err := rc.Control(func(fd uintptr) { n, rerr = unix.Read(int(fd), buf) }); err != nil {
+			return
+		}
+		if n <= 0 || rerr != nil { // EOF, EAGAIN (empty), or an error
+			return
+		}
+		if _, err := w.Write(buf[:n]); err != nil {
+			return
+		}
+	}
+}
+
+// stdinPump writes what the host sends to the program's stdin. The frame
+// reader queues input with push and never blocks; run alone writes the
+// pipe and acknowledges what the program took, so the host sends more.
+type stdinPump struct {
+	mu      sync.Mutex
+	cond    *sync.Cond
+	queue   [][]byte
+	queued  int // bytes in queue
+	window  int // most the host may have sent ahead
+	eof     bool
+	stopped bool
+}
+
+func newStdinPump(window int) *stdinPump {
+	s := &stdinPump{window: window}
+	s.cond = sync.NewCond(&s.mu)
+	return s
+}
+
+// push queues input; false if the host overran its window.
+func (s *stdinPump) push(b []byte) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.queued+len(b) > s.window {
+		return false
+	}
+	s.queue = append(s.queue, b)
+	s.queued += len(b)
+	s.cond.Signal()
+	return true
+}
+
+// closeInput records the host's EOF: stdin closes once the queue is written.
+func (s *stdinPump) closeInput() {
+	s.mu.Lock()
+	s.eof = true
+	s.cond.Signal()
+	s.mu.Unlock()
+}
+
+// stop ends run without writing what is queued (the program has gone).
+func (s *stdinPump) stop() {
+	s.mu.Lock()
+	s.stopped = true
+	s.cond.Signal()
+	s.mu.Unlock()
+}
+
+// run writes queued input to w until EOF or stop, then closes w. Once the
+// program has closed its stdin (EPIPE), queued input is dropped and no
+// longer acknowledged: the host stops sending, as a writer to a pipe
+// nobody reads would, until the program exits.
+func (s *stdinPump) run(w *os.File, ack func(n int)) {
+	defer w.Close()
+	broken := false
+	for {
+		s.mu.Lock()
+		for len(s.queue) == 0 && !s.eof && !s.stopped {
+			s.cond.Wait()
+		}
+		if s.stopped || len(s.queue) == 0 {
+			s.mu.Unlock()
+			return
+		}
+		b := s.queue[0]
+		s.queue = s.queue[1:]
+		s.mu.Unlock()
+		if !broken {
+			if _, err := w.Write(b); err != nil {
+				broken = true // EPIPE: the program closed its stdin
+			}
+		}
+		s.mu.Lock()
+		s.queued -= len(b)
+		stopped := s.stopped
+		s.mu.Unlock()
+		if stopped {
+			return
+		}
+		if !broken {
+			ack(len(b))
+		}
+	}
 }
 
 // put receives a file, keeping it by hash.
@@ -251,6 +466,10 @@ func copyFile(src, dst string) error {
 	return out.Close()
 }
 
+// get sends a file read to EOF: its stat size means nothing for procfs (0),
+// sysfs (4096), pipes or files that grow. The content goes as frames and
+// ends with a frame saying how many bytes were sent and whether EOF was
+// reached, so the host can tell a complete transfer from a cut-off one.
 func get(conn net.Conn, path string) error {
 	f, err := os.Open(path)
 	if err != nil {
@@ -261,14 +480,30 @@ func get(conn net.Conn, path string) error {
 	if err != nil {
 		return reply(conn, err)
 	}
-	if !st.Mode().IsRegular() {
-		return reply(conn, fmt.Errorf("%s is not a regular file", path))
+	if st.IsDir() {
+		return reply(conn, fmt.Errorf("%s is a directory; copy files one at a time", path))
 	}
-	if err := link.WriteMsg(conn, &link.Response{Size: st.Size(), Mode: uint32(st.Mode().Perm())}); err != nil {
+	if err := link.WriteMsg(conn, &link.Response{Mode: uint32(st.Mode().Perm())}); err != nil {
 		return err
 	}
-	_, err = io.CopyN(conn, f, st.Size())
-	return err
+	fw := link.NewFrameWriter(conn)
+	buf := make([]byte, 32<<10)
+	var sent int64
+	for {
+		n, rerr := f.Read(buf)
+		if n > 0 {
+			if err := fw.Write(link.FrameData, buf[:n]); err != nil {
+				return err // the host is gone
+			}
+			sent += int64(n)
+		}
+		if rerr == io.EOF {
+			return fw.WriteJSON(link.FrameEnd, link.GetEnd{Size: sent})
+		}
+		if rerr != nil {
+			return fw.WriteJSON(link.FrameEnd, link.GetEnd{Size: sent, Error: fmt.Sprintf("reading %s: %v", path, unwrapPath(rerr))})
+		}
+	}
 }
 
 func unwrapPath(err error) error {

@@ -3,6 +3,7 @@ package link
 import (
 	"context"
 	"crypto/sha256"
+	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -120,9 +121,16 @@ func (c *Client) PutFile(ctx context.Context, src, dst string, mode os.FileMode)
 	if st.IsDir() {
 		return false, fmt.Errorf("%s is a directory; copy files one at a time", src)
 	}
+	if !st.Mode().IsRegular() {
+		// The content is named by its hash before it is sent: it must be
+		// read twice, which a pipe or a device cannot be.
+		return false, fmt.Errorf("%s is not a regular file; copy it to one first", src)
+	}
+	// Hash exactly the bytes that will be sent: a file growing meanwhile
+	// must not leave the guest a blob whose name is another content's.
 	h := sha256.New()
-	if _, err := io.Copy(h, f); err != nil {
-		return false, err
+	if n, err := io.CopyN(h, f, st.Size()); err != nil {
+		return false, fmt.Errorf("reading %s: %d of %d bytes: %w", src, n, st.Size(), err)
 	}
 	if _, err := f.Seek(0, io.SeekStart); err != nil {
 		return false, err
@@ -134,6 +142,8 @@ func (c *Client) PutFile(ctx context.Context, src, dst string, mode os.FileMode)
 }
 
 // Put sends r (exactly req.Size bytes hashing to req.SHA256) to the guest.
+// The guest installs the file only once all req.Size bytes came; a short
+// r is an error and installs nothing.
 func (c *Client) Put(ctx context.Context, r io.Reader, req *PutRequest) (bool, error) {
 	conn, resp, err := c.call(ctx, &Request{Op: OpPut, Put: req})
 	if err != nil {
@@ -145,12 +155,12 @@ func (c *Client) Put(ctx context.Context, r io.Reader, req *PutRequest) (bool, e
 	}
 	stop := context.AfterFunc(ctx, func() { conn.Close() })
 	defer stop()
-	if _, err := io.CopyN(conn, r, req.Size); err != nil {
-		return false, ctxErr(ctx, fmt.Errorf("put %s: %w", req.Path, err))
+	if n, err := io.CopyN(conn, r, req.Size); err != nil {
+		return false, ctxErr(ctx, fmt.Errorf("put %s: sent %d of %d bytes: %w", req.Path, n, req.Size, err))
 	}
 	var done Response
 	if err := ReadMsg(conn, &done); err != nil {
-		return false, ctxErr(ctx, fmt.Errorf("put %s: %w", req.Path, err))
+		return false, ctxErr(ctx, fmt.Errorf("put %s: no confirmation from the guest: %w", req.Path, err))
 	}
 	if done.Error != "" {
 		return false, fmt.Errorf("put %s: %s", req.Path, done.Error)
@@ -158,7 +168,11 @@ func (c *Client) Put(ctx context.Context, r io.Reader, req *PutRequest) (bool, e
 	return true, nil
 }
 
-// Get copies the guest file src to w and returns its mode bits.
+// Get copies the guest file src to w and returns its mode bits. The agent
+// reads src to EOF, whatever its stat size (procfs, sysfs, pipes, files
+// that grow); Get returns nil only when the agent said it reached EOF and
+// every byte it sent was written to w. On error w may hold part of the
+// content: write to a temporary file and keep it only on success.
 func (c *Client) Get(ctx context.Context, src string, w io.Writer) (os.FileMode, error) {
 	conn, resp, err := c.call(ctx, &Request{Op: OpGet, Path: src})
 	if err != nil {
@@ -167,11 +181,34 @@ func (c *Client) Get(ctx context.Context, src string, w io.Writer) (os.FileMode,
 	defer conn.Close()
 	stop := context.AfterFunc(ctx, func() { conn.Close() })
 	defer stop()
-	n, err := io.CopyN(w, conn, resp.Size)
-	if err != nil {
-		return 0, ctxErr(ctx, fmt.Errorf("get %s: %d of %d bytes: %w", src, n, resp.Size, err))
+	var n int64
+	for {
+		typ, payload, err := ReadFrame(conn)
+		if err != nil {
+			return 0, ctxErr(ctx, fmt.Errorf("get %s: transfer cut off after %d bytes, before the guest said it was complete: %w", src, n, err))
+		}
+		switch typ {
+		case FrameData:
+			if _, err := w.Write(payload); err != nil {
+				return 0, fmt.Errorf("get %s: writing: %w", src, err)
+			}
+			n += int64(len(payload))
+		case FrameEnd:
+			var end GetEnd
+			if err := json.Unmarshal(payload, &end); err != nil {
+				return 0, fmt.Errorf("get %s: bad end-of-transfer frame: %w", src, err)
+			}
+			if end.Error != "" {
+				return 0, fmt.Errorf("get %s: the guest stopped after %d bytes: %s", src, end.Size, end.Error)
+			}
+			if end.Size != n {
+				return 0, fmt.Errorf("get %s: the guest sent %d bytes, %d arrived", src, end.Size, n)
+			}
+			return os.FileMode(resp.Mode), nil
+		default:
+			return 0, fmt.Errorf("get %s: unexpected frame type %d from the guest (agent too old or too new?)", src, typ)
+		}
 	}
-	return os.FileMode(resp.Mode), nil
 }
 
 // Process is a program running in the guest.
@@ -185,6 +222,15 @@ type Process struct {
 	stderr   io.Writer
 	closeOut func()
 
+	// Stdin credit: how many bytes may be sent before the agent
+	// acknowledges more (limited is false for agents without FrameStdinAck).
+	mu      sync.Mutex
+	cond    *sync.Cond
+	credit  int
+	limited bool
+	ended   bool // demux returned: no more credit will come
+	closed  bool // Close was called
+
 	done chan struct{}
 	exit Exit
 	err  error
@@ -193,7 +239,8 @@ type Process struct {
 // StartOptions says where a started program's output goes.
 type StartOptions struct {
 	// Stdout and Stderr receive the program's output. They must not block
-	// for long: output of both is read from one stream.
+	// for long: output of both is read from one stream (and stdin credit
+	// comes back on it).
 	Stdout, Stderr io.Writer
 	// OnExit runs after the last output was written and before Wait
 	// returns (used to close pipes handed to readers).
@@ -201,20 +248,28 @@ type StartOptions struct {
 }
 
 // Start runs req in the guest. The program lives until it exits or is
-// signalled; ctx only bounds the start.
+// signalled, or until the stream goes (Close, or the link dropping): the
+// agent then kills its process group. ctx only bounds the start.
 func (c *Client) Start(ctx context.Context, req *ExecRequest, opt StartOptions) (*Process, error) {
 	conn, _, err := c.call(ctx, &Request{Op: OpExec, Exec: req})
 	if err != nil {
 		return nil, err
 	}
 	p := &Process{conn: conn, fw: NewFrameWriter(conn), stdout: opt.Stdout, stderr: opt.Stderr, closeOut: opt.OnExit, done: make(chan struct{})}
+	p.cond = sync.NewCond(&p.mu)
 	if p.stdout == nil {
 		p.stdout = io.Discard
 	}
 	if p.stderr == nil {
 		p.stderr = io.Discard
 	}
+	// Bound the wait for the start frame by ctx, as call bounds the header.
+	stop := context.AfterFunc(ctx, func() { conn.Close() })
 	typ, payload, err := ReadFrame(conn)
+	stopped := stop()
+	if !stopped {
+		return nil, ctx.Err()
+	}
 	if err == nil && typ == FrameExit {
 		var e Exit
 		_ = json.Unmarshal(payload, &e)
@@ -231,6 +286,7 @@ func (c *Client) Start(ctx context.Context, req *ExecRequest, opt StartOptions) 
 	var st Started
 	_ = json.Unmarshal(payload, &st)
 	p.Pid = st.Pid
+	p.credit, p.limited = st.StdinWindow, st.StdinWindow > 0
 	go p.demux()
 	return p, nil
 }
@@ -251,11 +307,24 @@ func (p *Process) demux() {
 			p.closeOut()
 		}
 	}()
+	defer func() {
+		p.mu.Lock()
+		p.ended = true
+		p.cond.Broadcast()
+		p.mu.Unlock()
+	}()
 	defer p.conn.Close()
 	for {
 		typ, payload, err := ReadFrame(p.conn)
 		if err != nil {
-			p.err = fmt.Errorf("link: lost the guest while the program ran (guest died or link dropped): %w", err)
+			p.mu.Lock()
+			closed := p.closed
+			p.mu.Unlock()
+			if closed {
+				p.err = fmt.Errorf("link: stream to the program closed before it exited (the guest kills its process group): %w", ErrClosed)
+			} else {
+				p.err = fmt.Errorf("link: lost the guest while the program ran (guest died or link dropped): %w", err)
+			}
 			return
 		}
 		switch typ {
@@ -263,6 +332,13 @@ func (p *Process) demux() {
 			_, _ = p.stdout.Write(payload)
 		case FrameStderr:
 			_, _ = p.stderr.Write(payload)
+		case FrameStdinAck:
+			if len(payload) == 4 {
+				p.mu.Lock()
+				p.credit += int(binary.BigEndian.Uint32(payload))
+				p.cond.Broadcast()
+				p.mu.Unlock()
+			}
 		case FrameExit:
 			if err := json.Unmarshal(payload, &p.exit); err != nil {
 				p.err = fmt.Errorf("link: bad exit frame: %w", err)
@@ -272,8 +348,16 @@ func (p *Process) demux() {
 	}
 }
 
+// ErrClosed is wrapped by Wait's error after Close.
+var ErrClosed = errors.New("link: process closed")
+
+// errExited is what a stdin write gets once the program has gone.
+var errExited = errors.New("link: the program has exited; its stdin is closed")
+
 // Stdin returns a writer feeding the program's stdin (ExecRequest.Stdin must
-// be set); Close sends EOF.
+// be set); Close sends EOF. A Write blocks while the program is not taking
+// its input (and the agent holds StdinWindow bytes of it), and fails once
+// the program has exited.
 func (p *Process) Stdin() io.WriteCloser { return &stdinWriter{p: p} }
 
 type stdinWriter struct {
@@ -282,7 +366,30 @@ type stdinWriter struct {
 }
 
 func (s *stdinWriter) Write(b []byte) (int, error) {
-	return ChunkWriter{F: s.p.fw, Typ: FrameStdin}.Write(b)
+	p := s.p
+	n := 0
+	for len(b) > 0 {
+		k := min(len(b), 32<<10)
+		p.mu.Lock()
+		for p.limited && p.credit == 0 && !p.ended {
+			p.cond.Wait()
+		}
+		if p.ended {
+			p.mu.Unlock()
+			return n, errExited
+		}
+		if p.limited {
+			k = min(k, p.credit)
+			p.credit -= k
+		}
+		p.mu.Unlock()
+		if err := p.fw.Write(FrameStdin, b[:k]); err != nil {
+			return n, err
+		}
+		n += k
+		b = b[k:]
+	}
+	return n, nil
 }
 
 func (s *stdinWriter) Close() error {
@@ -291,9 +398,20 @@ func (s *stdinWriter) Close() error {
 	return err
 }
 
-// Signal sends signal sig to the program's process group.
+// Signal sends signal sig to the program's process group. It does not wait
+// behind stdin: the agent reads signals as they come.
 func (p *Process) Signal(sig int) error {
 	return p.fw.Write(FrameSignal, []byte{byte(sig)})
+}
+
+// Close abandons the program: it closes the stream, and the agent, seeing
+// its host end gone, kills the program's whole process group. Wait then
+// returns an error wrapping ErrClosed, unless the exit came first.
+func (p *Process) Close() error {
+	p.mu.Lock()
+	p.closed = true
+	p.mu.Unlock()
+	return p.conn.Close()
 }
 
 // Done is closed when the program has exited (or the link was lost).

@@ -75,8 +75,24 @@ func (a *fakeAgent) handle(conn net.Conn) {
 			_ = WriteMsg(conn, &Response{Error: req.Path + ": no such file or directory"})
 			return
 		}
-		if WriteMsg(conn, &Response{Size: int64(len(b)), Mode: mode}) == nil {
-			_, _ = conn.Write(b)
+		if WriteMsg(conn, &Response{Mode: mode}) != nil {
+			return
+		}
+		fw := NewFrameWriter(conn)
+		switch {
+		case strings.HasSuffix(req.Path, ".cut"): // half the content, then the stream ends
+			_ = fw.Write(FrameData, b[:len(b)/2])
+		case strings.HasSuffix(req.Path, ".short"): // claims more than it sent
+			_ = fw.Write(FrameData, b)
+			_ = fw.WriteJSON(FrameEnd, GetEnd{Size: int64(len(b)) + 1})
+		case strings.HasSuffix(req.Path, ".eio"): // a read error half-way
+			_ = fw.Write(FrameData, b[:len(b)/2])
+			_ = fw.WriteJSON(FrameEnd, GetEnd{Size: int64(len(b) / 2), Error: "read: input/output error"})
+		case strings.HasSuffix(req.Path, ".odd"): // a frame get does not know
+			_ = fw.Write(FrameStdout, b)
+		default:
+			_, _ = ChunkWriter{F: fw, Typ: FrameData}.Write(b)
+			_ = fw.WriteJSON(FrameEnd, GetEnd{Size: int64(len(b))})
 		}
 	case OpExec:
 		a.exec(conn, req.Exec)
@@ -144,7 +160,11 @@ func (a *fakeAgent) exec(conn net.Conn, req *ExecRequest) {
 		_ = fw.WriteJSON(FrameExit, Exit{Code: 1})
 		return
 	}
-	_ = fw.WriteJSON(FrameStarted, Started{Pid: 42})
+	started := Started{Pid: 42}
+	if req.Argv[0] == "window" {
+		started.StdinWindow = 10
+	}
+	_ = fw.WriteJSON(FrameStarted, started)
 	switch req.Argv[0] {
 	case "talk": // talk CODE: some output on both streams, then exit CODE
 		io.WriteString(stdout, "hello ")
@@ -178,6 +198,23 @@ func (a *fakeAgent) exec(conn net.Conn, req *ExecRequest) {
 			if typ == FrameSignal && len(p) == 1 {
 				_ = fw.WriteJSON(FrameExit, Exit{Code: 128 + int(p[0]), Signal: int(p[0])})
 				return
+			}
+		}
+	case "window": // takes 10 bytes of stdin, then 10 more per signal frame
+		for {
+			typ, p, err := ReadFrame(conn)
+			if err != nil {
+				return
+			}
+			switch typ {
+			case FrameStdin:
+				if len(p) == 0 {
+					_ = fw.WriteJSON(FrameExit, Exit{Code: 0})
+					return
+				}
+				stdout.Write(p)
+			case FrameSignal:
+				_ = fw.Write(FrameStdinAck, []byte{0, 0, 0, 10})
 			}
 		}
 	case "hang": // writes, then runs until the link goes
@@ -310,6 +347,92 @@ func TestClientPutErrors(t *testing.T) {
 	}
 	if _, err := c.PutFile(ctx, filepath.Join(t.TempDir(), "nope"), "/root/d", 0); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("PutFile(missing) = %v, want os.ErrNotExist", err)
+	}
+}
+
+// TestClientGetIncomplete: Get succeeds only on an end-of-transfer frame
+// that accounts for every byte.
+func TestClientGetIncomplete(t *testing.T) {
+	a := newFakeAgent()
+	content := bytes.Repeat([]byte("z"), 100<<10)
+	for _, name := range []string{"f.cut", "f.short", "f.eio", "f.odd"} {
+		a.files["/"+name] = content
+	}
+	c, _ := fakeLink(t, a)
+	for name, want := range map[string]string{
+		"f.cut":   "transfer cut off after 51200 bytes",
+		"f.short": "the guest sent 102401 bytes, 102400 arrived",
+		"f.eio":   "the guest stopped after 51200 bytes: read: input/output error",
+		"f.odd":   "unexpected frame type 4",
+	} {
+		_, err := c.Get(ctxT(t), "/"+name, io.Discard)
+		if err == nil || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), "get /"+name) {
+			t.Errorf("Get(%s) = %v, want an error naming it and saying %q", name, err, want)
+		}
+	}
+}
+
+// TestClientStdinWindow: the host never has more stdin unacknowledged
+// than the agent's window, and carries on when credit comes back.
+func TestClientStdinWindow(t *testing.T) {
+	c, _ := fakeLink(t, newFakeAgent())
+	var stdout syncBuffer
+	p, err := c.Start(ctxT(t), &ExecRequest{Argv: []string{"window"}, Stdin: true}, StartOptions{Stdout: &stdout})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wrote := make(chan error, 1)
+	go func() {
+		_, err := io.WriteString(p.Stdin(), "0123456789abcdefghij0123")
+		wrote <- err
+	}()
+	for i, want := range []string{"0123456789", "0123456789abcdefghij"} {
+		deadline := time.Now().Add(5 * time.Second)
+		for stdout.String() != want {
+			if time.Now().After(deadline) {
+				t.Fatalf("after %d acks the agent has %q, want %q", i, stdout.String(), want)
+			}
+			time.Sleep(time.Millisecond)
+		}
+		select {
+		case err := <-wrote:
+			t.Fatalf("the write finished (%v) with only %q taken", err, want)
+		default:
+		}
+		// Signal frames are how the fake is told to ack: they pass the
+		// stdin that waits for credit.
+		if err := p.Signal(1); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := <-wrote; err != nil {
+		t.Fatal(err)
+	}
+	p.Stdin().Close()
+	if ex, err := p.Wait(); err != nil || ex.Code != 0 || stdout.String() != "0123456789abcdefghij0123" {
+		t.Errorf("Wait = %+v, %v, stdout %q", ex, err, stdout.String())
+	}
+	// Once the program has gone, stdin writes fail instead of waiting for
+	// credit that will never come.
+	if _, err := io.WriteString(p.Stdin(), strings.Repeat("x", 20)); err == nil {
+		t.Error("stdin write after exit succeeded")
+	}
+}
+
+// TestClientProcessClose: Close ends the stream and Wait says so.
+func TestClientProcessClose(t *testing.T) {
+	a := newFakeAgent()
+	c, _ := fakeLink(t, a)
+	p, err := c.Start(ctxT(t), &ExecRequest{Argv: []string{"hang"}}, StartOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	<-a.running
+	if err := p.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.Wait(); !errors.Is(err, ErrClosed) {
+		t.Errorf("Wait after Close = %v, want ErrClosed", err)
 	}
 }
 

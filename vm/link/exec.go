@@ -10,8 +10,23 @@ import (
 
 // Frame types on an exec stream. Host to guest: FrameStdin (empty payload
 // means EOF) and FrameSignal. Guest to host: FrameStarted, FrameStdout,
-// FrameStderr, and exactly one FrameExit, after which the guest closes the
-// stream: the host knows a program ended because it was told.
+// FrameStderr, FrameStdinAck, and exactly one FrameExit, after which the
+// guest closes the stream: the host knows a program ended because it was
+// told.
+//
+// Signals get through whatever stdin does: the agent reads the stream all
+// the time and never blocks on the program's stdin pipe, because the host
+// keeps no more than Started.StdinWindow bytes of stdin unacknowledged
+// (FrameStdinAck returns credit as the program takes its input). So a
+// program that never reads a flood of stdin still gets its signal at
+// once, and the agent sees at once when the host end goes away (stream
+// closed, session dropped): it then kills the program's whole process
+// group.
+//
+// A get stream, after its Response, carries FrameData frames and ends with
+// one FrameEnd: the agent read the file to EOF (or says why not) and sent
+// GetEnd.Size bytes. A stream that ends without FrameEnd is a cut-off
+// transfer.
 const (
 	FrameStdin   byte = 1
 	FrameSignal  byte = 2
@@ -19,14 +34,26 @@ const (
 	FrameStdout  byte = 4
 	FrameStderr  byte = 5
 	FrameExit    byte = 6
+	// FrameStdinAck: the program took that many more bytes of stdin
+	// (payload: 4-byte big-endian count); the host may send as many more.
+	FrameStdinAck byte = 7
+	FrameData     byte = 8 // get: file content
+	FrameEnd      byte = 9 // get: GetEnd
 )
 
 // maxFrame bounds one frame's payload.
 const maxFrame = 1 << 20
 
+// StdinWindow is how many bytes of stdin the agent accepts ahead of the
+// program reading them (it sends it in Started).
+const StdinWindow = 128 << 10
+
 // Started is the payload of FrameStarted.
 type Started struct {
 	Pid int `json:"pid"`
+	// StdinWindow is how many bytes of stdin the host may have sent and
+	// not yet seen acknowledged; 0: no limit (agents before FrameStdinAck).
+	StdinWindow int `json:"stdin_window,omitempty"`
 }
 
 // Exit is the payload of FrameExit.
@@ -36,6 +63,15 @@ type Exit struct {
 	// Signal is the signal that killed the program, 0 if it exited.
 	Signal int `json:"signal,omitempty"`
 	// Error is set when the program could not be started.
+	Error string `json:"error,omitempty"`
+}
+
+// GetEnd is the payload of FrameEnd, the last frame of a get.
+type GetEnd struct {
+	// Size is how many bytes of content the agent sent.
+	Size int64 `json:"size"`
+	// Error says why the agent stopped before EOF; empty when it read the
+	// file to its end.
 	Error string `json:"error,omitempty"`
 }
 

@@ -317,7 +317,7 @@ func TestMsgRoundTrip(t *testing.T) {
 		&Request{Op: OpSetTime, UnixNano: 1700000000123456789},
 		&Request{Op: OpEntropy, Entropy: []byte{0, 1, 2, 255}},
 		&Response{Error: "boom"},
-		&Response{Size: 1 << 40, Mode: 0o644},
+		&Response{Have: true, Mode: 0o644},
 		&Response{Info: &Info{Uname: "Linux x 6.1 i686", OnlineCPUs: 1, StackKB: -1, Uptime: 1.5}},
 	}
 	for _, in := range tests {

@@ -12,7 +12,7 @@ const (
 	OpInfo     = "info"     // -> Response.Info
 	OpExec     = "exec"     // -> frames (see exec.go)
 	OpPut      = "put"      // host sends a file; cached by content hash
-	OpGet      = "get"      // guest sends a file
+	OpGet      = "get"      // guest sends a file, read to EOF, as frames
 	OpDial     = "dial"     // splice the stream to a guest socket
 	OpSetTime  = "settime"  // set the guest wall clock
 	OpEntropy  = "entropy"  // credit host randomness to the guest RNG
@@ -42,8 +42,9 @@ type Response struct {
 	Info  *Info  `json:"info,omitempty"`
 	// Have is set by OpPut when the guest already holds the content.
 	Have bool `json:"have,omitempty"`
-	// Size and Mode describe the file OpGet is about to send.
-	Size int64  `json:"size,omitempty"`
+	// Mode is the mode of the file OpGet is about to send. Its size is not
+	// known until EOF (procfs says 0, sysfs 4096, a pipe nothing): the
+	// content follows as frames (see FrameData).
 	Mode uint32 `json:"mode,omitempty"`
 }
 

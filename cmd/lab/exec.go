@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -85,6 +86,25 @@ func stdinPiped(r io.Reader) bool {
 	return true
 }
 
+// How long lab exec waits, once interrupted, for the guest program to exit
+// after the signal it forwarded (then it sends SIGKILL), and then after
+// SIGKILL (then it closes the stream). Together under the 2 s in which an
+// interrupted lab exec must be gone.
+const (
+	execKillAfter  = time.Second
+	execLetGoAfter = 500 * time.Millisecond
+)
+
+// interruptSignal is the signal that cancelled ctx (see main), SIGINT if
+// it was cancelled otherwise (tests, a caller's deadline).
+func interruptSignal(ctx context.Context) syscall.Signal {
+	var s *signalled
+	if errors.As(context.Cause(ctx), &s) {
+		return s.sig
+	}
+	return syscall.SIGINT
+}
+
 func (e *env) exec(c *cli.Context, name string, argv []string) error {
 	h, err := vm.OpenDefault(name)
 	if err != nil {
@@ -111,22 +131,40 @@ func (e *env) exec(c *cli.Context, name string, argv []string) error {
 			in.Close()
 		}()
 	}
-	// Ctrl-C: interrupt the guest program, then kill it if it lingers.
+	// Ctrl-C, SIGTERM, SIGHUP (main turns each into the cancellation of
+	// c.Context): the guest program gets the same signal whatever its stdin
+	// is doing, then SIGKILL if it lingers; if even that gets no exit (a
+	// guest that stopped answering), lab exec lets go of the stream and
+	// the agent kills the program's group when it sees the host gone.
 	go func() {
 		select {
 		case <-p.Done():
 			return
 		case <-c.Context.Done():
 		}
-		_ = p.Signal(int(syscall.SIGINT))
+		// In goroutines: a signal frame never waits behind stdin, but a
+		// write to a guest that stopped answering could block, and the
+		// escalation must go on regardless.
+		go func() { _ = p.Signal(int(interruptSignal(c.Context))) }()
 		select {
 		case <-p.Done():
-		case <-time.After(3 * time.Second):
-			_ = p.Signal(int(syscall.SIGKILL))
+			return
+		case <-time.After(execKillAfter):
 		}
+		go func() { _ = p.Signal(int(syscall.SIGKILL)) }()
+		select {
+		case <-p.Done():
+			return
+		case <-time.After(execLetGoAfter):
+		}
+		_ = p.Close()
 	}()
 	ex, err := p.Wait()
 	if err != nil {
+		if c.Context.Err() != nil {
+			// Closed after SIGINT/SIGTERM/SIGHUP and SIGKILL went unanswered.
+			return fmt.Errorf("vm %s: %s not seen to exit after %v and SIGKILL; the guest agent kills its process group: %w", h.Name, argv[0], interruptSignal(c.Context), context.Cause(c.Context))
+		}
 		return fmt.Errorf("vm %s: %w", h.Name, err)
 	}
 	if ex.Code != 0 {

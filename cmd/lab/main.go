@@ -10,8 +10,37 @@ import (
 )
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := notifyContext(context.Background())
 	code := run(ctx, os.Args, os.Stdin, os.Stdout, os.Stderr)
 	stop()
 	os.Exit(code)
 }
+
+// notifyContext returns a context cancelled by SIGINT, SIGTERM or SIGHUP,
+// whose cause (a *signalled) names the signal: lab exec forwards that one
+// to the guest program. Later signals are ignored until stop: the first one
+// already has everything winding down.
+func notifyContext(parent context.Context) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithCancelCause(parent)
+	ch := make(chan os.Signal, 1)
+	signal.Notify(ch, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
+	go func() {
+		select {
+		case s := <-ch:
+			cancel(&signalled{sig: s.(syscall.Signal)})
+		case <-ctx.Done():
+		}
+	}()
+	return ctx, func() {
+		signal.Stop(ch)
+		cancel(nil)
+	}
+}
+
+// signalled is the cause of a context cancelled by a signal.
+type signalled struct{ sig syscall.Signal }
+
+func (s *signalled) Error() string { return s.sig.String() + " received" }
+
+// Is makes errors.Is(err, context.Canceled) hold, as for any cancellation.
+func (s *signalled) Is(target error) bool { return target == context.Canceled }

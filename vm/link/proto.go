@@ -57,7 +57,15 @@ type ExecRequest struct {
 	// Stdin says the host will send stdin frames; otherwise stdin is /dev/null.
 	Stdin bool `json:"stdin,omitempty"`
 	// KillGroup kills the program's whole process group when it exits
-	// (plugins: nothing they started outlives them).
+	// (plugins: nothing they started outlives them); its output is then
+	// sent up to EOF, which the group's death brings.
+	//
+	// Without it, a background child the program leaves running (`sh -c
+	// 'daemon &'`) lives on, and may hold the output pipes open for ever:
+	// the exit is sent once the pipes hold nothing more, so all of the
+	// program's own output comes first and the child's later output is
+	// dropped. Whatever KillGroup says, the group is killed if the host end
+	// of the stream goes away while the program runs.
 	KillGroup bool `json:"kill_group,omitempty"`
 }
 

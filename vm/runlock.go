@@ -129,7 +129,8 @@ func readHolder(f *os.File) RunHolder {
 // and whether the command is waiting. Without noWait, LockShared waits for
 // the run to end (until ctx ends). With noWait it goes ahead at once,
 // appending an Interference record (now, command) to the VM's interference
-// log, which the run reads into its result; release is then a no-op.
+// log, which the run reads into its result, and holds the lock shared as
+// soon as that run ends (so the next run waits for it).
 func (h *Handle) LockShared(ctx context.Context, command []string, noWait bool, busy func(holder RunHolder, waiting bool)) (release func(), err error) {
 	f, err := h.openRunLock()
 	if err != nil {
@@ -147,14 +148,14 @@ func (h *Handle) LockShared(ctx context.Context, command []string, noWait bool, 
 		}
 		if noWait {
 			holder := readHolder(f)
-			f.Close()
 			if err := h.recordInterference(Interference{Time: time.Now(), PID: os.Getpid(), Command: command}); err != nil {
+				f.Close()
 				return nil, err
 			}
 			if busy != nil {
 				busy(holder, false)
 			}
-			return func() {}, nil
+			return shareWhenFree(f), nil
 		}
 		if !told && busy != nil {
 			busy(readHolder(f), true)
@@ -166,6 +167,29 @@ func (h *Handle) LockShared(ctx context.Context, command []string, noWait bool, 
 			return nil, ctx.Err()
 		case <-time.After(lockPoll):
 		}
+	}
+}
+
+// shareWhenFree takes f's lock shared as soon as the run holding it ends,
+// until release is called: a command that went ahead during one run must
+// make the next run wait for it, not disturb that one unrecorded too.
+func shareWhenFree(f *os.File) (release func()) {
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for unix.Flock(int(f.Fd()), unix.LOCK_SH|unix.LOCK_NB) != nil {
+			select {
+			case <-stop:
+				return
+			case <-time.After(lockPoll / 10):
+			}
+		}
+	}()
+	return func() {
+		close(stop)
+		<-done
+		f.Close()
 	}
 }
 

@@ -228,3 +228,36 @@ func TestInterferenceLogMissingOrTorn(t *testing.T) {
 		t.Errorf("log with a torn line: %+v, %v; want the one whole record", recs, err)
 	}
 }
+
+// A command that went ahead during one run holds the lock shared once that
+// run ends, so the next run waits for it instead of being disturbed
+// unrecorded.
+func TestLockSharedNoWaitHoldsForNextRun(t *testing.T) {
+	h := lockHandle(t)
+	ctx := context.Background()
+	unlockA, err := h.LockRun(ctx, []string{"lab", "run", "a"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	release, err := h.LockShared(ctx, []string{"lab", "exec", "--no-wait", "--", "sleep", "60"}, true, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	unlockA()
+	time.Sleep(2 * lockPoll) // the command takes the freed lock
+	holders := make(chan *RunHolder, 1)
+	var unlockB func()
+	done := returned(func() {
+		unlockB, err = h.LockRun(ctx, []string{"lab", "run", "b"}, func(holder *RunHolder) { holders <- holder })
+	})
+	wantBlocked(t, done, "the next run while the --no-wait command still uses the guest")
+	release()
+	wantReturned(t, done, "the next run")
+	if err != nil {
+		t.Fatal(err)
+	}
+	unlockB()
+	if got := <-holders; got != nil {
+		t.Errorf("the next run was told %+v holds the lock, want exec/cp (nil)", got)
+	}
+}

@@ -165,6 +165,12 @@ func (q *qmpMonitor) do(ctx context.Context, what string, f func() error) error 
 	select {
 	case err := <-errc:
 		if err != nil {
+			select {
+			case <-q.done:
+				// go-qemu reports a hang-up as a JSON decoding error.
+				return fmt.Errorf("machine %s: qmp %s: the qmp connection closed (qemu exited?): %w", q.name, what, err)
+			default:
+			}
 			return fmt.Errorf("machine %s: qmp %s: %w", q.name, what, err)
 		}
 		return nil

@@ -164,6 +164,34 @@ func TestIntegrationHardening(t *testing.T) {
 		}
 	})
 
+	t.Run("exec ctrl-c ignored", func(t *testing.T) {
+		// SIGINT ignored (and inherited through exec): lab exec escalates
+		// to SIGKILL, still within 2 s.
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		var out, errb bytes.Buffer
+		done := make(chan int, 1)
+		go func() {
+			done <- run(ctx, []string{"lab", "exec", name, "--", "sh", "-c", "trap '' INT; exec sleep 45"}, nil, &out, &errb)
+		}()
+		itWaitGuestProc(t, name, "sleep 45", true, 30*time.Second)
+		cancel()
+		at := time.Now()
+		select {
+		case code := <-done:
+			took := time.Since(at)
+			t.Logf("lab exec ended %v after the cancel (exit %d); stderr %q", took.Round(time.Millisecond), code, errb.String())
+			if took > 2*time.Second || code != 128+int(syscall.SIGKILL) {
+				t.Errorf("lab exec: exit %d after %v, want %d (SIGKILL) within 2 s", code, took, 128+int(syscall.SIGKILL))
+			}
+		case <-time.After(30 * time.Second):
+			t.Fatal("lab exec still running 30 s after Ctrl-C")
+		}
+		if ps := itGuestPs(t, name); strings.Contains(ps, "sleep 45") {
+			t.Errorf("sleep 45 still runs in the guest after lab exec ended:\n%s", ps)
+		}
+	})
+
 	// The same through the real binary, for the signals a terminal or a
 	// service manager sends: the guest program gets that signal, and its
 	// exit status (128+n) is lab exec's.

@@ -88,7 +88,8 @@ func withNoWait(cmd *cli.Command) *cli.Command {
 	if cmd.SkipFlagParsing {
 		cmd.ArgsUsage = strings.Replace(cmd.ArgsUsage, "--", "[--no-wait] --", 1)
 		cmd.Description += "\n\nWhile a `lab run` measures in the VM, lab exec waits for it to finish\n" +
-			"(saying so). --no-wait, before the --, " + strings.TrimPrefix(usage, "do not wait for a `lab run` measuring in the VM: ") + "."
+			"(saying so). --no-wait (before the --) goes ahead instead, and the run\n" +
+			"records this command in its result as interference."
 		return cmd
 	}
 	cmd.Flags = append(cmd.Flags, &cli.BoolFlag{Name: noWaitFlag, Usage: usage})

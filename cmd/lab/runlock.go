@@ -84,7 +84,7 @@ func splitNoWait(args []string) ([]string, bool) {
 // withNoWait adds --no-wait to the help of `lab exec` and as a flag of
 // `lab cp`.
 func withNoWait(cmd *cli.Command) *cli.Command {
-	const usage = "do not wait for a `lab run` measuring in the VM: go ahead, and the run records this command in its result as interference"
+	const usage = "do not wait for a lab run measuring in the VM: go ahead, and the run records this command in its result as interference"
 	if cmd.SkipFlagParsing {
 		cmd.ArgsUsage = strings.Replace(cmd.ArgsUsage, "--", "[--no-wait] --", 1)
 		cmd.Description += "\n\nWhile a `lab run` measures in the VM, lab exec waits for it to finish\n" +

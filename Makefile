@@ -66,9 +66,13 @@ demo: setup
 # The tests boot real QEMU guests under TCG: -p 1 keeps packages from
 # booting guests at the same time (two TCG guests on 2 cores can starve
 # each other's timer calibration).
+# The packages with goroutines of their own (the agent, the link, the
+# supervisor and machine, the plugin runner) run under the race detector.
+RACE_PKGS = ./images/agent/ ./vm/... ./plugins/...
 test: setup
 	$(GO) vet ./...
-	LAB_LIBDIR=$(CURDIR)/$(BIN) $(GO) test -p 1 -timeout 60m ./...
+	LAB_LIBDIR=$(CURDIR)/$(BIN) $(GO) test -p 1 -race -timeout 60m $(RACE_PKGS)
+	LAB_LIBDIR=$(CURDIR)/$(BIN) $(GO) test -p 1 -timeout 60m $$($(GO) list ./... | grep -v -e '/images/agent$$' -e '/vm$$' -e '/vm/' -e '/plugins$$' -e '/plugins/')
 
 test-short: build
 	$(GO) test -short ./...

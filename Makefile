@@ -12,7 +12,7 @@ CC_i386   = i686-linux-gnu-gcc
 CC_x86_64 = gcc
 PLUGINS  = forkbench
 
-.PHONY: all build agents plugins setup deps images demo test test-short bench install clean fmt vet
+.PHONY: all build agents plugins proto setup deps images demo test test-short bench install clean fmt vet
 
 all: build
 
@@ -27,22 +27,26 @@ agents: $(foreach a,$(ARCHES),$(BIN)/agent-$(a))
 $(BIN)/agent-%: FORCE
 	CGO_ENABLED=0 GOOS=linux GOARCH=$(GOARCH_$*) GO386=softfloat $(GO) build $(GOFLAGS_GUEST) -o $@ ./images/agent
 
-# Each plugin: the Go binary per guest arch plus its C workloads, built
-# static (the guests have no libc of their own).
-plugins: $(foreach p,$(PLUGINS),$(foreach a,$(ARCHES),$(BIN)/plugins/$(p)/$(a)/$(p) $(BIN)/plugins/$(p)/$(a)/workload))
+# Each plugin, through `lab plugin build` as users build theirs: its
+# description.json validated, the Go binary per guest arch plus its C
+# workloads built static (the guests have no libc of their own), and the
+# description recorded beside each binary with its sha256.
+plugins: $(BIN)/lab
+	@set -e; for p in $(PLUGINS); do $(BIN)/lab plugin build --out $(BIN)/plugins plugins/$$p; done
 
-$(BIN)/plugins/%: FORCE
-	@set -e; p=$$(echo $* | cut -d/ -f1); a=$$(echo $* | cut -d/ -f2); what=$$(echo $* | cut -d/ -f3); \
-	out=$(BIN)/plugins/$$p/$$a; mkdir -p $$out/workload; \
-	if [ "$$what" = workload ]; then \
-	  cc=$(CC_i386); [ $$a = x86_64 ] && cc=$(CC_x86_64); \
-	  for src in plugins/$$p/workload/*.c; do \
-	    $$cc -static -O2 -pthread -o $$out/workload/$$(basename $$src .c) $$src; \
-	  done; \
-	else \
-	  ga=386; [ $$a = x86_64 ] && ga=amd64; \
-	  CGO_ENABLED=0 GOOS=linux GOARCH=$$ga GO386=softfloat $(GO) build $(GOFLAGS_GUEST) -o $$out/$$p ./plugins/$$p; \
-	fi
+# proto regenerates plugins/wire from benchmark.proto with the pinned
+# generators (protoc from Debian's protobuf-compiler, see setup-deps.sh).
+# plugins/wire's tests fail when the committed code differs.
+PROTOC_GEN_GO      = google.golang.org/protobuf/cmd/protoc-gen-go@v1.36.6
+PROTOC_GEN_GO_GRPC = google.golang.org/grpc/cmd/protoc-gen-go-grpc@v1.3.0
+
+proto:
+	GOBIN=$(abspath $(BIN))/tools $(GO) install $(PROTOC_GEN_GO)
+	GOBIN=$(abspath $(BIN))/tools $(GO) install $(PROTOC_GEN_GO_GRPC)
+	PATH=$(abspath $(BIN))/tools:$$PATH protoc -I plugins/wire \
+	  --go_out=plugins/wire --go_opt=paths=source_relative \
+	  --go-grpc_out=plugins/wire --go-grpc_opt=paths=source_relative \
+	  plugins/wire/benchmark.proto
 
 FORCE:
 

@@ -1,23 +1,17 @@
-// Package plugins is the contract between lab and its benchmark plugins, and
-// the pieces both sides of it need.
+// Package plugins is the SDK a lab benchmark plugin imports: the contract's
+// Go types, Serve, running workloads inside the guest, the environment
+// report and Repeat, the helper owning a run's repeat loop. It holds nothing
+// host-side (no lab/images, lab/vm, lab/results): a plugin binary stays
+// small (TestPluginLinksNoHostCode checks what it links).
 //
-// A plugin is a Go program that runs inside a guest and serves Benchmark over
-// hashicorp/go-plugin gRPC; its main is one call, Serve(b). The host reaches
-// it through go-plugin's client with a RunnerFunc that starts the plugin in
-// the guest, and checks a user's request against the plugin's Description
-// (Resolve) before booting or starting anything.
-//
-// The gRPC service is written by hand (grpc.go) rather than generated: there
-// is no protoc toolchain on our build machines, and the messages travel as
-// JSON, so the wire contract is the Go types in this file and can be read
-// in a packet dump or a log. The JSON codec is only used for our own service
-// (the client asks for it per call); go-plugin's own services (health,
-// broker, stdio, controller) keep their protobuf codec.
-//
-// guest.go holds what plugins use inside the guest: the environment report
-// (CollectEnv), running a C workload as a separate process with rusage
-// (RunWorkload) and finding the workloads shipped with the plugin
-// (WorkloadDir).
+// The contract itself is the schema in wire/benchmark.proto (package
+// lab.plugin.v1), which another language can implement; the types here are
+// plain Go mirrors of its messages, converted at the gRPC edge (wire.go).
+// A plugin declares what it can run as data, description.json (the proto's
+// canonical JSON form of Description), embedded in its binary and handed to
+// Serve; lab records it at build time and never runs plugin code on the
+// host. The host side (finding plugins, their recorded descriptions, the
+// runner that starts a plugin in a guest) is package lab/plugins/host.
 package plugins
 
 import (
@@ -25,27 +19,24 @@ import (
 	"fmt"
 	"maps"
 	"math"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
-
-	"lab/results"
 )
 
-// Benchmark is what a plugin serves and what the host calls.
+// Benchmark is what a plugin implements; Serve answers Describe from the
+// plugin's description.json.
 //
 // Run returns an error only when the run could not be carried out as asked
 // (bad request, cancelled, the plugin itself broke). A workload that fails
 // or crashes is a result, not an error: Run returns a response whose Outcome
-// says so, with the samples measured before it.
+// says so, with the samples measured before it. Repeat does all of this.
 type Benchmark interface {
-	// Describe says what the plugin can run: experiments, their typed
-	// parameters, metrics and the published figures they compare with.
-	Describe(ctx context.Context) (*Description, error)
-	// Run runs one experiment. progress, if not nil, is called zero or more
-	// times before Run returns. When ctx is cancelled Run must stop its
-	// workload processes and return.
+	// Run runs one experiment. progress is called zero or more times
+	// before Run returns. When ctx is cancelled Run must stop its workload
+	// processes and return.
 	Run(ctx context.Context, req *RunRequest, progress func(Progress)) (*RunResponse, error)
 }
 
@@ -58,7 +49,14 @@ const (
 	TypeDuration = "duration" // Go syntax ("1.5s"); Min and Max in seconds
 )
 
-// Description is what a plugin says about itself.
+// Outcome statuses.
+const (
+	StatusOK            = "ok"
+	StatusFailed        = "failed"
+	StatusExpectedCrash = "expected-crash"
+)
+
+// Description is what a plugin says about itself (lab.plugin.v1.Description).
 type Description struct {
 	Name    string `json:"name"`
 	Version string `json:"version"`
@@ -74,7 +72,7 @@ type Experiment struct {
 	Params  []Param  `json:"params,omitempty"`
 	Metrics []Metric `json:"metrics"`
 	// References are published figures for this experiment's metrics.
-	References []results.Reference `json:"references,omitempty"`
+	References []Reference `json:"references,omitempty"`
 }
 
 // Param is one typed parameter of an experiment. Values travel as strings.
@@ -98,6 +96,23 @@ type Metric struct {
 	Help string `json:"help"`
 }
 
+// Reference is one figure the original authors published, which the host
+// puts beside the run's summary of the same metric.
+type Reference struct {
+	// Experiment is the write-up: E1..E5, or "anchor" for other figures.
+	Experiment string `json:"experiment"`
+	Source     string `json:"source"`
+	// Machine is what the figure was measured on; Profile the lab profile
+	// standing for it, if any.
+	Machine string            `json:"machine"`
+	Profile string            `json:"profile,omitempty"`
+	Metric  string            `json:"metric"`
+	Value   float64           `json:"value"`
+	Unit    string            `json:"unit"`
+	Labels  map[string]string `json:"labels,omitempty"`
+	Note    string            `json:"note,omitempty"`
+}
+
 // RunRequest asks a plugin to run one experiment.
 type RunRequest struct {
 	Experiment string `json:"experiment"`
@@ -112,9 +127,9 @@ type RunRequest struct {
 
 // RunResponse is what a run produced.
 type RunResponse struct {
-	Samples []results.Sample `json:"samples"`
-	Env     results.GuestEnv `json:"env"`
-	Outcome results.Outcome  `json:"outcome"`
+	Samples []Sample `json:"samples"`
+	Env     GuestEnv `json:"env"`
+	Outcome Outcome  `json:"outcome"`
 	// Log is a human-readable record of what the plugin did.
 	Log string `json:"log,omitempty"`
 }
@@ -126,7 +141,55 @@ type Progress struct {
 	Message string `json:"message,omitempty"`
 	// Samples measured since the previous report. The host keeps them, so
 	// what was measured survives a plugin crash or a guest death mid-run.
-	Samples []results.Sample `json:"samples,omitempty"`
+	Samples []Sample `json:"samples,omitempty"`
+}
+
+// Sample is one measured value of one metric. Values must be finite: the
+// SDK refuses NaN and Inf, naming the metric.
+type Sample struct {
+	Metric string  `json:"metric"`
+	Value  float64 `json:"value"`
+	Unit   string  `json:"unit"`
+	// Repeat is the 0-based repetition the sample belongs to.
+	Repeat int `json:"repeat"`
+	// Labels distinguish points of a sweep (e.g. {"count": "500"}).
+	Labels map[string]string `json:"labels,omitempty"`
+}
+
+// GuestEnv is what the guest looks like, measured inside it.
+type GuestEnv struct {
+	Uname         string `json:"uname"` // uname -srvm
+	KernelRelease string `json:"kernel_release"`
+	CPUModel      string `json:"cpu_model"` // /proc/cpuinfo "model name"
+	CPUFamily     int    `json:"cpu_family"`
+	CPUModelNum   int    `json:"cpu_model_number"`
+	OnlineCPUs    int    `json:"online_cpus"`
+	PresentCPUs   int    `json:"present_cpus"`
+	MemTotalKB    int64  `json:"mem_total_kb"`
+	StackKB       int64  `json:"stack_kb"` // soft RLIMIT_STACK, -1 = unlimited
+	Libc          string `json:"libc"`     // libc the workloads were linked with
+}
+
+// Outcome says how a run ended.
+type Outcome struct {
+	// Status is StatusOK, StatusFailed or StatusExpectedCrash.
+	Status string `json:"status"`
+	Reason string `json:"reason,omitempty"`
+	// StderrTail is the end of what the failing workload (or plugin)
+	// wrote to stderr.
+	StderrTail string `json:"stderr_tail,omitempty"`
+}
+
+// CheckFinite returns an error naming the first sample whose value is NaN
+// or infinite: a measurement that is not a number is a broken workload,
+// and JSON (the result documents) cannot carry it.
+func CheckFinite(samples []Sample) error {
+	for _, s := range samples {
+		if math.IsNaN(s.Value) || math.IsInf(s.Value, 0) {
+			return fmt.Errorf("sample of metric %s (repeat %d) is %v; samples must be finite numbers", s.Metric, s.Repeat, s.Value)
+		}
+	}
+	return nil
 }
 
 // Ptr returns a pointer to v, for Param.Min and Param.Max literals.
@@ -190,10 +253,14 @@ func (d *Description) Resolve(experiment string, params map[string]string) (*Exp
 
 // Validate checks that a description is usable: names present and unique,
 // known parameter types, defaults that pass their own checks, every metric
-// with a unit. Plugins call it in their tests.
+// with a unit, references naming known metrics. ParseDescription calls it;
+// `lab plugin build` refuses a plugin whose description fails it.
 func (d *Description) Validate() error {
 	if d.Name == "" || d.Version == "" {
 		return fmt.Errorf("plugin description needs a name and a version (got %q, %q)", d.Name, d.Version)
+	}
+	if !nameRE.MatchString(d.Name) {
+		return fmt.Errorf("plugin name %q: use lower-case letters, digits, - and _ (it names the plugin's directory and binary)", d.Name)
 	}
 	if len(d.Experiments) == 0 {
 		return fmt.Errorf("plugin %s has no experiments", d.Name)
@@ -230,6 +297,10 @@ func (d *Description) Validate() error {
 	}
 	return nil
 }
+
+// nameRE is what a plugin name may look like: it is a directory and a
+// file name on the host and in the guest.
+var nameRE = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]*$`)
 
 // Check validates one value of the parameter and returns it in canonical
 // form. Errors name the parameter, the value and what is allowed.

@@ -2,7 +2,6 @@ package plugins
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -11,129 +10,64 @@ import (
 	"sync"
 
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/encoding"
 
-	"lab/results"
+	"lab/plugins/wire"
 )
 
-// codecName is the gRPC content-subtype our messages travel under
-// ("application/grpc+json").
-const codecName = "json"
-
-// jsonCodec encodes our messages as JSON. Registered globally by name, it is
-// only used by calls that ask for it (grpc.CallContentSubtype), so the
-// protobuf services go-plugin serves on the same connection are unaffected.
-type jsonCodec struct{}
-
-func (jsonCodec) Marshal(v any) ([]byte, error)      { return json.Marshal(v) }
-func (jsonCodec) Unmarshal(data []byte, v any) error { return json.Unmarshal(data, v) }
-func (jsonCodec) Name() string                       { return codecName }
-
-func init() { encoding.RegisterCodec(jsonCodec{}) }
-
-// serviceName is the gRPC service of the Benchmark contract.
-const serviceName = "lab.plugins.Benchmark"
-
-const (
-	methodDescribe = "/" + serviceName + "/Describe"
-	methodRun      = "/" + serviceName + "/Run"
-)
-
-// Event types on the Run stream.
-const (
-	EventProgress = "progress"
-	EventDone     = "done"
-)
-
-// RunEvent is one message of the Run stream: zero or more progress events,
-// then exactly one done event. The host knows a run ended because it got the
-// done event, not because the stream closed.
-type RunEvent struct {
-	Type     string       `json:"type"`
-	Progress *Progress    `json:"progress,omitempty"`
-	Response *RunResponse `json:"response,omitempty"`
-	Error    string       `json:"error,omitempty"`
+// server serves the generated Benchmark service (binary protobuf) for a
+// plugin: Describe from its description.json, Run through its Benchmark.
+type server struct {
+	wire.UnimplementedBenchmarkServer
+	desc  *Description
+	wdesc *wire.Description
+	impl  Benchmark
 }
 
-// describeRequest is Describe's (empty) request message.
-type describeRequest struct{}
-
-// benchmarkServer is the handler type of serviceDesc.
-type benchmarkServer interface {
-	describe(ctx context.Context) (*Description, error)
-	run(req *RunRequest, stream grpc.ServerStream) error
+func newServer(d *Description, impl Benchmark) *server {
+	return &server{desc: d, wdesc: descriptionToWire(d), impl: impl}
 }
 
-// serviceDesc is what protoc-gen-go-grpc would generate for
+// Describe returns the plugin's description.json, as parsed.
+func (s *server) Describe(context.Context, *wire.DescribeRequest) (*wire.Description, error) {
+	return s.wdesc, nil
+}
+
+// Run checks the request against the description (defaults filled in, so
+// Run always sees every parameter), calls the Benchmark with the stream's
+// context (cancelled when the host cancels) and ends with a done event. A
+// failed Run is reported in the done event, not as a gRPC error, so the
+// host can tell the plugin's error from a broken connection.
 //
-//	service Benchmark {
-//	  rpc Describe(DescribeRequest) returns (Description);
-//	  rpc Run(RunRequest) returns (stream RunEvent);
-//	}
-var serviceDesc = grpc.ServiceDesc{
-	ServiceName: serviceName,
-	HandlerType: (*benchmarkServer)(nil),
-	Methods: []grpc.MethodDesc{{
-		MethodName: "Describe",
-		Handler: func(srv any, ctx context.Context, dec func(any) error, intercept grpc.UnaryServerInterceptor) (any, error) {
-			var in describeRequest
-			if err := dec(&in); err != nil {
-				return nil, err
-			}
-			call := func(ctx context.Context, _ any) (any, error) {
-				return srv.(benchmarkServer).describe(ctx)
-			}
-			if intercept == nil {
-				return call(ctx, &in)
-			}
-			return intercept(ctx, &in, &grpc.UnaryServerInfo{Server: srv, FullMethod: methodDescribe}, call)
-		},
-	}},
-	Streams: []grpc.StreamDesc{{
-		StreamName:    "Run",
-		ServerStreams: true,
-		Handler: func(srv any, stream grpc.ServerStream) error {
-			var req RunRequest
-			if err := stream.RecvMsg(&req); err != nil {
-				return err
-			}
-			return srv.(benchmarkServer).run(&req, stream)
-		},
-	}},
-}
+// Protobuf could carry NaN and ±Inf, but they are not measurements and the
+// host's result documents (JSON) cannot hold them: such samples are dropped
+// here, from progress events and the response, and the run fails naming
+// each one; the finite samples get through.
+func (s *server) Run(wreq *wire.RunRequest, stream wire.Benchmark_RunServer) error {
+	req := requestFromWire(wreq)
+	exp, params, err := s.desc.Resolve(req.Experiment, req.Params)
+	if err != nil {
+		return stream.Send(doneEvent(nil, err))
+	}
+	req.Experiment, req.Params = exp.Name, params
 
-// grpcServer adapts a Benchmark to serviceDesc, in the plugin.
-type grpcServer struct{ impl Benchmark }
-
-func (s *grpcServer) describe(ctx context.Context) (*Description, error) {
-	return s.impl.Describe(ctx)
-}
-
-// run calls the Benchmark with the stream's context (cancelled when the
-// host cancels) and ends with a done event carrying the outcome. A failed
-// Run is reported in the done event, not as a gRPC error, so the host can
-// tell the plugin's error from a broken connection.
-func (s *grpcServer) run(req *RunRequest, stream grpc.ServerStream) error {
-	// SendMsg must not be called concurrently, and progress may be called
+	// Send must not be called concurrently, and progress may be called
 	// from any goroutine of the plugin, even late.
 	var (
-		mu      sync.Mutex
-		ended   bool
-		sendErr error
+		mu        sync.Mutex
+		ended     bool
+		sendErr   error
+		nonFinite []string
 	)
-	// A NaN or ±Inf sample cannot be encoded as JSON: sending it would
-	// break the stream and lose every sample. Such samples are dropped
-	// here and the run fails naming them; the finite ones get through.
-	var nonFinite []string
 	progress := func(p Progress) {
 		mu.Lock()
 		defer mu.Unlock()
-		if !ended && sendErr == nil {
-			var bad []string
-			p.Samples, bad = finiteSamples(p.Samples)
-			nonFinite = append(nonFinite, bad...)
-			sendErr = stream.SendMsg(&RunEvent{Type: EventProgress, Progress: &p})
+		if ended || sendErr != nil {
+			return
 		}
+		var bad []string
+		p.Samples, bad = finiteSamples(p.Samples)
+		nonFinite = append(nonFinite, bad...)
+		sendErr = stream.Send(&wire.RunEvent{Event: &wire.RunEvent_Progress{Progress: progressToWire(&p)}})
 	}
 	resp, err := s.impl.Run(stream.Context(), req, progress)
 	mu.Lock()
@@ -149,33 +83,11 @@ func (s *grpcServer) run(req *RunRequest, stream grpc.ServerStream) error {
 		nonFinite = append(nonFinite, bad...)
 		resp = &r
 	}
-	done := &RunEvent{Type: EventDone, Response: resp}
-	var msgs []string
-	if err != nil {
-		msgs = append(msgs, err.Error())
-	}
 	if len(nonFinite) > 0 {
-		msgs = append(msgs, fmt.Sprintf("experiment %s reported values that are not finite numbers (dropped): %s",
-			req.Experiment, strings.Join(unique(nonFinite), "; ")))
+		err = errors.Join(err, fmt.Errorf("plugin %s: experiment %s reported values that are not finite numbers (dropped): %s",
+			s.desc.Name, req.Experiment, strings.Join(unique(nonFinite), "; ")))
 	}
-	done.Error = strings.Join(msgs, "; ")
-	return stream.SendMsg(done)
-}
-
-// finiteSamples returns samples without those whose value is NaN or
-// infinite, and a description of each one left out.
-func finiteSamples(samples []results.Sample) (kept []results.Sample, bad []string) {
-	for _, s := range samples {
-		if math.IsNaN(s.Value) || math.IsInf(s.Value, 0) {
-			bad = append(bad, fmt.Sprintf("metric %q repeat %d is %v", s.Metric, s.Repeat, s.Value))
-			continue
-		}
-		kept = append(kept, s)
-	}
-	if bad == nil {
-		return samples, nil
-	}
-	return kept, bad
+	return stream.Send(doneEvent(resp, err))
 }
 
 // unique returns ss without repeats, in first-seen order (a sample is
@@ -192,35 +104,64 @@ func unique(ss []string) []string {
 	return out
 }
 
-// grpcClient is the host's Benchmark, calling the plugin over conn.
-type grpcClient struct{ conn *grpc.ClientConn }
-
-func (c *grpcClient) Describe(ctx context.Context) (*Description, error) {
-	var d Description
-	if err := c.conn.Invoke(ctx, methodDescribe, &describeRequest{}, &d, grpc.CallContentSubtype(codecName)); err != nil {
-		return nil, fmt.Errorf("plugin describe: %w", err)
+// finiteSamples returns samples without those whose value is NaN or
+// infinite, and a description of each one left out.
+func finiteSamples(samples []Sample) (kept []Sample, bad []string) {
+	for _, s := range samples {
+		if math.IsNaN(s.Value) || math.IsInf(s.Value, 0) {
+			bad = append(bad, fmt.Sprintf("metric %q repeat %d is %v", s.Metric, s.Repeat, s.Value))
+			continue
+		}
+		kept = append(kept, s)
 	}
-	return &d, nil
+	if bad == nil {
+		return samples, nil
+	}
+	return kept, bad
 }
 
-// Run returns the plugin's response and its error, if it returned one; the
-// response may then still hold what was measured before the error.
-func (c *grpcClient) Run(ctx context.Context, req *RunRequest, progress func(Progress)) (*RunResponse, error) {
+func doneEvent(resp *RunResponse, err error) *wire.RunEvent {
+	d := &wire.Done{Response: responseToWire(resp)}
+	if err != nil {
+		d.Error = err.Error()
+	}
+	return &wire.RunEvent{Event: &wire.RunEvent_Done{Done: d}}
+}
+
+// Client is the host's side of a plugin: the Benchmark service over a gRPC
+// connection, in the SDK's Go types. Every call takes its caller's ctx;
+// cancelling it cancels the plugin's Run.
+type Client struct {
+	c wire.BenchmarkClient
+}
+
+// NewClient returns a Client calling the plugin served on conn.
+func NewClient(conn grpc.ClientConnInterface) *Client {
+	return &Client{c: wire.NewBenchmarkClient(conn)}
+}
+
+// Describe asks the plugin what it can run.
+func (c *Client) Describe(ctx context.Context) (*Description, error) {
+	w, err := c.c.Describe(ctx, &wire.DescribeRequest{})
+	if err != nil {
+		return nil, fmt.Errorf("plugin describe: %w", err)
+	}
+	return descriptionFromWire(w), nil
+}
+
+// Run runs one experiment, calling progress for each progress event. It
+// returns the plugin's response and its error, if it returned one (a
+// *RunError); the response may then still hold what was measured before
+// the error. A non-finite sample from the plugin is a *RunError too.
+func (c *Client) Run(ctx context.Context, req *RunRequest, progress func(Progress)) (*RunResponse, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel() // ends the stream if we return early
-	stream, err := c.conn.NewStream(ctx, &serviceDesc.Streams[0], methodRun, grpc.CallContentSubtype(codecName))
+	stream, err := c.c.Run(ctx, requestToWire(req))
 	if err != nil {
 		return nil, fmt.Errorf("plugin run %s: %w", req.Experiment, err)
 	}
-	if err := stream.SendMsg(req); err != nil {
-		return nil, fmt.Errorf("plugin run %s: send request: %w", req.Experiment, err)
-	}
-	if err := stream.CloseSend(); err != nil {
-		return nil, fmt.Errorf("plugin run %s: %w", req.Experiment, err)
-	}
 	for {
-		var ev RunEvent
-		err := stream.RecvMsg(&ev)
+		ev, err := stream.Recv()
 		if errors.Is(err, io.EOF) {
 			return nil, fmt.Errorf("plugin run %s: stream ended without a done event", req.Experiment)
 		}
@@ -230,21 +171,31 @@ func (c *grpcClient) Run(ctx context.Context, req *RunRequest, progress func(Pro
 			}
 			return nil, fmt.Errorf("plugin run %s: %w", req.Experiment, err)
 		}
-		switch ev.Type {
-		case EventProgress:
-			if progress != nil && ev.Progress != nil {
-				progress(*ev.Progress)
+		switch e := ev.GetEvent().(type) {
+		case *wire.RunEvent_Progress:
+			p := progressFromWire(e.Progress)
+			if err := CheckFinite(p.Samples); err != nil {
+				return nil, fmt.Errorf("plugin run %s: %w", req.Experiment, &RunError{Msg: "progress refused: " + err.Error()})
 			}
-		case EventDone:
-			if ev.Error != "" {
-				return ev.Response, fmt.Errorf("plugin run %s: %w", req.Experiment, &RunError{Msg: ev.Error})
+			if progress != nil {
+				progress(p)
 			}
-			if ev.Response == nil {
+		case *wire.RunEvent_Done:
+			resp := responseFromWire(e.Done.GetResponse())
+			if resp != nil {
+				if err := CheckFinite(resp.Samples); err != nil {
+					return nil, fmt.Errorf("plugin run %s: %w", req.Experiment, &RunError{Msg: "response refused: " + err.Error()})
+				}
+			}
+			if msg := e.Done.GetError(); msg != "" {
+				return resp, fmt.Errorf("plugin run %s: %w", req.Experiment, &RunError{Msg: msg})
+			}
+			if resp == nil {
 				return nil, fmt.Errorf("plugin run %s: done event without a response", req.Experiment)
 			}
-			return ev.Response, nil
+			return resp, nil
 		default:
-			return nil, fmt.Errorf("plugin run %s: unknown event type %q", req.Experiment, ev.Type)
+			return nil, fmt.Errorf("plugin run %s: unknown event %T (is the plugin built for a newer lab?)", req.Experiment, e)
 		}
 	}
 }

@@ -3,6 +3,7 @@ package plugins
 import (
 	"context"
 	"errors"
+	"math"
 	"reflect"
 	"strings"
 	"testing"
@@ -10,9 +11,9 @@ import (
 
 	"github.com/hashicorp/go-plugin"
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/encoding"
+	"google.golang.org/protobuf/proto"
 
-	"lab/results"
+	"lab/plugins/wire"
 )
 
 // fakeBench is a Benchmark whose Run is one closure.
@@ -20,17 +21,17 @@ type fakeBench struct {
 	run func(ctx context.Context, req *RunRequest, progress func(Progress)) (*RunResponse, error)
 }
 
-func (f *fakeBench) Describe(context.Context) (*Description, error) { return testDescription(), nil }
-
 func (f *fakeBench) Run(ctx context.Context, req *RunRequest, progress func(Progress)) (*RunResponse, error) {
 	return f.run(ctx, req, progress)
 }
 
-// connect serves b in-process over go-plugin gRPC and returns the host's
-// Benchmark for it.
-func connect(t *testing.T, b Benchmark, multiplex bool) Benchmark {
+// connect serves b, described by testDescription, in-process over
+// go-plugin gRPC and returns the host's Client for it.
+func connect(t *testing.T, b Benchmark, multiplex bool) *Client {
 	t.Helper()
-	client, _ := plugin.TestPluginGRPCConn(t, multiplex, map[string]plugin.Plugin{PluginName: &BenchmarkPlugin{Impl: b}})
+	client, _ := plugin.TestPluginGRPCConn(t, multiplex, map[string]plugin.Plugin{
+		PluginName: &GRPCPlugin{Description: testDescription(), Impl: b},
+	})
 	// Close shuts the server down through go-plugin's controller;
 	// calling server.Stop as well races inside go-plugin.
 	t.Cleanup(func() { client.Close() })
@@ -38,46 +39,49 @@ func connect(t *testing.T, b Benchmark, multiplex bool) Benchmark {
 	if err != nil {
 		t.Fatalf("Dispense: %v", err)
 	}
-	return raw.(Benchmark)
+	return raw.(*Client)
 }
 
-func TestCodecRoundTrip(t *testing.T) {
-	codec := encoding.GetCodec(codecName)
-	if codec == nil {
-		t.Fatalf("no codec registered for %q", codecName)
-	}
-	in := &RunEvent{Type: EventDone, Response: &RunResponse{
-		Samples: []results.Sample{{Metric: "fork_wait_us", Value: 87.5, Unit: "µs", Repeat: 2, Labels: map[string]string{"n": "200"}}},
-		Env:     results.GuestEnv{Uname: "Linux 6.1.0 #1 SMP i686", OnlineCPUs: 1, StackKB: -1, Libc: "glibc-2.36"},
-		Outcome: results.Outcome{Status: "failed", Reason: "x", StderrTail: "boom\n"},
+// Every field of every message survives the SDK -> wire -> SDK round trip
+// in binary protobuf, NaN-free values and empty ones included.
+func TestWireRoundTrip(t *testing.T) {
+	resp := &RunResponse{
+		Samples: []Sample{{Metric: "fork_wait_us", Value: 87.5, Unit: "µs", Repeat: 2, Labels: map[string]string{"n": "200"}}},
+		Env: GuestEnv{Uname: "Linux 6.1.0 #1 SMP i686", KernelRelease: "6.1.0", CPUModel: "Celeron", CPUFamily: 15,
+			CPUModelNum: 2, OnlineCPUs: 1, PresentCPUs: 2, MemTotalKB: 250000, StackKB: -1, Libc: "glibc-2.36"},
+		Outcome: Outcome{Status: StatusExpectedCrash, Reason: "x", StderrTail: "boom\n"},
 		Log:     "line 1\nline 2\n",
-	}}
-	b, err := codec.Marshal(in)
+	}
+	b, err := proto.Marshal(responseToWire(resp))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(string(b), `"type":"done"`) {
-		t.Errorf("wire form %s is not the readable JSON we promise", b)
-	}
-	var out RunEvent
-	if err := codec.Unmarshal(b, &out); err != nil {
+	var w wire.RunResponse
+	if err := proto.Unmarshal(b, &w); err != nil {
 		t.Fatal(err)
 	}
-	if !reflect.DeepEqual(&out, in) {
-		t.Errorf("round trip: got %+v, want %+v", out, in)
+	if got := responseFromWire(&w); !reflect.DeepEqual(got, resp) {
+		t.Errorf("response round trip: got %+v, want %+v", got, resp)
 	}
 
 	d := testDescription()
-	d.Experiments[0].References = []results.Reference{{Experiment: "E2", Metric: "t", Value: 1, Unit: "s"}}
-	if b, err = codec.Marshal(d); err != nil {
+	d.Summary = "s"
+	d.Experiments[0].References = []Reference{{Experiment: "E2", Source: "src", Machine: "m", Profile: "p",
+		Metric: "t", Value: 1, Unit: "s", Labels: map[string]string{"k": "v"}, Note: "n"}}
+	if b, err = proto.Marshal(descriptionToWire(d)); err != nil {
 		t.Fatal(err)
 	}
-	var d2 Description
-	if err := codec.Unmarshal(b, &d2); err != nil {
+	var wd wire.Description
+	if err := proto.Unmarshal(b, &wd); err != nil {
 		t.Fatal(err)
 	}
-	if !reflect.DeepEqual(&d2, d) {
-		t.Errorf("description round trip: got %+v, want %+v", d2, d)
+	if got := descriptionFromWire(&wd); !reflect.DeepEqual(got, d) {
+		t.Errorf("description round trip: got %+v, want %+v", got, d)
+	}
+
+	req := &RunRequest{Experiment: "first", Params: map[string]string{"n": "5"}, Repeat: 3, WorkloadDir: "/w"}
+	if got := requestFromWire(requestToWire(req)); !reflect.DeepEqual(got, req) {
+		t.Errorf("request round trip: got %+v, want %+v", got, req)
 	}
 }
 
@@ -96,8 +100,8 @@ func TestDescribe(t *testing.T) {
 
 func TestRunStreamsProgressThenResult(t *testing.T) {
 	want := &RunResponse{
-		Samples: []results.Sample{{Metric: "t", Value: 1.5, Unit: "s"}, {Metric: "t", Value: 1.6, Unit: "s", Repeat: 1}},
-		Outcome: results.Outcome{Status: "ok"},
+		Samples: []Sample{{Metric: "t", Value: 1.5, Unit: "s"}, {Metric: "t", Value: 1.6, Unit: "s", Repeat: 1}},
+		Outcome: Outcome{Status: StatusOK},
 		Log:     "ran",
 	}
 	var gotReq *RunRequest
@@ -109,14 +113,18 @@ func TestRunStreamsProgressThenResult(t *testing.T) {
 		return want, nil
 	}}, true)
 
+	// The server fills in the defaults the request left out.
 	req := &RunRequest{Experiment: "first", Params: map[string]string{"n": "5"}, Repeat: 3, WorkloadDir: "/w"}
+	wantReq := &RunRequest{Experiment: "first", Params: map[string]string{
+		"n": "5", "scale": "1.5", "mode": "fast", "label": "", "verbose": "false", "timeout": "30s",
+	}, Repeat: 3, WorkloadDir: "/w"}
 	var events []Progress
 	got, err := b.Run(context.Background(), req, func(p Progress) { events = append(events, p) })
 	if err != nil {
 		t.Fatalf("Run: %v", err)
 	}
-	if !reflect.DeepEqual(gotReq, req) {
-		t.Errorf("plugin got request %+v, want %+v", gotReq, req)
+	if !reflect.DeepEqual(gotReq, wantReq) {
+		t.Errorf("plugin got request %+v, want %+v", gotReq, wantReq)
 	}
 	wantEvents := []Progress{{Done: 1, Total: 3, Message: "step"}, {Done: 2, Total: 3, Message: "step"}, {Done: 3, Total: 3, Message: "step"}}
 	if !reflect.DeepEqual(events, wantEvents) {
@@ -128,7 +136,7 @@ func TestRunStreamsProgressThenResult(t *testing.T) {
 }
 
 func TestRunError(t *testing.T) {
-	partial := &RunResponse{Samples: []results.Sample{{Metric: "t", Value: 1, Unit: "s"}}}
+	partial := &RunResponse{Samples: []Sample{{Metric: "t", Value: 1, Unit: "s"}}}
 	b := connect(t, &fakeBench{run: func(context.Context, *RunRequest, func(Progress)) (*RunResponse, error) {
 		return partial, errors.New("workload dir /w: no such directory")
 	}}, true)
@@ -169,26 +177,63 @@ func TestRunCancelReachesPlugin(t *testing.T) {
 
 // brokenServer ends every Run stream without a done event, as a plugin
 // that dies mid-run does.
-type brokenServer struct{}
+type brokenServer struct{ wire.UnimplementedBenchmarkServer }
 
-func (brokenServer) describe(context.Context) (*Description, error) { return &Description{}, nil }
-
-func (brokenServer) run(_ *RunRequest, stream grpc.ServerStream) error {
-	return stream.SendMsg(&RunEvent{Type: EventProgress, Progress: &Progress{Done: 1, Total: 2}})
+func (brokenServer) Run(_ *wire.RunRequest, stream wire.Benchmark_RunServer) error {
+	return stream.Send(&wire.RunEvent{Event: &wire.RunEvent_Progress{Progress: &wire.Progress{Done: 1, Total: 2}}})
 }
 
 func TestRunWithoutDoneIsError(t *testing.T) {
-	conn, server := plugin.TestGRPCConn(t, func(s *grpc.Server) { s.RegisterService(&serviceDesc, brokenServer{}) })
+	conn, server := plugin.TestGRPCConn(t, func(s *grpc.Server) { wire.RegisterBenchmarkServer(s, brokenServer{}) })
 	t.Cleanup(func() {
 		conn.Close()
 		server.Stop()
 	})
 	var events int
-	_, err := (&grpcClient{conn: conn}).Run(context.Background(), &RunRequest{Experiment: "x"}, func(Progress) { events++ })
+	_, err := NewClient(conn).Run(context.Background(), &RunRequest{Experiment: "x"}, func(Progress) { events++ })
 	if err == nil || !strings.Contains(err.Error(), "without a done event") {
 		t.Errorf("Run error = %v, want one saying the stream ended without a done event", err)
 	}
 	if events != 1 {
 		t.Errorf("got %d progress events, want 1", events)
+	}
+}
+
+// A request the description refuses never reaches the plugin's Run.
+func TestRunBadRequestRefusedByServer(t *testing.T) {
+	called := false
+	b := connect(t, &fakeBench{run: func(context.Context, *RunRequest, func(Progress)) (*RunResponse, error) {
+		called = true
+		return &RunResponse{}, nil
+	}}, true)
+	_, err := b.Run(context.Background(), &RunRequest{Experiment: "first", Params: map[string]string{"n": "0"}}, nil)
+	var runErr *RunError
+	if !errors.As(err, &runErr) || !strings.Contains(err.Error(), "parameter n") {
+		t.Errorf("Run(n=0) error = %v, want a RunError naming parameter n", err)
+	}
+	if called {
+		t.Error("the plugin's Run was called with a request its description refuses")
+	}
+}
+
+// A plugin in another language could send NaN anyway: the host's Client
+// refuses it too.
+type nanServer struct{ wire.UnimplementedBenchmarkServer }
+
+func (nanServer) Run(_ *wire.RunRequest, stream wire.Benchmark_RunServer) error {
+	return stream.Send(&wire.RunEvent{Event: &wire.RunEvent_Done{Done: &wire.Done{Response: &wire.RunResponse{
+		Samples: []*wire.Sample{{Metric: "lat", Value: math.NaN()}},
+	}}}})
+}
+
+func TestClientRefusesNonFinite(t *testing.T) {
+	conn, server := plugin.TestGRPCConn(t, func(s *grpc.Server) { wire.RegisterBenchmarkServer(s, nanServer{}) })
+	t.Cleanup(func() {
+		conn.Close()
+		server.Stop()
+	})
+	_, err := NewClient(conn).Run(context.Background(), &RunRequest{Experiment: "x"}, nil)
+	if err == nil || !strings.Contains(err.Error(), "metric lat") {
+		t.Errorf("Run error = %v, want one naming metric lat", err)
 	}
 }

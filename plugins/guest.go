@@ -20,13 +20,7 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
-
-	"lab/results"
 )
-
-// WorkloadDirEnv names the environment variable that tells a plugin where
-// its workload binaries are. The host sets it when it pushes the plugin.
-const WorkloadDirEnv = "LAB_WORKLOAD_DIR"
 
 // WorkloadDir returns the directory holding the plugin's workload binaries:
 // $LAB_WORKLOAD_DIR if set, else "workload" next to the plugin executable
@@ -45,7 +39,7 @@ func WorkloadDir() (string, error) {
 // CollectEnv reports what the guest looks like from inside. It never fails:
 // what cannot be read stays zero. Libc is left for the caller, who learns
 // it from a workload (see WorkloadResult.Libc).
-func CollectEnv() results.GuestEnv {
+func CollectEnv() GuestEnv {
 	env := collectEnvFS(os.DirFS("/"))
 	var u unix.Utsname
 	if err := unix.Uname(&u); err == nil {
@@ -64,8 +58,8 @@ func CollectEnv() results.GuestEnv {
 }
 
 // collectEnvFS reads the /proc and /sys parts of the environment from root.
-func collectEnvFS(root fs.FS) results.GuestEnv {
-	var env results.GuestEnv
+func collectEnvFS(root fs.FS) GuestEnv {
+	var env GuestEnv
 	if b, err := fs.ReadFile(root, "proc/cpuinfo"); err == nil {
 		env.CPUModel, env.CPUFamily, env.CPUModelNum = parseCPUInfo(b)
 	}

@@ -13,8 +13,6 @@ import (
 	"syscall"
 	"testing"
 	"time"
-
-	"lab/results"
 )
 
 func TestCountCPUList(t *testing.T) {
@@ -40,7 +38,7 @@ func TestCountCPUList(t *testing.T) {
 
 func TestCollectEnvFS(t *testing.T) {
 	got := collectEnvFS(os.DirFS("testdata/env"))
-	want := results.GuestEnv{
+	want := GuestEnv{
 		CPUModel: "Intel(R) Celeron(R) CPU 2.00GHz", CPUFamily: 15, CPUModelNum: 2,
 		OnlineCPUs: 1, PresentCPUs: 2, MemTotalKB: 250712,
 	}

@@ -12,8 +12,6 @@ import (
 	"math"
 	"strings"
 	"testing"
-
-	"lab/results"
 )
 
 func TestParseWorkloadOutputRefusesNonFinite(t *testing.T) {
@@ -95,14 +93,14 @@ func TestWorkloadResultFloatRefusesNonFinite(t *testing.T) {
 func TestRunNonFiniteSampleThroughGRPC(t *testing.T) {
 	nan := math.NaN()
 	b := connect(t, &fakeBench{run: func(ctx context.Context, req *RunRequest, progress func(Progress)) (*RunResponse, error) {
-		good := results.Sample{Metric: "process_ms", Value: 0.4, Unit: "ms"}
-		bad := results.Sample{Metric: "ratio", Value: nan, Unit: "x"}
-		progress(Progress{Done: 1, Total: 1, Message: "repeat 1", Samples: []results.Sample{good, bad}})
-		return &RunResponse{Samples: []results.Sample{good, bad, {Metric: "thread_ms", Value: math.Inf(1), Unit: "ms", Repeat: 1}},
-			Outcome: results.Outcome{Status: "ok"}}, nil
+		good := Sample{Metric: "process_ms", Value: 0.4, Unit: "ms"}
+		bad := Sample{Metric: "ratio", Value: nan, Unit: "x"}
+		progress(Progress{Done: 1, Total: 1, Message: "repeat 1", Samples: []Sample{good, bad}})
+		return &RunResponse{Samples: []Sample{good, bad, {Metric: "thread_ms", Value: math.Inf(1), Unit: "ms", Repeat: 1}},
+			Outcome: Outcome{Status: StatusOK}}, nil
 	}}, true)
 	var events []Progress
-	resp, err := b.Run(context.Background(), &RunRequest{Experiment: "create", Repeat: 1}, func(p Progress) { events = append(events, p) })
+	resp, err := b.Run(context.Background(), &RunRequest{Experiment: "first", Repeat: 1}, func(p Progress) { events = append(events, p) })
 	var rerr *RunError
 	if !errors.As(err, &rerr) {
 		t.Fatalf("Run error = %v, want the plugin's RunError", err)

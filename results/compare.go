@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 )
 
 // ErrIncomparable is returned (wrapped) by Diff for two runs whose numbers
@@ -62,10 +63,12 @@ func Compare(summaries []Summary, refs []Reference, profile string) []Comparison
 }
 
 // ComparePublished compares r's summaries (computed from its samples if it
-// has none) with every published figure for its experiment, preferring the
-// figures of the profile it ran.
-func ComparePublished(r *Result) []Comparison {
-	return Compare(summaries(r), Published(r.Experiment), ProfileName(r.Machine))
+// has none) with refs, the published figures its experiment declares (the
+// plugin's description), and the figures here for it (Published),
+// preferring the figures of the profile it ran.
+func ComparePublished(r *Result, refs []Reference) []Comparison {
+	all := slices.Concat(refs, Published(r.Experiment))
+	return Compare(summaries(r), all, ProfileName(r.Machine))
 }
 
 func summaries(r *Result) []Summary {

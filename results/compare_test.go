@@ -77,7 +77,7 @@ func TestCompare(t *testing.T) {
 func TestComparePublishedForkbench(t *testing.T) {
 	r := testResult()
 	r.Machine.Profile = map[string]any{"name": "p4-2.4"}
-	got := ComparePublished(r)
+	got := ComparePublished(r, forkbenchRefs(t, "forktime"))
 	if len(got) == 0 || !got[0].SameProfile || got[0].Machine != mP4 || got[0].Published != 307.3 {
 		t.Fatalf("first comparison = %+v, want the P4's 307.3 µs fork figure", got)
 	}

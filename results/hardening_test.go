@@ -107,7 +107,7 @@ func TestDropNonFinite(t *testing.T) {
 	if len(r.Samples) != 2 || r.Samples[0].Value != 1 || r.Samples[1].Value != 2 {
 		t.Errorf("samples kept %+v, want the two finite ones", r.Samples)
 	}
-	r.Analyze()
+	r.Analyze(forkbenchRefs(t, "forktime"))
 	if _, err := Save(t.TempDir(), r); err != nil {
 		t.Errorf("Save after DropNonFinite: %v", err)
 	}

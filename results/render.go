@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -129,7 +130,7 @@ func header(r *Result) [][2]string {
 	if g := guestLine(r.Guest); g != "" {
 		rows = append(rows, [2]string{"guest", g})
 	}
-	stands := StandsFor(profile)
+	stands := standsFor(r, profile)
 	if stands == "" {
 		stands = profileField(r.Machine.Profile, "summary", "Summary")
 	}
@@ -175,11 +176,34 @@ func orUnknown(s string) string {
 	return s
 }
 
+// comparisons are the result's own (every run records them), else what
+// can be compared without the plugin's description.
 func comparisons(r *Result) []Comparison {
 	if len(r.Comparisons) > 0 {
 		return r.Comparisons
 	}
-	return ComparePublished(r)
+	return ComparePublished(r, nil)
+}
+
+// standsFor describes the historical machines profile stands for: those of
+// the figures the run was compared with (from its plugin's description),
+// then those of the figures here.
+func standsFor(r *Result, profile string) string {
+	if profile == "" {
+		return ""
+	}
+	var machines []string
+	for _, c := range comparisons(r) {
+		if c.Profile == profile && !slices.Contains(machines, c.Machine) {
+			machines = append(machines, c.Machine)
+		}
+	}
+	for _, m := range publishedMachines(profile) {
+		if !slices.Contains(machines, m) {
+			machines = append(machines, m)
+		}
+	}
+	return strings.Join(machines, "; ")
 }
 
 // sameMark flags the figures of the machine the run's profile stands for.

@@ -38,7 +38,7 @@ type profile struct {
 	Arch    string
 }
 
-func renderFixtures() map[string]*Result {
+func renderFixtures(t testing.TB) map[string]*Result {
 	forktime := testResult()
 	forktime.Machine.Profile = profile{Name: "p4-2.4", Summary: "E2 Pentium 4", Arch: "i386"}
 	forktime.Machine.Name = "p4"
@@ -55,6 +55,9 @@ func renderFixtures() map[string]*Result {
 		{Metric: MetricRatio, Value: 4.41, Unit: "x", Repeat: 1},
 	}
 	create.Summary = Summarize(create.Samples)
+	// As `lab run` records them: against the figures forkbench declares.
+	forktime.Comparisons = ComparePublished(forktime, forkbenchRefs(t, "forktime"))
+	create.Comparisons = ComparePublished(create, forkbenchRefs(t, "create"))
 
 	crashed := testResult()
 	crashed.ID = "20260102T150405.000000Z-threads-sweep-abcdef"
@@ -81,7 +84,7 @@ func TestRender(t *testing.T) {
 		{"csv", WriteCSV},
 		{"json", WriteJSON},
 	}
-	for name, r := range renderFixtures() {
+	for name, r := range renderFixtures(t) {
 		for _, f := range formats {
 			t.Run(name+"."+f.ext, func(t *testing.T) {
 				var buf bytes.Buffer

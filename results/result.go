@@ -166,11 +166,12 @@ type Comparison struct {
 	Note        string `json:"note,omitempty"`
 }
 
-// Analyze fills Summary from Samples and Comparisons with every published
-// figure for the run's experiment (the figures of its own profile first).
-func (r *Result) Analyze() {
+// Analyze fills Summary from Samples and Comparisons with refs, the
+// published figures the run's experiment declares, and those here for it
+// (the figures of its own profile first).
+func (r *Result) Analyze(refs []Reference) {
 	r.Summary = Summarize(r.Samples)
-	r.Comparisons = ComparePublished(r)
+	r.Comparisons = ComparePublished(r, refs)
 }
 
 // DropNonFinite removes the samples whose value is NaN or infinite, which

@@ -126,7 +126,7 @@ func TestSummarizeGroups(t *testing.T) {
 func TestAnalyze(t *testing.T) {
 	r := testResult()
 	r.Machine.Profile = map[string]any{"name": "rockhopper-2.4"}
-	r.Analyze()
+	r.Analyze(forkbenchRefs(t, "forktime"))
 	if len(r.Summary) != 3 || r.Summary[0].Median != 386.25 {
 		t.Errorf("Summary = %+v, want 3 series, fork median 386.25", r.Summary)
 	}

@@ -103,7 +103,7 @@ func TestSaveLoad(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "new", "results")
 	r := testResult()
 	r.Summary = Summarize(r.Samples)
-	r.Comparisons = ComparePublished(r)
+	r.Comparisons = ComparePublished(r, forkbenchRefs(t, "forktime"))
 	path, err := Save(dir, r)
 	if err != nil {
 		t.Fatal(err)

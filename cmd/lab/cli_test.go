@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"slices"
 	"strings"
@@ -16,6 +17,9 @@ import (
 	"time"
 
 	"lab/images"
+	"lab/internal/labtest"
+	"lab/plugins"
+	"lab/plugins/host"
 )
 
 type cliResult struct {
@@ -610,4 +614,47 @@ func TestCLIExecDoubleDash(t *testing.T) {
 		r := cliRun(t, args...)
 		wantOutput(t, r, strings.Join(args, " "), 1, "stderr", none)
 	}
+}
+
+// `lab plugins`, `lab plugins show` and the checks of `lab run` work from
+// the description recorded at build time: here a plugin has only its guest
+// (i386) build, which this host could not run, and nothing is run.
+func TestCLIPluginsGuestBuildOnly(t *testing.T) {
+	cliEnv(t)
+	root := t.TempDir()
+	t.Setenv("LAB_LIBDIR", t.TempDir()) // no built-ins
+	t.Setenv("XDG_DATA_HOME", t.TempDir())
+	t.Setenv("LAB_PLUGIN_PATH", root)
+	dir := filepath.Join(root, "guestonly", "i386")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	labtest.WriteELF(t, filepath.Join(dir, "guestonly"), "i386", "")
+	desc := &plugins.Description{Name: "guestonly", Version: "0.3", Summary: "only a guest build", Experiments: []plugins.Experiment{{
+		Name: "x", Summary: "the one", Params: []plugins.Param{{Name: "n", Type: plugins.TypeInt, Default: "7", Min: plugins.Ptr(1)}},
+		Metrics:    []plugins.Metric{{Name: "t", Unit: "s", Help: "time"}},
+		References: []plugins.Reference{{Experiment: "E9", Source: "notes", Machine: "old box", Metric: "t", Value: 1.5, Unit: "s"}},
+	}}}
+	if err := host.WriteRecord(dir, desc); err != nil {
+		t.Fatal(err)
+	}
+
+	r := cliRun(t, "plugins")
+	wantOutput(t, r, "plugins", 0, "stdout", "guestonly 0.3", "x", "n=7", "t (s)")
+	r = cliRun(t, "plugins", "show", "guestonly")
+	wantOutput(t, r, "plugins show guestonly", 0, "stdout", "only a guest build", "n (int, default 7, >= 1)", "old box (notes)")
+	r = cliRun(t, "plugins", "--json")
+	var got []*plugins.Description
+	if err := json.Unmarshal([]byte(r.stdout), &got); err != nil || len(got) != 1 || !reflect.DeepEqual(got[0], desc) {
+		t.Errorf("lab plugins --json = %s (%v), want the recorded description", r.stdout, err)
+	}
+	r = cliRun(t, "run", "guestonly", "-p", "n=0")
+	wantOutput(t, r, "run guestonly -p n=0", 1, "stderr", "parameter n", ">= 1")
+
+	// A rebuilt binary with the old record: a clear error naming the fix.
+	labtest.WriteELF(t, filepath.Join(dir, "guestonly"), "i386", "rebuilt")
+	r = cliRun(t, "plugins", "show", "guestonly")
+	wantOutput(t, r, "plugins show guestonly (stale)", 1, "stderr", "stale", "lab plugin build DIR")
+	r = cliRun(t, "run", "guestonly")
+	wantOutput(t, r, "run guestonly (stale)", 1, "stderr", "stale", "make plugins")
 }

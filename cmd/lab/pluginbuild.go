@@ -11,6 +11,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"lab/plugins"
+	"lab/plugins/host"
 )
 
 // archBuild says how to build for one guest arch.
@@ -34,13 +35,17 @@ func pluginBuildCommand(e *env) *cli.Command {
 			Name:      "build",
 			Usage:     "build a plugin directory for every guest arch",
 			ArgsUsage: "DIR",
-			Description: "DIR is a Go main package that calls plugins.Serve, optionally with C\n" +
-				"workloads in DIR/workload/*.c. The Go program is built static for each guest\n" +
-				"arch (GOARCH=386 GO386=softfloat for i386: the old CPU models have no SSE2),\n" +
-				"each workload with the arch's C compiler (-static -O2 -pthread), into\n" +
-				"OUT/NAME/ARCH/, where `lab run NAME` finds it. NAME is DIR's base name.\n\n" +
+			Description: "DIR is a Go main package that serves its DIR/description.json (the\n" +
+				"plugin's description in the canonical JSON form of lab.plugin.v1.Description,\n" +
+				"embedded with go:embed and handed to plugins.Serve), optionally with C\n" +
+				"workloads in DIR/workload/*.c. The description is validated first; the Go\n" +
+				"program is built static for each guest arch (GOARCH=386 GO386=softfloat for\n" +
+				"i386: the old CPU models have no SSE2), each workload with the arch's C\n" +
+				"compiler (-static -O2 -pthread), into OUT/NAME/ARCH/, where `lab run NAME`\n" +
+				"finds it, and the description is recorded beside each binary with its sha256\n" +
+				"(OUT/NAME/ARCH/description.json). NAME is DIR's base name.\n\n" +
 				"Example:\n   lab plugin build ./myplugin && lab run myplugin",
-			Flags: []cli.Flag{&cli.StringFlag{Name: "out", Value: plugins.UserPluginDir(), Usage: "plugin directory to install into"}},
+			Flags: []cli.Flag{&cli.StringFlag{Name: "out", Value: host.UserPluginDir(), Usage: "plugin directory to install into"}},
 			Action: func(c *cli.Context) error {
 				if c.NArg() != 1 {
 					return fmt.Errorf("lab plugin build needs one DIR")
@@ -61,12 +66,29 @@ func buildPlugin(ctx context.Context, dir, outRoot string, e *env) (string, erro
 	if err != nil {
 		return "", err
 	}
+	// go build runs in dir: a relative --out must not follow it there.
+	if outRoot, err = filepath.Abs(outRoot); err != nil {
+		return "", err
+	}
 	if _, err := os.Stat(filepath.Join(dir, "go.mod")); err != nil {
 		if _, err2 := os.Stat(dir); err2 != nil {
 			return "", fmt.Errorf("plugin directory %s: %w", dir, err2)
 		}
 	}
 	name := filepath.Base(dir)
+	// The description is checked before anything is compiled: lab reads
+	// it, not the plugin, to list the plugin and check a run's parameters.
+	raw, err := os.ReadFile(filepath.Join(dir, plugins.DescriptionFile))
+	if err != nil {
+		return "", fmt.Errorf("plugin %s: %w; a plugin declares what it runs in %s (see README.md, \"Writing a plugin\")", name, err, plugins.DescriptionFile)
+	}
+	desc, err := plugins.ParseDescription(raw)
+	if err != nil {
+		return "", fmt.Errorf("plugin %s: %s: %w", name, filepath.Join(dir, plugins.DescriptionFile), err)
+	}
+	if desc.Name != name {
+		return "", fmt.Errorf("plugin in directory %s calls itself %q in %s; the directory and the plugin name must match", dir, desc.Name, plugins.DescriptionFile)
+	}
 	srcs, _ := filepath.Glob(filepath.Join(dir, "workload", "*.c"))
 	out := filepath.Join(outRoot, name)
 	for _, b := range archBuilds {
@@ -86,6 +108,9 @@ func buildPlugin(ctx context.Context, dir, outRoot string, e *env) (string, erro
 			if msg, err := cc.CombinedOutput(); err != nil {
 				return "", fmt.Errorf("compiling workload %s for %s with %s: %v\n%s", filepath.Base(src), b.arch, b.cc, err, strings.TrimSpace(string(msg)))
 			}
+		}
+		if err := host.WriteRecord(adir, desc); err != nil {
+			return "", err
 		}
 		fmt.Fprintf(e.stderr, "built %s for %s (%d workload(s))\n", name, b.arch, len(srcs))
 	}

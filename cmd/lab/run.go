@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"time"
 
@@ -19,6 +20,7 @@ import (
 
 	"lab/images"
 	"lab/plugins"
+	"lab/plugins/host"
 	"lab/results"
 	"lab/vm"
 )
@@ -128,7 +130,9 @@ func (e *env) runPlugin(ctx context.Context, f runFlags) error {
 	if err := results.CheckDir(outDir); err != nil {
 		return fmt.Errorf("%w; make it writable or choose another with --out DIR (nothing was started)", err)
 	}
-	desc, err := plugins.DescribeOnHost(ctx, f.plugin)
+	// The plugin's description is the one recorded when it was built: no
+	// plugin code runs on the host.
+	desc, err := host.Describe(f.plugin)
 	if err != nil {
 		return err
 	}
@@ -184,6 +188,8 @@ func (e *env) runPlugin(ctx context.Context, f runFlags) error {
 		return err
 	}
 	defer unlock()
+	// The published figures the experiment declares, for the comparison.
+	refs := host.References(exp)
 	// The run's window for interference: from holding the lock to saving.
 	locked := time.Now()
 	finish := func(res *results.Result) error {
@@ -195,11 +201,15 @@ func (e *env) runPlugin(ctx context.Context, f runFlags) error {
 		for _, r := range recs {
 			res.Interference = append(res.Interference, results.Interference{Time: r.Time.UTC(), Command: r.Command})
 		}
-		return e.finish(res, outDir, f.json)
+		return e.finish(res, refs, outDir, f.json)
 	}
-	bundle, err := plugins.Find(f.plugin, h.State.Profile.Arch)
+	bundle, err := host.Find(f.plugin, h.State.Profile.Arch)
 	if err != nil {
 		return err
+	}
+	if !reflect.DeepEqual(bundle.Description, desc) {
+		return fmt.Errorf("plugin %s: the %s build records another description than the plugin's other build; %s",
+			f.plugin, bundle.Arch, "rebuild it with `make plugins` (lab's own plugins) or `lab plugin build DIR` (yours)")
 	}
 
 	res := &results.Result{
@@ -218,7 +228,7 @@ func (e *env) runPlugin(ctx context.Context, f runFlags) error {
 	defer cancel()
 	bar := newProgress(e.stderr, f.repeat, fmt.Sprintf("%s/%s on %s", desc.Name, exp.Name, h.Name))
 	t := time.Now()
-	sess, err := plugins.Open(runCtx, h.Link(), bundle, plugins.OpenOptions{})
+	sess, err := host.Open(runCtx, h.Link(), bundle, host.OpenOptions{})
 	if err != nil {
 		bar.abort()
 		res.Outcome = results.Outcome{Status: "failed", Reason: classify(ctx, runCtx, h, err, f.timeout)}
@@ -231,24 +241,21 @@ func (e *env) runPlugin(ctx context.Context, f runFlags) error {
 
 	var partial []results.Sample
 	resp, err := sess.Bench.Run(runCtx, &plugins.RunRequest{Experiment: exp.Name, Params: resolved, Repeat: f.repeat}, func(p plugins.Progress) {
-		partial = append(partial, p.Samples...)
+		partial = append(partial, host.Samples(p.Samples)...)
 		bar.step(p)
 	})
 	switch {
 	case err == nil:
 		bar.done()
-		res.Samples = resp.Samples
-		res.Outcome = resp.Outcome
-		if res.Outcome.Status == "" {
-			res.Outcome.Status = "ok"
-		}
-		res.Guest = mergeEnv(res.Guest, resp.Env)
+		res.Samples = host.Samples(resp.Samples)
+		res.Outcome = host.Outcome(resp.Outcome)
+		res.Guest = mergeEnv(res.Guest, host.Env(resp.Env))
 	default:
 		bar.abort()
 		res.Samples = partial
 		if resp != nil && len(resp.Samples) >= len(partial) {
-			res.Samples = resp.Samples
-			res.Guest = mergeEnv(res.Guest, resp.Env)
+			res.Samples = host.Samples(resp.Samples)
+			res.Guest = mergeEnv(res.Guest, host.Env(resp.Env))
 		}
 		reason := classify(ctx, runCtx, h, err, f.timeout)
 		var rerr *plugins.RunError
@@ -294,11 +301,12 @@ func guestGone(h *vm.Handle, d time.Duration) bool {
 	}
 }
 
-// finish analyses, saves and prints a result; a failed run still saves
+// finish analyses (against refs, the published figures the experiment
+// declares), saves and prints a result; a failed run still saves
 // what it measured and exits exitRunFailed. A result is never lost: if it
 // cannot be saved in dir, it goes to a fallback file, else in full to
 // stdout, and the exit code is exitSaveFailed.
-func (e *env) finish(res *results.Result, dir string, asJSON bool) error {
+func (e *env) finish(res *results.Result, refs []results.Reference, dir string, asJSON bool) error {
 	if res.Finished.IsZero() {
 		res.Finished = time.Now().UTC()
 	}
@@ -307,7 +315,7 @@ func (e *env) finish(res *results.Result, dir string, asJSON bool) error {
 	if dropped := res.DropNonFinite(); len(dropped) > 0 {
 		failRun(res, "non-finite values dropped (not numbers JSON can carry): "+strings.Join(dropped, "; "))
 	}
-	res.Analyze()
+	res.Analyze(refs)
 	if err := res.CheckFinite(); err != nil {
 		res.Summary, res.Comparisons = nil, nil
 		failRun(res, "statistics left out: "+err.Error())

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"lab/internal/labtest"
+	"lab/plugins/host"
 	"lab/results"
 	"lab/vm"
 )
@@ -41,8 +42,17 @@ func itTestPlugins(t *testing.T) string {
 	if err != nil {
 		t.Fatal(err)
 	}
+	desc, err := host.ReadRecord(filepath.Join(dir, "labtest", "x86_64"), "labtest")
+	if err != nil {
+		t.Fatal(err)
+	}
+	desc.Name = "wrongarch"
 	for _, arch := range []string{"i386", "x86_64"} {
-		if err := os.WriteFile(filepath.Join(dir, "wrongarch", arch, "wrongarch"), b, 0o755); err != nil {
+		adir := filepath.Join(dir, "wrongarch", arch)
+		if err := os.WriteFile(filepath.Join(adir, "wrongarch"), b, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := host.WriteRecord(adir, desc); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -157,7 +167,6 @@ func TestIntegrationRunBadInput(t *testing.T) {
 		{[]string{"forkbench", "-p", "n=many"}, []string{"n", "many"}},
 		{[]string{"forkbench", "-p", "n"}, []string{"KEY=VALUE"}},
 		{[]string{"forkbench", "--repeat", "0"}, []string{"--repeat"}},
-		{[]string{"badshake"}, []string{"badshake", "did not start", "handshake"}},
 		{[]string{"forkbench"}, []string{"no VMs are up"}},
 	}
 	for _, c := range cases {
@@ -255,6 +264,16 @@ func TestIntegrationRunFailures(t *testing.T) {
 		if !strings.Contains(errs[0]+errs[1], "waiting for it to finish") {
 			t.Errorf("neither run said it waited its turn:\n%s\n---\n%s", errs[0], errs[1])
 		}
+	})
+
+	t.Run("bad handshake", func(t *testing.T) {
+		r := itLab(t, time.Minute, nil, "run", "badshake")
+		for _, w := range []string{"badshake", "did not start", "version"} {
+			if r.code == 0 || !strings.Contains(r.stderr, w) {
+				t.Errorf("plugin with the wrong handshake: exit %d, stderr %q does not mention %q", r.code, r.stderr, w)
+			}
+		}
+		okRun(t)
 	})
 
 	t.Run("wrong arch", func(t *testing.T) {

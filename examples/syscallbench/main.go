@@ -1,60 +1,35 @@
 // Command syscallbench is an example lab plugin living outside lab's own
 // module: it times one cheap system call (getppid) in a C workload run
-// inside the guest. Build and run it with
+// inside the guest. What it can run is data, description.json, embedded
+// here and handed to plugins.Serve. Build and run it with
 //
 //	lab plugin build ./examples/syscallbench && lab run syscallbench
 package main
 
 import (
 	"context"
-	"fmt"
-	"path/filepath"
+	_ "embed"
 
 	"lab/plugins"
-	"lab/results"
 )
 
-type bench struct{}
+//go:embed description.json
+var description []byte
 
-func (bench) Describe(ctx context.Context) (*plugins.Description, error) {
-	return &plugins.Description{
-		Name:    "syscallbench",
-		Version: "0.1.0",
-		Summary: "cost of one getppid() system call, timed inside the guest",
-		Experiments: []plugins.Experiment{{
-			Name:    "getppid",
-			Summary: "n getppid() calls; time per call",
-			Params: []plugins.Param{{Name: "n", Type: plugins.TypeInt, Default: "100000",
-				Min: plugins.Ptr(1), Max: plugins.Ptr(1e8), Help: "calls to make"}},
-			Metrics: []plugins.Metric{{Name: "syscall_ns", Unit: "ns", Help: "time per getppid() call"}},
-		}},
-	}, nil
-}
+type bench struct{ desc *plugins.Description }
 
-func (bench) Run(ctx context.Context, req *plugins.RunRequest, progress func(plugins.Progress)) (*plugins.RunResponse, error) {
-	dir, err := plugins.WorkloadDir()
-	if err != nil {
-		return nil, err
-	}
-	resp := &plugins.RunResponse{Env: plugins.CollectEnv(), Outcome: results.Outcome{Status: "ok"}}
-	repeat := max(req.Repeat, 1)
-	for i := range repeat {
+// Run is: run the workload, map its output to samples. plugins.Repeat owns
+// the repeats, progress, the environment and the outcome.
+func (b bench) Run(ctx context.Context, req *plugins.RunRequest, progress func(plugins.Progress)) (*plugins.RunResponse, error) {
+	return plugins.Repeat(ctx, b.desc, req, progress, func(ctx context.Context, t *plugins.Trial) ([]plugins.Sample, error) {
 		// The workload is a separate C process: the measurement does not
 		// include the Go runtime of this plugin.
-		res, err := plugins.RunWorkload(ctx, filepath.Join(dir, "getppid"), req.Params["n"])
+		res, err := t.RunWorkload(ctx, "getppid", t.Params["n"])
 		if err != nil {
-			resp.Outcome = results.Outcome{Status: "failed", Reason: err.Error()}
-			return resp, nil
+			return nil, err
 		}
-		ns, err := res.Float("syscall_ns")
-		if err != nil {
-			return nil, fmt.Errorf("workload output: %w", err)
-		}
-		s := results.Sample{Metric: "syscall_ns", Value: ns, Unit: "ns", Repeat: i}
-		resp.Samples = append(resp.Samples, s)
-		progress(plugins.Progress{Done: i + 1, Total: repeat, Message: fmt.Sprintf("%.1f ns", ns), Samples: []results.Sample{s}})
-	}
-	return resp, nil
+		return t.Samples(res) // its `syscall_ns` line
+	})
 }
 
-func main() { plugins.Serve(bench{}) }
+func main() { plugins.Serve(description, bench{desc: plugins.MustParseDescription(description)}) }

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -14,8 +15,10 @@ import (
 	"github.com/hashicorp/go-plugin"
 
 	"lab/plugins"
-	"lab/results"
 )
+
+// testBench is forkbench as main serves it.
+func testBench() bench { return bench{desc: plugins.MustParseDescription(description)} }
 
 // buildWorkloads compiles the C workloads with cc into a temporary
 // directory, the way the Makefile does for the guests.
@@ -36,9 +39,12 @@ func buildWorkloads(t *testing.T, cc string) string {
 }
 
 func TestDescription(t *testing.T) {
-	d := description()
-	if err := d.Validate(); err != nil {
+	d, err := plugins.ParseDescription(description)
+	if err != nil {
 		t.Fatal(err)
+	}
+	if d.Name != "forkbench" {
+		t.Errorf("name = %q, want forkbench (the directory's)", d.Name)
 	}
 	if got := d.Experiments[0].Name; got != "forktime" {
 		t.Errorf("default experiment = %q, want forktime", got)
@@ -50,6 +56,11 @@ func TestDescription(t *testing.T) {
 		if len(e.References) == 0 {
 			t.Errorf("experiment %s has no published figures", e.Name)
 		}
+		for _, r := range e.References {
+			if r.Experiment == "" || r.Source == "" || r.Machine == "" || r.Value <= 0 {
+				t.Errorf("experiment %s: incomplete reference %+v", e.Name, r)
+			}
+		}
 	}
 	_, params, err := d.Resolve("create", nil)
 	if err != nil || params["m"] != "100000" {
@@ -58,11 +69,11 @@ func TestDescription(t *testing.T) {
 }
 
 // metricsOf groups samples by repeat, then by metric.
-func metricsOf(samples []results.Sample) map[int]map[string]results.Sample {
-	out := map[int]map[string]results.Sample{}
+func metricsOf(samples []plugins.Sample) map[int]map[string]plugins.Sample {
+	out := map[int]map[string]plugins.Sample{}
 	for _, s := range samples {
 		if out[s.Repeat] == nil {
-			out[s.Repeat] = map[string]results.Sample{}
+			out[s.Repeat] = map[string]plugins.Sample{}
 		}
 		out[s.Repeat][s.Metric] = s
 	}
@@ -74,7 +85,7 @@ func TestRunForktime(t *testing.T) {
 		t.Run(cc, func(t *testing.T) {
 			dir := buildWorkloads(t, cc)
 			var events []plugins.Progress
-			resp, err := (&bench{}).Run(context.Background(), &plugins.RunRequest{
+			resp, err := testBench().Run(context.Background(), &plugins.RunRequest{
 				Experiment: "forktime", Params: map[string]string{"n": "200"}, Repeat: 3, WorkloadDir: dir,
 			}, func(p plugins.Progress) { events = append(events, p) })
 			if err != nil {
@@ -122,7 +133,7 @@ func TestRunForktime(t *testing.T) {
 
 func TestRunCreate(t *testing.T) {
 	dir := buildWorkloads(t, "gcc")
-	resp, err := (&bench{}).Run(context.Background(), &plugins.RunRequest{
+	resp, err := testBench().Run(context.Background(), &plugins.RunRequest{
 		Experiment: "create", Params: map[string]string{"m": "50"}, Repeat: 3, WorkloadDir: dir,
 	}, nil)
 	if err != nil {
@@ -145,7 +156,7 @@ func TestRunCreate(t *testing.T) {
 }
 
 // best is the smallest value of metric across repeats.
-func best(samples []results.Sample, metric string) float64 {
+func best(samples []plugins.Sample, metric string) float64 {
 	v := math.Inf(1)
 	for _, s := range samples {
 		if s.Metric == metric {
@@ -156,7 +167,7 @@ func best(samples []results.Sample, metric string) float64 {
 }
 
 func TestRunBadRequest(t *testing.T) {
-	_, err := (&bench{}).Run(context.Background(), &plugins.RunRequest{
+	_, err := testBench().Run(context.Background(), &plugins.RunRequest{
 		Experiment: "forktime", Params: map[string]string{"n": "0"}, WorkloadDir: t.TempDir(),
 	}, nil)
 	if err == nil || !strings.Contains(err.Error(), "parameter n") {
@@ -166,7 +177,7 @@ func TestRunBadRequest(t *testing.T) {
 
 // A workload that cannot run is a failed outcome, not a Run error.
 func TestRunMissingWorkload(t *testing.T) {
-	resp, err := (&bench{}).Run(context.Background(), &plugins.RunRequest{
+	resp, err := testBench().Run(context.Background(), &plugins.RunRequest{
 		Experiment: "forktime", Params: map[string]string{"n": "5"}, WorkloadDir: t.TempDir(),
 	}, nil)
 	if err != nil {
@@ -183,7 +194,7 @@ func TestRunDeadline(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 	defer cancel()
 	start := time.Now()
-	_, err := (&bench{}).Run(ctx, &plugins.RunRequest{
+	_, err := testBench().Run(ctx, &plugins.RunRequest{
 		Experiment: "forktime", Params: map[string]string{"n": "1000000"}, WorkloadDir: dir,
 	}, nil)
 	if !errors.Is(err, context.DeadlineExceeded) {
@@ -198,7 +209,7 @@ func TestRunDeadline(t *testing.T) {
 func TestOverGRPC(t *testing.T) {
 	dir := buildWorkloads(t, "gcc")
 	client, _ := plugin.TestPluginGRPCConn(t, true, map[string]plugin.Plugin{
-		plugins.PluginName: &plugins.BenchmarkPlugin{Impl: &bench{}},
+		plugins.PluginName: &plugins.GRPCPlugin{Description: testBench().desc, Impl: testBench()},
 	})
 	// Close shuts the server down through go-plugin's controller;
 	// calling server.Stop as well races inside go-plugin.
@@ -207,13 +218,13 @@ func TestOverGRPC(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b := raw.(plugins.Benchmark)
+	b := raw.(*plugins.Client)
 	d, err := b.Describe(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
-	if d.Name != "forkbench" || d.Version != version {
-		t.Errorf("Describe = %s %s, want forkbench %s", d.Name, d.Version, version)
+	if !reflect.DeepEqual(d, testBench().desc) {
+		t.Errorf("Describe = %+v, want description.json", d)
 	}
 	var events int
 	resp, err := b.Run(context.Background(), &plugins.RunRequest{
@@ -231,7 +242,7 @@ func TestOverGRPC(t *testing.T) {
 func TestOverGRPCCancel(t *testing.T) {
 	dir := buildWorkloads(t, "gcc")
 	client, _ := plugin.TestPluginGRPCConn(t, true, map[string]plugin.Plugin{
-		plugins.PluginName: &plugins.BenchmarkPlugin{Impl: &bench{}},
+		plugins.PluginName: &plugins.GRPCPlugin{Description: testBench().desc, Impl: testBench()},
 	})
 	// Close shuts the server down through go-plugin's controller;
 	// calling server.Stop as well races inside go-plugin.
@@ -242,7 +253,7 @@ func TestOverGRPCCancel(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	_, err = raw.(plugins.Benchmark).Run(ctx, &plugins.RunRequest{
+	_, err = raw.(*plugins.Client).Run(ctx, &plugins.RunRequest{
 		Params: map[string]string{"n": "20"}, Repeat: 1000, WorkloadDir: dir,
 	}, func(plugins.Progress) { cancel() })
 	if !errors.Is(err, context.Canceled) {
@@ -282,10 +293,10 @@ func TestPluginBinary(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b := raw.(plugins.Benchmark)
+	b := raw.(*plugins.Client)
 	ctx := context.Background()
-	if d, err := b.Describe(ctx); err != nil || d.Name != "forkbench" {
-		t.Fatalf("Describe = %+v, %v", d, err)
+	if d, err := b.Describe(ctx); err != nil || !reflect.DeepEqual(d, testBench().desc) {
+		t.Fatalf("Describe = %+v, %v; want description.json", d, err)
 	}
 	resp, err := b.Run(ctx, &plugins.RunRequest{Experiment: "create", Params: map[string]string{"m": "20"}}, nil)
 	if err != nil {

@@ -11,7 +11,7 @@ import (
 func main() {
 	plugin.Serve(&plugin.ServeConfig{
 		HandshakeConfig: plugin.HandshakeConfig{ProtocolVersion: 99, MagicCookieKey: plugins.Handshake.MagicCookieKey, MagicCookieValue: plugins.Handshake.MagicCookieValue},
-		Plugins:         map[string]plugin.Plugin{plugins.PluginName: &plugins.BenchmarkPlugin{}},
+		Plugins:         map[string]plugin.Plugin{plugins.PluginName: &plugins.GRPCPlugin{}},
 		GRPCServer:      plugin.DefaultGRPCServer,
 	})
 }

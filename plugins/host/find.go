@@ -1,4 +1,10 @@
-package plugins
+// Package host is lab's side of its benchmark plugins: finding a plugin's
+// builds on the search path, reading the description recorded beside them
+// when they were built (checked against the binary's sha256; no plugin code
+// ever runs on the host), converting the SDK's types to lab/results' at the
+// edge, and the go-plugin runner that starts a plugin inside a guest over
+// the VM's link. Plugins themselves import only the SDK, lab/plugins.
+package host
 
 import (
 	"debug/elf"
@@ -10,6 +16,7 @@ import (
 	"strings"
 
 	"lab/images"
+	"lab/plugins"
 )
 
 // Bundle is a plugin built for one guest arch: a directory holding the
@@ -23,6 +30,9 @@ type Bundle struct {
 	Arch string
 	// Dir is the host directory of this arch's build.
 	Dir string
+	// Description is the one recorded beside the binary when it was
+	// built (RecordFile), checked against the binary's hash.
+	Description *plugins.Description
 }
 
 // Binary is the plugin executable on the host.
@@ -94,6 +104,28 @@ func hasBuild(dir, name string) bool {
 	return false
 }
 
+// Describe returns plugin name's description as recorded beside its
+// builds, from the first guest arch it has a usable build for: listing
+// plugins and checking a run's parameters needs neither a VM nor running
+// anything the plugin ships (a plugin may have no build the host could run).
+func Describe(name string) (*plugins.Description, error) {
+	var first error
+	for _, arch := range images.Arches {
+		b, err := Find(name, arch)
+		if err == nil {
+			return b.Description, nil
+		}
+		// A build that is there but broken says more than one that is not.
+		if first == nil || errors.Is(first, errNoBuild) && !errors.Is(err, errNoBuild) {
+			first = err
+		}
+	}
+	return nil, first
+}
+
+// errNoBuild marks a plugin directory without a build for the arch asked.
+var errNoBuild = errors.New("not built")
+
 // Find returns the build of plugin name for arch, from the first search
 // path entry that has the plugin.
 func Find(name, arch string) (*Bundle, error) {
@@ -108,11 +140,16 @@ func Find(name, arch string) (*Bundle, error) {
 		}
 		b := &Bundle{Name: name, Arch: arch, Dir: filepath.Join(pdir, arch)}
 		if _, err := os.Stat(b.Binary()); err != nil {
-			return nil, fmt.Errorf("plugin %s (in %s) has no build for %s guests; build it with `lab plugin build DIR`", name, pdir, arch)
+			return nil, fmt.Errorf("plugin %s (in %s) has no build for %s guests: %w; build it with `lab plugin build DIR`", name, pdir, arch, errNoBuild)
 		}
 		if err := CheckArch(b.Binary(), arch); err != nil {
 			return nil, fmt.Errorf("plugin %s: %w", name, err)
 		}
+		d, err := ReadRecord(b.Dir, name)
+		if err != nil {
+			return nil, err
+		}
+		b.Description = d
 		return b, nil
 	}
 	known := List()

@@ -1,4 +1,4 @@
-package plugins
+package host
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"sort"
 	"strings"
 	"sync"
@@ -21,6 +22,7 @@ import (
 	"github.com/hashicorp/go-plugin"
 	"github.com/hashicorp/go-plugin/runner"
 
+	"lab/plugins"
 	"lab/vm/link"
 )
 
@@ -88,7 +90,7 @@ func (r *guestRunner) Start(ctx context.Context) error {
 		}
 		env = append(env, kv)
 	}
-	env = append(env, WorkloadDirEnv+"="+root+"/workload", "PATH=/bin:/sbin:/usr/bin:/usr/sbin", "HOME=/root", "TMPDIR=/tmp")
+	env = append(env, plugins.WorkloadDirEnv+"="+root+"/workload", "PATH=/bin:/sbin:/usr/bin:/usr/sbin", "HOME=/root", "TMPDIR=/tmp")
 	outR, outW := io.Pipe()
 	errR, errW := io.Pipe()
 	r.stdoutR, r.stderrR = outR, errR
@@ -240,6 +242,9 @@ func bundleFiles(dir string) ([]bundleFile, string, error) {
 			return err
 		}
 		rel, _ := filepath.Rel(dir, p)
+		if rel == RecordFile {
+			return nil // the host's record of the build; the guest has no use for it
+		}
 		b, err := os.ReadFile(p)
 		if err != nil {
 			return err
@@ -299,7 +304,7 @@ func (t *tailBuffer) String() string {
 
 // Session is a plugin running in a guest, connected over go-plugin gRPC.
 type Session struct {
-	Bench  Benchmark
+	Bench  *plugins.Client
 	client *plugin.Client
 	runner *guestRunner
 	// Started is when Open began; Ready when the first RPC was answered.
@@ -315,7 +320,7 @@ type OpenOptions struct {
 }
 
 // Open pushes bundle into the guest behind lc, starts it and returns a
-// session whose Benchmark speaks to it. AutoMTLS and GRPCBrokerMultiplex
+// session whose Client speaks to it. AutoMTLS and GRPCBrokerMultiplex
 // are on; no ReattachConfig is used (its pid is a guest pid and Kill would
 // signal a host process).
 func Open(ctx context.Context, lc *link.Client, bundle *Bundle, opt OpenOptions) (*Session, error) {
@@ -329,8 +334,8 @@ func Open(ctx context.Context, lc *link.Client, bundle *Bundle, opt OpenOptions)
 		opt.StartTimeout = 2 * time.Minute
 	}
 	s.client = plugin.NewClient(&plugin.ClientConfig{
-		HandshakeConfig:     Handshake,
-		Plugins:             PluginMap,
+		HandshakeConfig:     plugins.Handshake,
+		Plugins:             plugins.PluginMap,
 		AllowedProtocols:    []plugin.Protocol{plugin.ProtocolGRPC},
 		AutoMTLS:            true,
 		GRPCBrokerMultiplex: true,
@@ -347,7 +352,7 @@ func Open(ctx context.Context, lc *link.Client, bundle *Bundle, opt OpenOptions)
 		},
 	})
 	type result struct {
-		b   Benchmark
+		b   *plugins.Client
 		err error
 	}
 	done := make(chan result, 1)
@@ -357,12 +362,12 @@ func Open(ctx context.Context, lc *link.Client, bundle *Bundle, opt OpenOptions)
 			done <- result{err: err}
 			return
 		}
-		raw, err := rpc.Dispense(PluginName)
+		raw, err := rpc.Dispense(plugins.PluginName)
 		if err != nil {
 			done <- result{err: err}
 			return
 		}
-		done <- result{b: raw.(Benchmark)}
+		done <- result{b: raw.(*plugins.Client)}
 	}()
 	var r result
 	select {
@@ -388,12 +393,22 @@ func Open(ctx context.Context, lc *link.Client, bundle *Bundle, opt OpenOptions)
 	s.Bench = r.b
 	// gRPC connects lazily and TLS errors only surface at the first call:
 	// make a real one before declaring the plugin up.
-	if _, err := s.Bench.Describe(ctx); err != nil {
+	served, err := s.Bench.Describe(ctx)
+	if err != nil {
 		s.Close()
 		if tail := strings.TrimSpace(s.StderrTail()); tail != "" {
 			err = fmt.Errorf("%w\nplugin stderr:\n%s", err, tail)
 		}
 		return nil, fmt.Errorf("plugin %s started but does not answer: %w", bundle.Name, err)
+	}
+	// The record was checked against the binary's hash; a binary that
+	// serves another description than the description.json it was built
+	// with (a plugin passing Serve something else) is refused, since the
+	// host checked the run's parameters against the record.
+	if bundle.Description != nil && !reflect.DeepEqual(served, bundle.Description) {
+		s.Close()
+		return nil, fmt.Errorf("plugin %s serves a description that differs from its recorded %s; it must hand Serve its embedded description.json (rebuild with `make plugins` or `lab plugin build DIR`)",
+			bundle.Name, filepath.Join(bundle.Dir, RecordFile))
 	}
 	s.Ready = time.Now()
 	return s, nil

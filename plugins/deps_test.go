@@ -1,0 +1,73 @@
+package plugins
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// banned are the packages (and everything under them) a plugin binary must
+// not link: host-side lab code and the libraries only the host needs.
+var banned = []string{
+	"gopkg.in/yaml.v3",
+	"github.com/cavaliergopher/cpio",
+	"gonum.org/v1/gonum",
+	"github.com/vbauerster/mpb",
+	"github.com/urfave/cli",
+	"lab/images",
+	"lab/vm", // lab/vm/link too
+	"lab/results",
+	"lab/plugins/host",
+}
+
+// TestPluginLinksNoHostCode asserts from `go list -deps`, for the guest
+// arch, that the built-in plugins and the out-of-module example link
+// nothing host-side: a plugin pays only for the SDK.
+func TestPluginLinksNoHostCode(t *testing.T) {
+	tests := []struct {
+		name string
+		dir  string // where go list runs (the example is its own module)
+		pkg  string
+	}{
+		{"forkbench", ".", "./forkbench"},
+		{"labtest", "..", "./internal/testplugins/labtest"},
+		{"syscallbench", filepath.Join("..", "examples", "syscallbench"), "."},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cmd := exec.Command("go", "list", "-deps", tt.pkg)
+			cmd.Dir = tt.dir
+			cmd.Env = append(os.Environ(), "GOOS=linux", "GOARCH=386", "GO386=softfloat", "CGO_ENABLED=0")
+			out, err := cmd.Output()
+			if err != nil {
+				var stderr []byte
+				if ee, ok := err.(*exec.ExitError); ok {
+					stderr = ee.Stderr
+				}
+				t.Fatalf("go list -deps %s: %v\n%s", tt.pkg, err, stderr)
+			}
+			deps := strings.Fields(string(out))
+			if !contains(deps, "lab/plugins") {
+				t.Fatalf("go list -deps %s does not list lab/plugins; is it a plugin?\n%s", tt.pkg, out)
+			}
+			for _, d := range deps {
+				for _, b := range banned {
+					if d == b || strings.HasPrefix(d, b+"/") {
+						t.Errorf("plugin %s links %s (banned: %s)", tt.name, d, b)
+					}
+				}
+			}
+		})
+	}
+}
+
+func contains(ss []string, s string) bool {
+	for _, x := range ss {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}

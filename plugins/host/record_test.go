@@ -1,0 +1,163 @@
+package host
+
+import (
+	"os"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+
+	"lab/internal/labtest"
+	"lab/plugins"
+)
+
+func testDescription(name string) *plugins.Description {
+	return &plugins.Description{Name: name, Version: "1.0", Summary: "test", Experiments: []plugins.Experiment{{
+		Name:       "e",
+		Params:     []plugins.Param{{Name: "n", Type: plugins.TypeInt, Default: "5", Min: plugins.Ptr(1)}},
+		Metrics:    []plugins.Metric{{Name: "t", Unit: "s"}},
+		References: []plugins.Reference{{Experiment: "E9", Source: "s", Machine: "m", Profile: "p-1", Metric: "t", Value: 2, Unit: "ms"}},
+	}}}
+}
+
+// build lays out a build of plugin name for arch under root (root/NAME/ARCH)
+// with a recorded description, as `lab plugin build` leaves it.
+func build(t *testing.T, root, name, arch string) string {
+	t.Helper()
+	dir := filepath.Join(root, name, arch)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	labtest.WriteELF(t, filepath.Join(dir, name), arch, "v1")
+	if err := WriteRecord(dir, testDescription(name)); err != nil {
+		t.Fatalf("WriteRecord: %v", err)
+	}
+	return dir
+}
+
+func TestRecordRoundTrip(t *testing.T) {
+	dir := build(t, t.TempDir(), "rec", "i386")
+	got, err := ReadRecord(dir, "rec")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := testDescription("rec"); !reflect.DeepEqual(got, want) {
+		t.Errorf("ReadRecord = %+v, want %+v", got, want)
+	}
+	b, _ := os.ReadFile(filepath.Join(dir, RecordFile))
+	if !strings.Contains(string(b), `"binary_sha256": "`) || !strings.Contains(string(b), `"description": {`) {
+		t.Errorf("record does not look like {binary_sha256, description}:\n%s", b)
+	}
+}
+
+func TestRecordRefused(t *testing.T) {
+	hint := []string{"make plugins", "lab plugin build DIR"}
+	tests := []struct {
+		name   string
+		change func(t *testing.T, dir string)
+		want   []string
+	}{
+		{"stale", func(t *testing.T, dir string) {
+			labtest.WriteELF(t, filepath.Join(dir, "rec"), "i386", "v2") // rebuilt binary, old record
+		}, append([]string{"stale", "sha256"}, hint...)},
+		{"missing", func(t *testing.T, dir string) {
+			os.Remove(filepath.Join(dir, RecordFile))
+		}, append([]string{"no recorded description"}, hint...)},
+		{"garbage", func(t *testing.T, dir string) {
+			os.WriteFile(filepath.Join(dir, RecordFile), []byte("{}"), 0o644)
+		}, append([]string{"not a description record"}, hint...)},
+		{"other plugin", func(t *testing.T, dir string) {
+			if err := WriteRecord(dir, testDescription("other")); err == nil {
+				t.Fatal("WriteRecord of a plugin without its binary: want an error")
+			}
+			labtest.WriteELF(t, filepath.Join(dir, "other"), "i386", "v1")
+			if err := WriteRecord(dir, testDescription("other")); err != nil {
+				t.Fatal(err)
+			}
+		}, []string{`calls itself "other"`}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := build(t, t.TempDir(), "rec", "i386")
+			tt.change(t, dir)
+			_, err := ReadRecord(dir, "rec")
+			if err == nil {
+				t.Fatal("ReadRecord: want an error")
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q does not mention %q", err, w)
+				}
+			}
+		})
+	}
+}
+
+// pluginPath makes root the only place plugins are found.
+func pluginPath(t *testing.T) string {
+	t.Helper()
+	root := t.TempDir()
+	t.Setenv("LAB_LIBDIR", t.TempDir())
+	t.Setenv("XDG_DATA_HOME", t.TempDir())
+	t.Setenv("LAB_PLUGIN_PATH", root)
+	return root
+}
+
+// A plugin with only its guest (i386) build is listed and described: the
+// host never needs a build it could run.
+func TestDescribeGuestBuildOnly(t *testing.T) {
+	root := pluginPath(t)
+	build(t, root, "guestonly", "i386")
+	if got := List(); !slices.Contains(got, "guestonly") {
+		t.Errorf("List = %v, want guestonly", got)
+	}
+	d, err := Describe("guestonly")
+	if err != nil {
+		t.Fatalf("Describe: %v", err)
+	}
+	if !reflect.DeepEqual(d, testDescription("guestonly")) {
+		t.Errorf("Describe = %+v", d)
+	}
+	if _, err := Find("guestonly", "x86_64"); err == nil || !strings.Contains(err.Error(), "no build for x86_64") {
+		t.Errorf("Find x86_64 error = %v, want no build for x86_64", err)
+	}
+}
+
+// Describe reports a broken build rather than a missing one, and a stale
+// record of one arch does not hide the other arch's good one.
+func TestDescribeErrors(t *testing.T) {
+	root := pluginPath(t)
+	build(t, root, "p", "x86_64")
+	labtest.WriteELF(t, filepath.Join(root, "p", "x86_64", "p"), "x86_64", "rebuilt")
+	if _, err := Describe("p"); err == nil || !strings.Contains(err.Error(), "stale") {
+		t.Errorf("Describe error = %v, want the x86_64 record's staleness, not i386's absence", err)
+	}
+	build(t, root, "p", "i386")
+	if _, err := Describe("p"); err != nil {
+		t.Errorf("Describe with a good i386 build: %v", err)
+	}
+	if _, err := Describe("nosuch"); err == nil || !strings.Contains(err.Error(), `unknown plugin "nosuch"`) {
+		t.Errorf("Describe(nosuch) error = %v", err)
+	}
+}
+
+// The record is the host's: it is not pushed into the guest.
+func TestBundleFilesSkipRecord(t *testing.T) {
+	dir := build(t, t.TempDir(), "rec", "i386")
+	files, _, err := bundleFiles(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(files) != 1 || files[0].rel != "rec" {
+		t.Errorf("bundle files = %+v, want only the binary", files)
+	}
+}
+
+func TestReferences(t *testing.T) {
+	exp := &testDescription("x").Experiments[0]
+	refs := References(exp)
+	if len(refs) != 1 || refs[0].Bench != "e" || refs[0].Metric != "t" || refs[0].Value != 2 || refs[0].Profile != "p-1" {
+		t.Errorf("References = %+v", refs)
+	}
+}

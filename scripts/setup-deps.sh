@@ -9,6 +9,8 @@ command -v i686-linux-gnu-gcc >/dev/null 2>&1 || need="$need gcc-i686-linux-gnu"
 command -v gcc >/dev/null 2>&1 || need="$need gcc"
 [ -e /usr/lib/x86_64-linux-gnu/libc.a ] || need="$need libc6-dev"
 command -v dpkg-deb >/dev/null 2>&1 || need="$need dpkg"
+# protoc, for `make proto` and the test that checks plugins/wire is current.
+command -v protoc >/dev/null 2>&1 || need="$need protobuf-compiler"
 # i386 multiarch: the 686 kernel and busybox-static:i386 are downloaded (never
 # installed) from the i386 lists.
 if ! dpkg --print-foreign-architectures | grep -qx i386; then

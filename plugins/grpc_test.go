@@ -177,7 +177,9 @@ func TestRunCancelReachesPlugin(t *testing.T) {
 
 // brokenServer ends every Run stream without a done event, as a plugin
 // that dies mid-run does.
-type brokenServer struct{ wire.UnimplementedBenchmarkServer }
+type brokenServer struct {
+	wire.UnimplementedBenchmarkServer
+}
 
 func (brokenServer) Run(_ *wire.RunRequest, stream wire.Benchmark_RunServer) error {
 	return stream.Send(&wire.RunEvent{Event: &wire.RunEvent_Progress{Progress: &wire.Progress{Done: 1, Total: 2}}})
@@ -218,7 +220,9 @@ func TestRunBadRequestRefusedByServer(t *testing.T) {
 
 // A plugin in another language could send NaN anyway: the host's Client
 // refuses it too.
-type nanServer struct{ wire.UnimplementedBenchmarkServer }
+type nanServer struct {
+	wire.UnimplementedBenchmarkServer
+}
 
 func (nanServer) Run(_ *wire.RunRequest, stream wire.Benchmark_RunServer) error {
 	return stream.Send(&wire.RunEvent{Event: &wire.RunEvent_Done{Done: &wire.Done{Response: &wire.RunResponse{

@@ -6,6 +6,17 @@
 // through the guest link). Any language with gRPC can implement it; Go
 // plugins import lab's SDK (package lab/plugins), which serves it for them.
 //
+// Serving it without lab's SDK, as go-plugin's gRPC servers do: lab starts
+// the plugin with LAB_PLUGIN=<the cookie in plugins.Handshake> and
+// PLUGIN_PROTOCOL_VERSIONS=2 in its environment (and go-plugin's TLS and
+// multiplexing variables); the plugin listens on a unix socket, prints one
+// line "1|2|unix|<socket path>|grpc|<base64 server certificate, or
+// empty>|true" to stdout (the last field: broker multiplexing supported),
+// and serves on that socket this service plus go-plugin's own:
+// grpc.health.v1.Health (service "plugin" SERVING), plugin.GRPCController
+// (Shutdown), plugin.GRPCStdio and, with PLUGIN_MULTIPLEX_GRPC set,
+// plugin.GRPCBroker over yamux. It finds its workloads in $LAB_WORKLOAD_DIR.
+//
 // Versioning: lab and the plugin agree on go-plugin's protocol version
 // (plugins.Handshake.ProtocolVersion, currently 2, the first version of
 // this schema). A change that an older peer would misread bumps it; adding

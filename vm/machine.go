@@ -243,8 +243,13 @@ func (m *Machine) connect(ctx context.Context) error {
 			m.phase("restored")
 		case m.cfg.Snapshot != "":
 			if err := m.saveSnapshot(ctx); err != nil {
-				if ctx.Err() != nil {
-					done <- result{nil, ctx.Err()}
+				var re *resumeError
+				if ctx.Err() != nil || errors.As(err, &re) {
+					// A paused guest would only time the boot out.
+					if ctx.Err() != nil {
+						err = ctx.Err()
+					}
+					done <- result{nil, err}
 					return
 				}
 				m.logf("machine %s: saving the booted snapshot: %v", m.cfg.Name, err)

@@ -38,7 +38,9 @@ type qmpFake struct {
 	incomingState string            // run state after an incoming migration
 	noEventsCap   bool              // a QEMU that ignores the events capability
 	finalizeAfter time.Duration     // finish-migrate lasts this long after "completed"
-	hang          chan struct{}
+	// finalizeOnRefusal ends finish-migrate right after a cont was refused.
+	finalizeOnRefusal bool
+	hang              chan struct{}
 }
 
 func newQMPFake(t *testing.T, status string) *qmpFake {
@@ -159,6 +161,9 @@ func (f *qmpFake) run(cmd qmp.Command) (any, error) {
 	case "cont":
 		f.mu.Lock()
 		if f.status == "finish-migrate" {
+			if f.finalizeOnRefusal {
+				f.status = "postmigrate" // just after refusing
+			}
 			f.mu.Unlock()
 			return nil, errors.New("Migration is not finalized yet")
 		}
@@ -523,20 +528,32 @@ func TestRestoreSnapshotEvents(t *testing.T) {
 }
 
 // Right after "completed" QEMU refuses cont for a moment: the guest must
-// run again anyway (it stayed paused, and the boot timed out, before).
+// run again anyway (it stayed paused, and the boot timed out, before),
+// also when the run state has moved on by the time it is read.
 func TestSaveStateResumesAfterFinalize(t *testing.T) {
-	f := newQMPFake(t, "running")
-	f.finalizeAfter = 30 * time.Millisecond
-	q := f.monitor(t)
-	ctx := testCtx(t, 5*time.Second)
-	if err := saveState(ctx, q, "/tmp/x"); err != nil {
-		t.Fatalf("saveState: %v", err)
-	}
-	if st, err := q.Status(ctx); err != nil || st != "running" {
-		t.Errorf("run state after the save: %q, %v; want running", st, err)
-	}
-	cmds := f.commands()
-	if len(cmds) < 6 || cmds[len(cmds)-2] != "cont" {
-		t.Errorf("commands %v: want cont refused, then retried until it succeeded", cmds)
+	for _, c := range []struct {
+		name              string
+		finalizeOnRefusal bool
+	}{
+		{"still finish-migrate when asked", false},
+		{"postmigrate when asked", true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			f := newQMPFake(t, "running")
+			f.finalizeAfter = 30 * time.Millisecond
+			f.finalizeOnRefusal = c.finalizeOnRefusal
+			q := f.monitor(t)
+			ctx := testCtx(t, 5*time.Second)
+			if err := saveState(ctx, q, "/tmp/x"); err != nil {
+				t.Fatalf("saveState: %v", err)
+			}
+			if st, err := q.Status(ctx); err != nil || st != "running" {
+				t.Errorf("run state after the save: %q, %v; want running", st, err)
+			}
+			cmds := f.commands()
+			if len(cmds) < 6 || cmds[len(cmds)-2] != "cont" {
+				t.Errorf("commands %v: want cont refused, then retried until it succeeded", cmds)
+			}
+		})
 	}
 }

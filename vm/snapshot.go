@@ -186,8 +186,8 @@ func saveState(ctx context.Context, q *qmpMonitor, file string) (err error) {
 		// The guest must run again, even when ctx ended.
 		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 		defer cancel()
-		if cerr := resumeAfterSave(cctx, q); cerr != nil && err == nil {
-			err = cerr
+		if cerr := resumeAfterSave(cctx, q); cerr != nil {
+			err = &resumeError{cerr}
 		}
 	}()
 	if err := q.do(ctx, "migrate", func() error { return q.raw.Migrate("exec:cat > "+shellQuote(file), nil, nil, nil) }); err != nil {
@@ -200,7 +200,9 @@ func saveState(ctx context.Context, q *qmpMonitor, file string) (err error) {
 // MIGRATION event "completed" from the migration thread before that thread
 // moves the run state from finish-migrate to postmigrate, and refuses cont
 // ("Migration is not finalized yet") in between. No event marks the end of
-// that window (about a millisecond), so it is waited out by asking again.
+// that window (about a millisecond), so it is waited out by asking again
+// while the guest is stopped in one of those states; by the time the run
+// state is read after a refusal it may already be postmigrate.
 func resumeAfterSave(ctx context.Context, q *qmpMonitor) error {
 	for {
 		err := q.Cont(ctx)
@@ -208,7 +210,12 @@ func resumeAfterSave(ctx context.Context, q *qmpMonitor) error {
 			return nil
 		}
 		st, serr := q.Status(ctx)
-		if serr != nil || st != "finish-migrate" {
+		switch {
+		case serr != nil:
+			return err
+		case st == "running":
+			return nil
+		case st != "finish-migrate" && st != "postmigrate" && st != "paused":
 			return err
 		}
 		select {
@@ -218,3 +225,9 @@ func resumeAfterSave(ctx context.Context, q *qmpMonitor) error {
 		}
 	}
 }
+
+// resumeError is a guest left paused after a save: the boot cannot go on.
+type resumeError struct{ err error }
+
+func (e *resumeError) Error() string { return "resuming the guest after saving it: " + e.err.Error() }
+func (e *resumeError) Unwrap() error { return e.err }

@@ -25,11 +25,12 @@ func main() {
 	if os.Getpid() != 1 {
 		os.Exit(probe(os.Args[1:]))
 	}
-	a := &agent{started: time.Now(), blobDir: blobDir, powerOff: powerOff}
+	a := &agent{started: time.Now(), blobDir: blobDir, pluginDir: pluginDir, powerOff: powerOff}
 	if err := a.setup(); err != nil {
 		fatal(err)
 	}
-	logf("ready for the host (guest uptime %.2fs at /init, set-up took %v)", a.uptimeAtInit, time.Since(a.started).Round(time.Millisecond))
+	a.cacheBudget = cacheBudgetFor(memTotalKB())
+	logf("ready for the host (guest uptime %.2fs at /init, set-up took %v; plugin cache budget %s)", a.uptimeAtInit, time.Since(a.started).Round(time.Millisecond), describeBudget(a.cacheBudget))
 	a.serveLink() // never returns
 }
 

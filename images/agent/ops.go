@@ -362,7 +362,10 @@ func (s *stdinPump) run(w *os.File, ack func(n int)) {
 	}
 }
 
-// put receives a file, keeping it by hash.
+// put receives a file, keeping it by hash. A put whose path is the blob
+// itself (blobDir/SHA256) only fills the cache: the host preloads lab's
+// own plugins so before it saves a booted snapshot, and the first run
+// after a restore then installs them by hard link, sending nothing.
 func (a *agent) put(conn net.Conn, req *link.PutRequest) error {
 	if req.Path == "" || !filepath.IsAbs(req.Path) {
 		return reply(conn, fmt.Errorf("put: guest path %q must be absolute", req.Path))
@@ -373,22 +376,36 @@ func (a *agent) put(conn net.Conn, req *link.PutRequest) error {
 	blob := ""
 	if len(req.SHA256) == 64 && !strings.ContainsAny(req.SHA256, "./") {
 		blob = filepath.Join(a.blobDir, req.SHA256)
+	}
+	cacheOnly := blob != "" && filepath.Clean(req.Path) == blob
+	// The cache lock is held from finding the blob to linking it, so that
+	// eviction (by another put) cannot remove it in between.
+	a.cacheMu.Lock()
+	if blob != "" {
 		if _, err := os.Stat(blob); err == nil {
-			if err := install(blob, req.Path, req.Mode); err != nil {
+			touch(blob)
+			var err error
+			if !cacheOnly {
+				err = a.install(blob, req.Path, req.Mode)
+			}
+			a.cacheMu.Unlock()
+			if err != nil {
 				return reply(conn, err)
 			}
 			return link.WriteMsg(conn, &link.Response{Have: true})
 		}
 	}
+	a.makeRoom(req.Size, blob, a.bundleOf(req.Path))
+	a.cacheMu.Unlock()
 	if err := link.WriteMsg(conn, &link.Response{}); err != nil {
 		return err
 	}
-	err := receive(conn, req, a.blobDir, blob)
+	err := a.receive(conn, req, blob, cacheOnly)
 	return reply(conn, err)
 }
 
-func receive(conn net.Conn, req *link.PutRequest, dir, blob string) error {
-	tmp, err := os.CreateTemp(dir, ".put-*")
+func (a *agent) receive(conn net.Conn, req *link.PutRequest, blob string, cacheOnly bool) error {
+	tmp, err := os.CreateTemp(a.blobDir, ".put-*")
 	if err != nil {
 		return err
 	}
@@ -414,10 +431,28 @@ func receive(conn net.Conn, req *link.PutRequest, dir, blob string) error {
 	if err := os.Chmod(tmp.Name(), os.FileMode(req.Mode&0o777)); err != nil {
 		return err
 	}
+	a.cacheMu.Lock()
+	defer a.cacheMu.Unlock()
 	if err := os.Rename(tmp.Name(), blob); err != nil {
 		return err
 	}
-	return install(blob, req.Path, req.Mode)
+	touch(blob)
+	if cacheOnly {
+		return nil
+	}
+	return a.install(blob, req.Path, req.Mode)
+}
+
+// install installs blob at path (see install) and records the use of the
+// bundle path lies in, if any. The caller holds cacheMu.
+func (a *agent) install(blob, path string, mode uint32) error {
+	if err := install(blob, path, mode); err != nil {
+		return err
+	}
+	if b := a.bundleOf(path); b != "" {
+		touch(b)
+	}
+	return nil
 }
 
 // install places a copy of blob at path atomically (temp + rename, so a

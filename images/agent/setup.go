@@ -19,8 +19,16 @@ type agent struct {
 	started      time.Time
 	uptimeAtInit float64
 	procs        *reaper
-	// blobDir keeps pushed content by hash (see put).
-	blobDir string
+	// blobDir keeps pushed content by hash (see put); pluginDir holds the
+	// bundles installed from it. Both are RAM, bounded by cacheBudget
+	// bytes (0: unbounded) under cacheMu (see cache.go).
+	blobDir     string
+	pluginDir   string
+	cacheBudget int64
+	cacheMu     sync.Mutex
+	// runningPaths lists the exe and cwd of running programs (tests
+	// replace it); nil reads /proc.
+	runningPaths func() []string
 	// powerOff ends the guest (tests replace it).
 	powerOff func()
 

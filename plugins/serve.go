@@ -2,6 +2,9 @@ package plugins
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
 	"fmt"
 	"os"
 
@@ -14,6 +17,18 @@ import (
 // WorkloadDirEnv names the environment variable that tells a plugin where
 // its workload binaries are. The host sets it when it pushes the plugin.
 const WorkloadDirEnv = "LAB_WORKLOAD_DIR"
+
+// The TLS material lab hands a plugin when it starts it, as PEM in the
+// environment of the exec request (never written to the guest's disk): the
+// plugin's certificate and key, made on the host for this VM, and the VM's
+// CA, which signed the host's client certificate. lab makes the keys on
+// the host because go-plugin's AutoMTLS makes a P-521 key pair inside the
+// guest on every start, most of a plugin's start under TCG.
+const (
+	TLSCertEnv = "LAB_PLUGIN_TLS_CERT"
+	TLSKeyEnv  = "LAB_PLUGIN_TLS_KEY"
+	TLSCAEnv   = "LAB_PLUGIN_TLS_CA"
+)
 
 // DescriptionFile is the file in a plugin's source directory that
 // declares what it can run: lab.plugin.v1.Description in the proto's
@@ -75,17 +90,68 @@ func (p *GRPCPlugin) GRPCClient(_ context.Context, _ *plugin.GRPCBroker, c *grpc
 //
 // A description that does not parse or validate ends the program with
 // status 2 (`lab plugin build` refuses such a plugin before it is built).
+// It serves only over mutual TLS with the certificate lab hands it at
+// start (TLSCertEnv, TLSKeyEnv, TLSCAEnv); started without one (by hand)
+// it says it must be started by lab and exits with status 1.
 func Serve(description []byte, b Benchmark) {
 	d, err := ParseDescription(description)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "%v\n", err)
 		os.Exit(2)
 	}
+	// Checked before go-plugin starts: a TLSProvider error would only be
+	// logged, and without a TLS config go-plugin serves plaintext.
+	tc, err := serverTLSFromEnv()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "plugin %s: %v\n", d.Name, err)
+		os.Exit(1)
+	}
 	plugin.Serve(&plugin.ServeConfig{
 		HandshakeConfig: Handshake,
 		Plugins:         map[string]plugin.Plugin{PluginName: &GRPCPlugin{Description: d, Impl: b}},
 		GRPCServer:      plugin.DefaultGRPCServer,
+		// With a TLSProvider go-plugin neither makes a key pair nor puts a
+		// certificate in its handshake line: the host already holds the
+		// VM's CA and trusts nothing else.
+		TLSProvider: func() (*tls.Config, error) { return tc, nil },
 	})
+}
+
+// errNoTLS is a plugin started without the TLS material lab hands over.
+var errNoTLS = errors.New("no TLS certificate in the environment (" + TLSCertEnv + ", " + TLSKeyEnv + ", " + TLSCAEnv +
+	"): a plugin must be started by lab (`lab run`), which hands it the certificate it made for the VM; it does not serve without TLS")
+
+// serverTLSFromEnv is the plugin's TLS config from the material lab put in
+// its environment, which it then removes: the workloads a plugin starts
+// inherit its environment and have no use for its key.
+func serverTLSFromEnv() (*tls.Config, error) {
+	cert, key, ca := os.Getenv(TLSCertEnv), os.Getenv(TLSKeyEnv), os.Getenv(TLSCAEnv)
+	for _, k := range []string{TLSCertEnv, TLSKeyEnv, TLSCAEnv} {
+		os.Unsetenv(k)
+	}
+	if cert == "" || key == "" || ca == "" {
+		return nil, errNoTLS
+	}
+	return serverTLS([]byte(cert), []byte(key), []byte(ca))
+}
+
+// serverTLS pins the plugin's end: it presents its certificate and accepts
+// only a client certificate the VM's CA signed (the host's), over TLS 1.3.
+func serverTLS(certPEM, keyPEM, caPEM []byte) (*tls.Config, error) {
+	cert, err := tls.X509KeyPair(certPEM, keyPEM)
+	if err != nil {
+		return nil, fmt.Errorf("the TLS certificate lab handed over (%s, %s) does not load: %w; start the plugin with `lab run`", TLSCertEnv, TLSKeyEnv, err)
+	}
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM(caPEM) {
+		return nil, fmt.Errorf("the CA lab handed over (%s) holds no PEM certificate; start the plugin with `lab run`", TLSCAEnv)
+	}
+	return &tls.Config{
+		Certificates: []tls.Certificate{cert},
+		ClientCAs:    pool,
+		ClientAuth:   tls.RequireAndVerifyClientCert,
+		MinVersion:   tls.VersionTLS13,
+	}, nil
 }
 
 // MustParseDescription is ParseDescription for a plugin's own embedded

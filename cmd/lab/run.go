@@ -146,6 +146,7 @@ func (e *env) runPlugin(ctx context.Context, f runFlags) error {
 	}
 
 	var h *vm.Handle
+	var vmTLS *host.VMTLS
 	if f.profile != "" {
 		p, err := images.Lookup(f.profile, f.files...)
 		if err != nil {
@@ -178,6 +179,10 @@ func (e *env) runPlugin(ctx context.Context, f runFlags) error {
 				fmt.Fprintf(e.stderr, "warning: powering off %s: %v\n", name, err)
 			}
 		}()
+		// Made when the VM comes up, as `lab up` does.
+		if vmTLS, err = host.EnsureTLS(h.Dir, h.Name); err != nil {
+			return err
+		}
 	} else if h, err = vm.OpenDefault(f.vm); err != nil {
 		return err
 	}
@@ -211,6 +216,12 @@ func (e *env) runPlugin(ctx context.Context, f runFlags) error {
 		return fmt.Errorf("plugin %s: the %s build records another description than the plugin's other build; %s",
 			f.plugin, bundle.Arch, "rebuild it with `make plugins` (lab's own plugins) or `lab plugin build DIR` (yours)")
 	}
+	// A VM booted by an older lab has no certificates yet: made now.
+	if vmTLS == nil {
+		if vmTLS, err = host.EnsureTLS(h.Dir, h.Name); err != nil {
+			return err
+		}
+	}
 
 	res := &results.Result{
 		Started: time.Now().UTC(), Command: e.args,
@@ -228,7 +239,7 @@ func (e *env) runPlugin(ctx context.Context, f runFlags) error {
 	defer cancel()
 	bar := newProgress(e.stderr, f.repeat, fmt.Sprintf("%s/%s on %s", desc.Name, exp.Name, h.Name))
 	t := time.Now()
-	sess, err := host.Open(runCtx, h.Link(), bundle, host.OpenOptions{})
+	sess, err := host.Open(runCtx, h.Link(), bundle, host.OpenOptions{TLS: vmTLS})
 	if err != nil {
 		bar.abort()
 		res.Outcome = results.Outcome{Status: "failed", Reason: classify(ctx, runCtx, h, err, f.timeout)}

@@ -7,6 +7,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"lab/images"
+	"lab/plugins/host"
 	"lab/vm"
 )
 
@@ -80,6 +81,12 @@ func (e *env) up(c *cli.Context, f upFlags) error {
 	st, err := vm.Up(c.Context, vm.UpOptions{Name: f.name, Profile: p, Accel: f.accel, Clock: clock, MemoryMB: f.memory, Cold: f.cold, Exe: exe, Log: e.stderr})
 	if err != nil {
 		return err
+	}
+	// The certificates lab speaks to the VM's plugins with, made on the
+	// host now (milliseconds) so that no plugin makes keys in the guest.
+	// A failure here leaves the VM usable: `lab run` tries again.
+	if _, err := host.EnsureTLS(vm.Dir(f.name), f.name); err != nil {
+		fmt.Fprintf(e.stderr, "warning: %v; `lab run` will try again\n", err)
 	}
 	if f.json {
 		return printJSON(e.stdout, st)

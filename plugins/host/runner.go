@@ -35,6 +35,9 @@ type guestRunner struct {
 	lc     *link.Client
 	bundle *Bundle
 	env    []string
+	// tlsEnv hands the plugin its certificate and key and the VM's CA
+	// (VMTLS.PluginEnv): in the exec request only, never on the guest's disk.
+	tlsEnv []string
 	// hostDir is go-plugin's socket directory on the host, where the
 	// tunnel listeners go.
 	hostDir string
@@ -76,8 +79,8 @@ func (r *guestRunner) Start(ctx context.Context) error {
 		}
 	}
 	r.pushTime = time.Since(t)
-	// The plugin's certificates (AutoMTLS) need the guest clock close to
-	// ours; the guest drifts under emulation.
+	// The plugin's certificates need the guest clock close to ours (they
+	// are back-dated an hour, no more); the guest drifts under emulation.
 	if err := r.lc.SetTime(ctx, time.Now()); err != nil {
 		return fmt.Errorf("setting the guest clock: %w", err)
 	}
@@ -91,6 +94,7 @@ func (r *guestRunner) Start(ctx context.Context) error {
 		env = append(env, kv)
 	}
 	env = append(env, plugins.WorkloadDirEnv+"="+root+"/workload", "PATH=/bin:/sbin:/usr/bin:/usr/sbin", "HOME=/root", "TMPDIR=/tmp")
+	env = append(env, r.tlsEnv...)
 	outR, outW := io.Pipe()
 	errR, errW := io.Pipe()
 	r.stdoutR, r.stderrR = outR, errR
@@ -317,13 +321,19 @@ type OpenOptions struct {
 	StartTimeout time.Duration
 	// Logger receives go-plugin's logs; nil discards all but errors.
 	Logger hclog.Logger
+	// TLS is the VM's TLS material (EnsureTLS); required: a plugin is
+	// never spoken to in plaintext.
+	TLS *VMTLS
 }
 
 // Open pushes bundle into the guest behind lc, starts it and returns a
-// session whose Client speaks to it. AutoMTLS and GRPCBrokerMultiplex
-// are on; no ReattachConfig is used (its pid is a guest pid and Kill would
-// signal a host process).
+// session whose Client speaks to it, over mutual TLS with the VM's
+// certificates (opt.TLS) and GRPCBrokerMultiplex; no ReattachConfig is
+// used (its pid is a guest pid and Kill would signal a host process).
 func Open(ctx context.Context, lc *link.Client, bundle *Bundle, opt OpenOptions) (*Session, error) {
+	if opt.TLS == nil {
+		return nil, fmt.Errorf("plugin %s: no TLS material for the VM (host.EnsureTLS); a plugin is never spoken to in plaintext", bundle.Name)
+	}
 	s := &Session{Started: time.Now()}
 	tail := &tailBuffer{max: 8 << 10}
 	logger := opt.Logger
@@ -333,24 +343,15 @@ func Open(ctx context.Context, lc *link.Client, bundle *Bundle, opt OpenOptions)
 	if opt.StartTimeout == 0 {
 		opt.StartTimeout = 2 * time.Minute
 	}
-	s.client = plugin.NewClient(&plugin.ClientConfig{
-		HandshakeConfig:     plugins.Handshake,
-		Plugins:             plugins.PluginMap,
-		AllowedProtocols:    []plugin.Protocol{plugin.ProtocolGRPC},
-		AutoMTLS:            true,
-		GRPCBrokerMultiplex: true,
-		SkipHostEnv:         true,
-		StartTimeout:        opt.StartTimeout,
-		Logger:              logger,
-		// What the plugin writes to os.Stdout/os.Stderr comes over
-		// go-plugin's stdio stream, not the process's own stderr.
-		SyncStdout: tail,
-		SyncStderr: tail,
-		RunnerFunc: func(l hclog.Logger, cmd *exec.Cmd, tmpDir string) (runner.Runner, error) {
-			s.runner = &guestRunner{lc: lc, bundle: bundle, env: cmd.Env, hostDir: tmpDir, log: l, stderrTail: tail}
-			return s.runner, nil
-		},
-	})
+	cfg := clientConfig(opt.TLS, opt.StartTimeout, logger)
+	// What the plugin writes to os.Stdout/os.Stderr comes over
+	// go-plugin's stdio stream, not the process's own stderr.
+	cfg.SyncStdout, cfg.SyncStderr = tail, tail
+	cfg.RunnerFunc = func(l hclog.Logger, cmd *exec.Cmd, tmpDir string) (runner.Runner, error) {
+		s.runner = &guestRunner{lc: lc, bundle: bundle, env: cmd.Env, tlsEnv: opt.TLS.PluginEnv(), hostDir: tmpDir, log: l, stderrTail: tail}
+		return s.runner, nil
+	}
+	s.client = plugin.NewClient(cfg)
 	type result struct {
 		b   *plugins.Client
 		err error
@@ -412,6 +413,25 @@ func Open(ctx context.Context, lc *link.Client, bundle *Bundle, opt OpenOptions)
 	}
 	s.Ready = time.Now()
 	return s, nil
+}
+
+// clientConfig is the go-plugin client side of every plugin session, less
+// how the plugin is started. AutoMTLS is off: it would make a P-521 key
+// pair in the guest on every start. The host pins the VM's CA, its own
+// client certificate and PluginServerName instead (t.ClientTLS), and the
+// plugin is handed its certificate at start (t.PluginEnv); with its
+// TLSProvider go-plugin makes no key in the guest.
+func clientConfig(t *VMTLS, startTimeout time.Duration, logger hclog.Logger) *plugin.ClientConfig {
+	return &plugin.ClientConfig{
+		HandshakeConfig:     plugins.Handshake,
+		Plugins:             plugins.PluginMap,
+		AllowedProtocols:    []plugin.Protocol{plugin.ProtocolGRPC},
+		TLSConfig:           t.ClientTLS(),
+		GRPCBrokerMultiplex: true,
+		SkipHostEnv:         true,
+		StartTimeout:        startTimeout,
+		Logger:              logger,
+	}
 }
 
 // StderrTail is the last 20 lines the plugin wrote to stderr, less

@@ -57,6 +57,9 @@ func (a *agent) serveLink() {
 		if err := a.session(dev); err != nil {
 			logf("link session ended: %v", err)
 		}
+		// What the session's transfers grew the heap by goes back before
+		// the agent waits again (a booted snapshot is saved there).
+		a.releaseNow()
 	}
 }
 

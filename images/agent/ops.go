@@ -401,6 +401,9 @@ func (a *agent) put(conn net.Conn, req *link.PutRequest) error {
 		return err
 	}
 	err := a.receive(conn, req, blob, cacheOnly)
+	if req.Size >= largePut {
+		a.releaseSoon()
+	}
 	return reply(conn, err)
 }
 

@@ -29,6 +29,10 @@ type agent struct {
 	// runningPaths lists the exe and cwd of running programs (tests
 	// replace it); nil reads /proc.
 	runningPaths func() []string
+	// releaseTimer returns the heap of large puts to the kernel (see
+	// releaseSoon).
+	releaseMu    sync.Mutex
+	releaseTimer *time.Timer
 	// powerOff ends the guest (tests replace it).
 	powerOff func()
 

@@ -40,6 +40,10 @@ type Config struct {
 	// snapshot.go): restored from if it exists, else saved on this boot.
 	// Empty for cold boots (--cold, icount clocks).
 	Snapshot string `json:"snapshot,omitempty"`
+	// Preload is put into the guest's file cache before the snapshot is
+	// saved (see preload.go); part of the snapshot's key. Only with a
+	// Snapshot.
+	Preload []PreloadFile `json:"preload,omitempty"`
 }
 
 // Machine is a running QEMU process and the link to its agent. It belongs
@@ -82,6 +86,9 @@ type Machine struct {
 	Boot string
 	// restore is set when this QEMU restores cfg.Snapshot.
 	restore bool
+	// preloaded is set once a preload session was opened: the agent may
+	// sit in a session nobody serves, which the next handshake breaks.
+	preloaded bool
 	// Phases records when each boot phase ended, for the supervisor log.
 	Phases []Phase
 }
@@ -258,7 +265,13 @@ func (m *Machine) connect(ctx context.Context) error {
 				m.phase("snapshot saved")
 			}
 		}
-		conn, err := m.handshake(ctx)
+		// After a preload that went wrong the agent may still sit in the
+		// preload's session: break it as a reconnect does.
+		var reset time.Duration
+		if m.preloaded {
+			reset = handshakeReset
+		}
+		conn, _, err := m.handshake(ctx, reset)
 		m.phase("agent announced")
 		done <- result{conn, err}
 	}()
@@ -309,22 +322,26 @@ func (m *Machine) connect(ctx context.Context) error {
 	return nil
 }
 
-func (m *Machine) handshake(ctx context.Context) (net.Conn, error) {
+// handshake dials the link socket and does the session handshake (with
+// link.HostHandshake's stale-session reset every reset, if non-zero). It
+// returns the connection and the agent's session id.
+func (m *Machine) handshake(ctx context.Context, reset time.Duration) (net.Conn, string, error) {
 	sock := filepath.Join(m.dir, LinkSock)
 	for {
 		conn, err := net.Dial("unix", sock)
 		if err == nil {
-			if _, err := link.HostHandshake(ctx, conn.(*net.UnixConn), 0); err != nil {
+			id, err := link.HostHandshake(ctx, conn.(*net.UnixConn), reset)
+			if err != nil {
 				conn.Close()
-				return nil, err
+				return nil, "", err
 			}
-			return conn, nil
+			return conn, id, nil
 		}
 		select {
 		case <-ctx.Done():
-			return nil, ctx.Err()
+			return nil, "", ctx.Err()
 		case <-m.exited:
-			return nil, errors.New("qemu exited")
+			return nil, "", errors.New("qemu exited")
 		case <-time.After(20 * time.Millisecond): // QEMU creates the socket within ms
 		}
 	}

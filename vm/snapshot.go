@@ -4,10 +4,10 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"time"
 )
@@ -22,18 +22,30 @@ import (
 // reseeds the kernel RNG) when the link comes up, as after any boot.
 //
 // A snapshot is keyed by everything that shapes the guest: the QEMU argv
-// (kernel and initramfs are content-addressed paths) and the QEMU version.
+// (kernel and initramfs are content-addressed paths), the QEMU version,
+// and the files preloaded into the guest's cache (content hash and mode;
+// see preload.go).
 
 // snapshotVersion changes the key when the scheme changes.
 const snapshotVersion = "lab-snapshot-1"
 
 // SnapshotKey is the cache key of a machine's booted state.
-func SnapshotKey(argv []string, stateDir, qemuVersion string) string {
+func SnapshotKey(argv []string, stateDir, qemuVersion string, preload []PreloadFile) string {
 	h := sha256.New()
 	fmt.Fprintln(h, snapshotVersion)
 	fmt.Fprintln(h, qemuVersion)
 	for _, a := range argv[1:] { // the binary's path does not matter
 		fmt.Fprintln(h, strings.ReplaceAll(a, stateDir, "STATE"))
+	}
+	// Where a file lies on the host does not matter, nor the list's order:
+	// the guest holds a set of blobs.
+	var blobs []string
+	for _, f := range preload {
+		blobs = append(blobs, fmt.Sprintf("preload %s %o", f.SHA256, f.Mode&0o7777))
+	}
+	sort.Strings(blobs)
+	for _, b := range blobs {
+		fmt.Fprintln(h, b)
 	}
 	return hex.EncodeToString(h.Sum(nil))
 }
@@ -115,23 +127,24 @@ func restoreSnapshot(ctx context.Context, q *qmpMonitor, file string) error {
 // readyMarker is what the agent prints when it starts waiting for a host.
 const readyMarker = "lab-agent: waiting for the host"
 
-// saveSnapshot waits until the agent waits for its first host, then saves
-// the machine's state to the snapshot file and resumes it. Failing to save
-// only costs the next boot time, so it is reported, not fatal. Snapshots
-// hold guest memory: the directory is 0700 and the files 0600.
+// saveSnapshot waits until the agent waits for its first host, preloads
+// the configuration's files into its cache if there are any (see
+// preload.go; the agent then waits for a host again), then saves the
+// machine's state to the snapshot file and resumes it. Failing to save
+// only costs the next boot time, so it is reported, not fatal; a preload
+// that failed saves nothing (the snapshot's key promises those files).
+// Snapshots hold guest memory: the directory is 0700 and the files 0600.
 func (m *Machine) saveSnapshot(ctx context.Context) error {
-	for {
-		b, _ := os.ReadFile(filepath.Join(m.dir, ConsoleLog))
-		if strings.Contains(string(b), readyMarker) {
-			break
+	if err := m.awaitMarker(ctx, ""); err != nil {
+		return err
+	}
+	if len(m.cfg.Preload) > 0 {
+		m.preloaded = true
+		sent, err := m.preload(ctx)
+		if err != nil {
+			return err
 		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-m.exited:
-			return errors.New("qemu exited")
-		case <-time.After(20 * time.Millisecond): // the console is a file QEMU appends to
-		}
+		m.phase(fmt.Sprintf("preloaded %d files (%d KiB sent)", len(m.cfg.Preload), sent>>10))
 	}
 	file := m.cfg.Snapshot
 	dir := filepath.Dir(file)

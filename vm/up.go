@@ -27,6 +27,11 @@ type UpOptions struct {
 	MemoryMB int
 	// Cold boots from scratch, neither restoring nor saving a snapshot.
 	Cold bool
+	// Preload lists files (lab's own plugin bundles for the profile's
+	// arch) the guest's cache receives before a booted snapshot is saved,
+	// so that their first run after a restore sends nothing. Ignored by
+	// boots that save no snapshot (Cold, icount clocks).
+	Preload []PreloadFile
 	// Exe is the lab binary that runs the supervisor (`Exe __supervise DIR`).
 	Exe string
 	// Log receives progress and notes for the user.
@@ -88,11 +93,16 @@ func Prepare(ctx context.Context, o UpOptions) (*Config, error) {
 	}
 	version := qemuVersion(qemu)
 	snapshot := ""
+	var preload []PreloadFile
 	if !o.Cold && o.Clock.Mode != "icount" && os.Getenv("LAB_NO_SNAPSHOT") == "" {
-		snapshot = SnapshotPath(images.CacheDir(), SnapshotKey(argv, dir, version))
+		if err := checkPreload(o.Preload); err != nil {
+			return nil, fmt.Errorf("vm %s: %w", o.Name, err)
+		}
+		preload = o.Preload
+		snapshot = SnapshotPath(images.CacheDir(), SnapshotKey(argv, dir, version, preload))
 	}
 	return &Config{
-		Name: o.Name, Profile: p, Argv: argv, QEMUVersion: version, Snapshot: snapshot,
+		Name: o.Name, Profile: p, Argv: argv, QEMUVersion: version, Snapshot: snapshot, Preload: preload,
 		Accel: accel, Clock: o.Clock,
 		KernelID: k.ID, KernelSHA256: k.Vmlinuz, KernelPackage: k.Package + " " + k.Version, KernelRelease: k.Release,
 		Initrd: initrd, BootTimeout: timeout,

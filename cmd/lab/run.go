@@ -164,7 +164,7 @@ func (e *env) runPlugin(ctx context.Context, f runFlags) error {
 		_, _ = rand.Read(b[:])
 		name := p.Name + "-run-" + hex.EncodeToString(b[:])
 		fmt.Fprintf(e.stderr, "booting throwaway vm %s (profile %s)...\n", name, p.Name)
-		st, err := vm.Up(ctx, vm.UpOptions{Name: name, Profile: p, Accel: "auto", Clock: clock, Exe: exe, Log: e.stderr})
+		st, err := vm.Up(ctx, vm.UpOptions{Name: name, Profile: p, Accel: "auto", Clock: clock, Preload: preloadFor(p.Arch, e.stderr), Exe: exe, Log: e.stderr})
 		if err != nil {
 			return err
 		}

@@ -78,7 +78,7 @@ func (e *env) up(c *cli.Context, f upFlags) error {
 	if !f.json {
 		fmt.Fprintf(e.stderr, "booting %s (profile %s)...\n", f.name, p.Name)
 	}
-	st, err := vm.Up(c.Context, vm.UpOptions{Name: f.name, Profile: p, Accel: f.accel, Clock: clock, MemoryMB: f.memory, Cold: f.cold, Exe: exe, Log: e.stderr})
+	st, err := vm.Up(c.Context, vm.UpOptions{Name: f.name, Profile: p, Accel: f.accel, Clock: clock, MemoryMB: f.memory, Cold: f.cold, Preload: preloadFor(p.Arch, e.stderr), Exe: exe, Log: e.stderr})
 	if err != nil {
 		return err
 	}

@@ -56,11 +56,8 @@ func UserPluginDir() string {
 // $LAB_PLUGIN_PATH (colon-separated).
 func SearchPath() []string {
 	var dirs []string
-	for _, d := range images.LibDirs() {
-		if fi, err := os.Stat(filepath.Join(d, "plugins")); err == nil && fi.IsDir() {
-			dirs = append(dirs, filepath.Join(d, "plugins"))
-			break
-		}
+	if d := BuiltinDir(); d != "" {
+		dirs = append(dirs, d)
 	}
 	if d := UserPluginDir(); d != "" {
 		dirs = append(dirs, d)

@@ -1,0 +1,70 @@
+package host
+
+import (
+	"os"
+	"path/filepath"
+	"sort"
+
+	"lab/images"
+)
+
+// PreloadFile is one file of a built-in bundle as the runner pushes it:
+// the host path, the sha256 the guest keeps it under, and the mode it is
+// installed with.
+type PreloadFile struct {
+	Path   string
+	SHA256 string
+	Mode   os.FileMode
+}
+
+// BuiltinDir is the directory of lab's own plugins, installed with it (the
+// first entry of SearchPath when there is one), or "".
+func BuiltinDir() string {
+	for _, d := range images.LibDirs() {
+		p := filepath.Join(d, "plugins")
+		if fi, err := os.Stat(p); err == nil && fi.IsDir() {
+			return p
+		}
+	}
+	return ""
+}
+
+// BuiltinPreload lists the files of lab's own plugins built for arch,
+// hashed exactly as the runner hashes them when it pushes a bundle
+// (bundleFiles), each content once: what a VM's booted snapshot holds in
+// its guest cache so that their first run sends nothing. User plugins are
+// not listed: they are pushed on their first run in each boot.
+func BuiltinPreload(arch string) ([]PreloadFile, error) {
+	dir := BuiltinDir()
+	if dir == "" {
+		return nil, nil
+	}
+	des, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	var out []PreloadFile
+	seen := map[string]bool{}
+	for _, de := range des {
+		if !de.IsDir() {
+			continue
+		}
+		b := &Bundle{Name: de.Name(), Arch: arch, Dir: filepath.Join(dir, de.Name(), arch)}
+		if _, err := os.Stat(b.Binary()); err != nil {
+			continue // no build for this arch
+		}
+		files, _, err := bundleFiles(b.Dir)
+		if err != nil {
+			return nil, err
+		}
+		for _, f := range files {
+			if seen[f.sha256] {
+				continue
+			}
+			seen[f.sha256] = true
+			out = append(out, PreloadFile{Path: filepath.Join(b.Dir, f.rel), SHA256: f.sha256, Mode: f.mode})
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Path < out[j].Path })
+	return out, nil
+}

@@ -73,6 +73,8 @@ type Experiment struct {
 	Metrics []Metric `json:"metrics"`
 	// References are published figures for this experiment's metrics.
 	References []Reference `json:"references,omitempty"`
+	// Claims are the write-ups' statements this experiment decides.
+	Claims []Claim `json:"claims,omitempty"`
 }
 
 // Param is one typed parameter of an experiment. Values travel as strings.
@@ -266,6 +268,7 @@ func (d *Description) Validate() error {
 		return fmt.Errorf("plugin %s has no experiments", d.Name)
 	}
 	seen := map[string]bool{}
+	claims := map[string]bool{}
 	for _, e := range d.Experiments {
 		where := d.Name + "/" + e.Name
 		if e.Name == "" || seen[e.Name] {
@@ -293,6 +296,16 @@ func (d *Description) Validate() error {
 			if !metrics[r.Metric] {
 				return fmt.Errorf("experiment %s: reference from %q names unknown metric %q", where, r.Source, r.Metric)
 			}
+		}
+		for i := range e.Claims {
+			c := &e.Claims[i]
+			if err := c.validate(&e, where); err != nil {
+				return err
+			}
+			if claims[c.ID] {
+				return fmt.Errorf("experiment %s: claim id %s is declared twice in plugin %s", where, c.ID, d.Name)
+			}
+			claims[c.ID] = true
 		}
 	}
 	return nil

@@ -61,6 +61,9 @@ func descriptionToWire(d *Description) *wire.Description {
 				Machine: r.Machine, Profile: r.Profile, Metric: r.Metric, Value: r.Value, Unit: r.Unit,
 				Labels: maps.Clone(r.Labels), Note: r.Note})
 		}
+		for _, c := range e.Claims {
+			we.Claims = append(we.Claims, claimToWire(c))
+		}
 		w.Experiments = append(w.Experiments, we)
 	}
 	return w
@@ -82,9 +85,71 @@ func descriptionFromWire(w *wire.Description) *Description {
 				Machine: r.GetMachine(), Profile: r.GetProfile(), Metric: r.GetMetric(), Value: r.GetValue(),
 				Unit: r.GetUnit(), Labels: cloneMap(r.GetLabels()), Note: r.GetNote()})
 		}
+		for _, c := range we.GetClaims() {
+			e.Claims = append(e.Claims, claimFromWire(c))
+		}
 		d.Experiments = append(d.Experiments, e)
 	}
 	return d
+}
+
+func claimToWire(c Claim) *wire.Claim {
+	w := &wire.Claim{Id: c.ID, Source: c.Source, Statement: c.Statement, Machine: c.Machine, Profile: c.Profile,
+		Rationale: c.Rationale, Params: maps.Clone(c.Params)}
+	switch {
+	case c.Ratio != nil:
+		r := c.Ratio
+		w.Kind = &wire.Claim_Ratio{Ratio: &wire.RatioClaim{Numerator: r.Numerator, Denominator: r.Denominator,
+			Min: r.Min, Max: clonePtr(r.Max), Labels: maps.Clone(r.Labels)}}
+	case c.Range != nil:
+		r := c.Range
+		w.Kind = &wire.Claim_Range{Range: &wire.RangeClaim{Metric: r.Metric, Min: clonePtr(r.Min), Max: clonePtr(r.Max),
+			Unit: r.Unit, Labels: maps.Clone(r.Labels)}}
+	case c.Near != nil:
+		n := c.Near
+		w.Kind = &wire.Claim_Near{Near: &wire.NearClaim{Metric: n.Metric, Value: n.Value, Tolerance: n.Tolerance,
+			Unit: n.Unit, Labels: maps.Clone(n.Labels)}}
+	case c.Crossover != nil:
+		x := c.Crossover
+		w.Kind = &wire.Claim_Crossover{Crossover: &wire.CrossoverClaim{First: x.First, Second: x.Second, Sweep: x.Sweep,
+			At: clonePtr(x.At), Tolerance: x.Tolerance, None: x.None}}
+	case c.Speedup != nil:
+		s := c.Speedup
+		w.Kind = &wire.Claim_Speedup{Speedup: &wire.SpeedupClaim{Metric: s.Metric, Baseline: s.Baseline, Profile: s.Profile,
+			Min: s.Min, Max: clonePtr(s.Max), Labels: maps.Clone(s.Labels)}}
+	case c.Crash != nil:
+		w.Kind = &wire.Claim_Crash{Crash: &wire.CrashClaim{Signal: c.Crash.Signal, Param: c.Crash.Param, From: c.Crash.From}}
+	}
+	return w
+}
+
+func claimFromWire(w *wire.Claim) Claim {
+	c := Claim{ID: w.GetId(), Source: w.GetSource(), Statement: w.GetStatement(), Machine: w.GetMachine(),
+		Profile: w.GetProfile(), Rationale: w.GetRationale(), Params: cloneMap(w.GetParams())}
+	if r := w.GetRatio(); r != nil {
+		c.Ratio = &RatioClaim{Numerator: r.GetNumerator(), Denominator: r.GetDenominator(), Min: r.GetMin(),
+			Max: clonePtr(r.Max), Labels: cloneMap(r.GetLabels())}
+	}
+	if r := w.GetRange(); r != nil {
+		c.Range = &RangeClaim{Metric: r.GetMetric(), Min: clonePtr(r.Min), Max: clonePtr(r.Max), Unit: r.GetUnit(),
+			Labels: cloneMap(r.GetLabels())}
+	}
+	if n := w.GetNear(); n != nil {
+		c.Near = &NearClaim{Metric: n.GetMetric(), Value: n.GetValue(), Tolerance: n.GetTolerance(), Unit: n.GetUnit(),
+			Labels: cloneMap(n.GetLabels())}
+	}
+	if x := w.GetCrossover(); x != nil {
+		c.Crossover = &CrossoverClaim{First: x.GetFirst(), Second: x.GetSecond(), Sweep: x.GetSweep(), At: clonePtr(x.At),
+			Tolerance: x.GetTolerance(), None: x.GetNone()}
+	}
+	if s := w.GetSpeedup(); s != nil {
+		c.Speedup = &SpeedupClaim{Metric: s.GetMetric(), Baseline: s.GetBaseline(), Profile: s.GetProfile(), Min: s.GetMin(),
+			Max: clonePtr(s.Max), Labels: cloneMap(s.GetLabels())}
+	}
+	if k := w.GetCrash(); k != nil {
+		c.Crash = &CrashClaim{Signal: k.GetSignal(), Param: k.GetParam(), From: k.GetFrom()}
+	}
+	return c
 }
 
 func requestToWire(r *RunRequest) *wire.RunRequest {

@@ -215,7 +215,10 @@ type Experiment struct {
 	Params  []*Param               `protobuf:"bytes,3,rep,name=params,proto3" json:"params,omitempty"`
 	Metrics []*Metric              `protobuf:"bytes,4,rep,name=metrics,proto3" json:"metrics,omitempty"`
 	// Figures the original authors published for this experiment's metrics.
-	References    []*Reference `protobuf:"bytes,5,rep,name=references,proto3" json:"references,omitempty"`
+	References []*Reference `protobuf:"bytes,5,rep,name=references,proto3" json:"references,omitempty"`
+	// Statements of the write-ups that this experiment's measurements
+	// decide; the host evaluates them after every run.
+	Claims        []*Claim `protobuf:"bytes,6,rep,name=claims,proto3" json:"claims,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -281,6 +284,13 @@ func (x *Experiment) GetMetrics() []*Metric {
 func (x *Experiment) GetReferences() []*Reference {
 	if x != nil {
 		return x.References
+	}
+	return nil
+}
+
+func (x *Experiment) GetClaims() []*Claim {
+	if x != nil {
+		return x.Claims
 	}
 	return nil
 }
@@ -556,6 +566,699 @@ func (x *Reference) GetNote() string {
 	return ""
 }
 
+// A published claim, decided on the host from a run's samples: one
+// statement of a write-up and the rule that decides it, exactly one of the
+// kinds below. Every rule compares numbers with a statistical test and can
+// answer reproduced, not reproduced or inconclusive (see lab's README for
+// the verdict rules).
+type Claim struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The claim's id, unique across plugins: SEEDS.md numbers them E1.1 to
+	// E5.2.
+	Id string `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	// The write-up the claim comes from.
+	Source string `protobuf:"bytes,2,opt,name=source,proto3" json:"source,omitempty"`
+	// The claim in one sentence.
+	Statement string `protobuf:"bytes,3,opt,name=statement,proto3" json:"statement,omitempty"`
+	// The machine it was made on, and the lab profile standing for it, if
+	// any.
+	Machine string `protobuf:"bytes,4,opt,name=machine,proto3" json:"machine,omitempty"`
+	Profile string `protobuf:"bytes,5,opt,name=profile,proto3" json:"profile,omitempty"`
+	// Why this rule and these bounds: the claim's own words they come from.
+	Rationale string `protobuf:"bytes,6,opt,name=rationale,proto3" json:"rationale,omitempty"`
+	// If set, only runs with these parameter values decide the claim.
+	Params map[string]string `protobuf:"bytes,7,rep,name=params,proto3" json:"params,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	// Types that are valid to be assigned to Kind:
+	//
+	//	*Claim_Ratio
+	//	*Claim_Range
+	//	*Claim_Near
+	//	*Claim_Crossover
+	//	*Claim_Speedup
+	//	*Claim_Crash
+	Kind          isClaim_Kind `protobuf_oneof:"kind"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Claim) Reset() {
+	*x = Claim{}
+	mi := &file_benchmark_proto_msgTypes[6]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Claim) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Claim) ProtoMessage() {}
+
+func (x *Claim) ProtoReflect() protoreflect.Message {
+	mi := &file_benchmark_proto_msgTypes[6]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Claim.ProtoReflect.Descriptor instead.
+func (*Claim) Descriptor() ([]byte, []int) {
+	return file_benchmark_proto_rawDescGZIP(), []int{6}
+}
+
+func (x *Claim) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+func (x *Claim) GetSource() string {
+	if x != nil {
+		return x.Source
+	}
+	return ""
+}
+
+func (x *Claim) GetStatement() string {
+	if x != nil {
+		return x.Statement
+	}
+	return ""
+}
+
+func (x *Claim) GetMachine() string {
+	if x != nil {
+		return x.Machine
+	}
+	return ""
+}
+
+func (x *Claim) GetProfile() string {
+	if x != nil {
+		return x.Profile
+	}
+	return ""
+}
+
+func (x *Claim) GetRationale() string {
+	if x != nil {
+		return x.Rationale
+	}
+	return ""
+}
+
+func (x *Claim) GetParams() map[string]string {
+	if x != nil {
+		return x.Params
+	}
+	return nil
+}
+
+func (x *Claim) GetKind() isClaim_Kind {
+	if x != nil {
+		return x.Kind
+	}
+	return nil
+}
+
+func (x *Claim) GetRatio() *RatioClaim {
+	if x != nil {
+		if x, ok := x.Kind.(*Claim_Ratio); ok {
+			return x.Ratio
+		}
+	}
+	return nil
+}
+
+func (x *Claim) GetRange() *RangeClaim {
+	if x != nil {
+		if x, ok := x.Kind.(*Claim_Range); ok {
+			return x.Range
+		}
+	}
+	return nil
+}
+
+func (x *Claim) GetNear() *NearClaim {
+	if x != nil {
+		if x, ok := x.Kind.(*Claim_Near); ok {
+			return x.Near
+		}
+	}
+	return nil
+}
+
+func (x *Claim) GetCrossover() *CrossoverClaim {
+	if x != nil {
+		if x, ok := x.Kind.(*Claim_Crossover); ok {
+			return x.Crossover
+		}
+	}
+	return nil
+}
+
+func (x *Claim) GetSpeedup() *SpeedupClaim {
+	if x != nil {
+		if x, ok := x.Kind.(*Claim_Speedup); ok {
+			return x.Speedup
+		}
+	}
+	return nil
+}
+
+func (x *Claim) GetCrash() *CrashClaim {
+	if x != nil {
+		if x, ok := x.Kind.(*Claim_Crash); ok {
+			return x.Crash
+		}
+	}
+	return nil
+}
+
+type isClaim_Kind interface {
+	isClaim_Kind()
+}
+
+type Claim_Ratio struct {
+	Ratio *RatioClaim `protobuf:"bytes,10,opt,name=ratio,proto3,oneof"`
+}
+
+type Claim_Range struct {
+	Range *RangeClaim `protobuf:"bytes,11,opt,name=range,proto3,oneof"`
+}
+
+type Claim_Near struct {
+	Near *NearClaim `protobuf:"bytes,12,opt,name=near,proto3,oneof"`
+}
+
+type Claim_Crossover struct {
+	Crossover *CrossoverClaim `protobuf:"bytes,13,opt,name=crossover,proto3,oneof"`
+}
+
+type Claim_Speedup struct {
+	Speedup *SpeedupClaim `protobuf:"bytes,14,opt,name=speedup,proto3,oneof"`
+}
+
+type Claim_Crash struct {
+	Crash *CrashClaim `protobuf:"bytes,15,opt,name=crash,proto3,oneof"`
+}
+
+func (*Claim_Ratio) isClaim_Kind() {}
+
+func (*Claim_Range) isClaim_Kind() {}
+
+func (*Claim_Near) isClaim_Kind() {}
+
+func (*Claim_Crossover) isClaim_Kind() {}
+
+func (*Claim_Speedup) isClaim_Kind() {}
+
+func (*Claim_Crash) isClaim_Kind() {}
+
+// numerator is greater than denominator by at least a factor min (and at
+// most max, if set), both metrics of the same run. Decided with a
+// Mann-Whitney U test of numerator's samples against min (max) times
+// denominator's.
+type RatioClaim struct {
+	state       protoimpl.MessageState `protogen:"open.v1"`
+	Numerator   string                 `protobuf:"bytes,1,opt,name=numerator,proto3" json:"numerator,omitempty"`
+	Denominator string                 `protobuf:"bytes,2,opt,name=denominator,proto3" json:"denominator,omitempty"`
+	Min         float64                `protobuf:"fixed64,3,opt,name=min,proto3" json:"min,omitempty"`
+	Max         *float64               `protobuf:"fixed64,4,opt,name=max,proto3,oneof" json:"max,omitempty"`
+	// The series of both metrics to use (a point of a sweep); none: the
+	// series without labels.
+	Labels        map[string]string `protobuf:"bytes,5,rep,name=labels,proto3" json:"labels,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RatioClaim) Reset() {
+	*x = RatioClaim{}
+	mi := &file_benchmark_proto_msgTypes[7]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RatioClaim) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RatioClaim) ProtoMessage() {}
+
+func (x *RatioClaim) ProtoReflect() protoreflect.Message {
+	mi := &file_benchmark_proto_msgTypes[7]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RatioClaim.ProtoReflect.Descriptor instead.
+func (*RatioClaim) Descriptor() ([]byte, []int) {
+	return file_benchmark_proto_rawDescGZIP(), []int{7}
+}
+
+func (x *RatioClaim) GetNumerator() string {
+	if x != nil {
+		return x.Numerator
+	}
+	return ""
+}
+
+func (x *RatioClaim) GetDenominator() string {
+	if x != nil {
+		return x.Denominator
+	}
+	return ""
+}
+
+func (x *RatioClaim) GetMin() float64 {
+	if x != nil {
+		return x.Min
+	}
+	return 0
+}
+
+func (x *RatioClaim) GetMax() float64 {
+	if x != nil && x.Max != nil {
+		return *x.Max
+	}
+	return 0
+}
+
+func (x *RatioClaim) GetLabels() map[string]string {
+	if x != nil {
+		return x.Labels
+	}
+	return nil
+}
+
+// A metric's value lies in [min, max] (either may be left out), in unit.
+// Decided with a sign test of its samples against each bound.
+type RangeClaim struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Metric        string                 `protobuf:"bytes,1,opt,name=metric,proto3" json:"metric,omitempty"`
+	Min           *float64               `protobuf:"fixed64,2,opt,name=min,proto3,oneof" json:"min,omitempty"`
+	Max           *float64               `protobuf:"fixed64,3,opt,name=max,proto3,oneof" json:"max,omitempty"`
+	Unit          string                 `protobuf:"bytes,4,opt,name=unit,proto3" json:"unit,omitempty"`
+	Labels        map[string]string      `protobuf:"bytes,5,rep,name=labels,proto3" json:"labels,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RangeClaim) Reset() {
+	*x = RangeClaim{}
+	mi := &file_benchmark_proto_msgTypes[8]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RangeClaim) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RangeClaim) ProtoMessage() {}
+
+func (x *RangeClaim) ProtoReflect() protoreflect.Message {
+	mi := &file_benchmark_proto_msgTypes[8]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RangeClaim.ProtoReflect.Descriptor instead.
+func (*RangeClaim) Descriptor() ([]byte, []int) {
+	return file_benchmark_proto_rawDescGZIP(), []int{8}
+}
+
+func (x *RangeClaim) GetMetric() string {
+	if x != nil {
+		return x.Metric
+	}
+	return ""
+}
+
+func (x *RangeClaim) GetMin() float64 {
+	if x != nil && x.Min != nil {
+		return *x.Min
+	}
+	return 0
+}
+
+func (x *RangeClaim) GetMax() float64 {
+	if x != nil && x.Max != nil {
+		return *x.Max
+	}
+	return 0
+}
+
+func (x *RangeClaim) GetUnit() string {
+	if x != nil {
+		return x.Unit
+	}
+	return ""
+}
+
+func (x *RangeClaim) GetLabels() map[string]string {
+	if x != nil {
+		return x.Labels
+	}
+	return nil
+}
+
+// A metric's value is a published figure, value +- tolerance (both in
+// unit). Decided as a range.
+type NearClaim struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Metric        string                 `protobuf:"bytes,1,opt,name=metric,proto3" json:"metric,omitempty"`
+	Value         float64                `protobuf:"fixed64,2,opt,name=value,proto3" json:"value,omitempty"`
+	Tolerance     float64                `protobuf:"fixed64,3,opt,name=tolerance,proto3" json:"tolerance,omitempty"`
+	Unit          string                 `protobuf:"bytes,4,opt,name=unit,proto3" json:"unit,omitempty"`
+	Labels        map[string]string      `protobuf:"bytes,5,rep,name=labels,proto3" json:"labels,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *NearClaim) Reset() {
+	*x = NearClaim{}
+	mi := &file_benchmark_proto_msgTypes[9]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *NearClaim) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*NearClaim) ProtoMessage() {}
+
+func (x *NearClaim) ProtoReflect() protoreflect.Message {
+	mi := &file_benchmark_proto_msgTypes[9]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use NearClaim.ProtoReflect.Descriptor instead.
+func (*NearClaim) Descriptor() ([]byte, []int) {
+	return file_benchmark_proto_rawDescGZIP(), []int{9}
+}
+
+func (x *NearClaim) GetMetric() string {
+	if x != nil {
+		return x.Metric
+	}
+	return ""
+}
+
+func (x *NearClaim) GetValue() float64 {
+	if x != nil {
+		return x.Value
+	}
+	return 0
+}
+
+func (x *NearClaim) GetTolerance() float64 {
+	if x != nil {
+		return x.Tolerance
+	}
+	return 0
+}
+
+func (x *NearClaim) GetUnit() string {
+	if x != nil {
+		return x.Unit
+	}
+	return ""
+}
+
+func (x *NearClaim) GetLabels() map[string]string {
+	if x != nil {
+		return x.Labels
+	}
+	return nil
+}
+
+// Where the curves of two metrics over a sweep (the values of the label
+// sweep) cross: near at +- tolerance, or nowhere in the sweep (none).
+// Each point is decided with a Mann-Whitney U test of the two metrics'
+// samples there.
+type CrossoverClaim struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	First         string                 `protobuf:"bytes,1,opt,name=first,proto3" json:"first,omitempty"`
+	Second        string                 `protobuf:"bytes,2,opt,name=second,proto3" json:"second,omitempty"`
+	Sweep         string                 `protobuf:"bytes,3,opt,name=sweep,proto3" json:"sweep,omitempty"`
+	At            *float64               `protobuf:"fixed64,4,opt,name=at,proto3,oneof" json:"at,omitempty"`
+	Tolerance     float64                `protobuf:"fixed64,5,opt,name=tolerance,proto3" json:"tolerance,omitempty"`
+	None          bool                   `protobuf:"varint,6,opt,name=none,proto3" json:"none,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CrossoverClaim) Reset() {
+	*x = CrossoverClaim{}
+	mi := &file_benchmark_proto_msgTypes[10]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CrossoverClaim) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CrossoverClaim) ProtoMessage() {}
+
+func (x *CrossoverClaim) ProtoReflect() protoreflect.Message {
+	mi := &file_benchmark_proto_msgTypes[10]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CrossoverClaim.ProtoReflect.Descriptor instead.
+func (*CrossoverClaim) Descriptor() ([]byte, []int) {
+	return file_benchmark_proto_rawDescGZIP(), []int{10}
+}
+
+func (x *CrossoverClaim) GetFirst() string {
+	if x != nil {
+		return x.First
+	}
+	return ""
+}
+
+func (x *CrossoverClaim) GetSecond() string {
+	if x != nil {
+		return x.Second
+	}
+	return ""
+}
+
+func (x *CrossoverClaim) GetSweep() string {
+	if x != nil {
+		return x.Sweep
+	}
+	return ""
+}
+
+func (x *CrossoverClaim) GetAt() float64 {
+	if x != nil && x.At != nil {
+		return *x.At
+	}
+	return 0
+}
+
+func (x *CrossoverClaim) GetTolerance() float64 {
+	if x != nil {
+		return x.Tolerance
+	}
+	return 0
+}
+
+func (x *CrossoverClaim) GetNone() bool {
+	if x != nil {
+		return x.None
+	}
+	return false
+}
+
+// A metric (a time: lower is faster) is faster on profile than on the
+// baseline profile by a factor in [min, max] (max optional): two runs of
+// the same experiment and parameters, decided when both are in the result
+// store, with a Mann-Whitney U test of the baseline's samples against min
+// (max) times the other's.
+type SpeedupClaim struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Metric        string                 `protobuf:"bytes,1,opt,name=metric,proto3" json:"metric,omitempty"`
+	Baseline      string                 `protobuf:"bytes,2,opt,name=baseline,proto3" json:"baseline,omitempty"`
+	Profile       string                 `protobuf:"bytes,3,opt,name=profile,proto3" json:"profile,omitempty"`
+	Min           float64                `protobuf:"fixed64,4,opt,name=min,proto3" json:"min,omitempty"`
+	Max           *float64               `protobuf:"fixed64,5,opt,name=max,proto3,oneof" json:"max,omitempty"`
+	Labels        map[string]string      `protobuf:"bytes,6,rep,name=labels,proto3" json:"labels,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SpeedupClaim) Reset() {
+	*x = SpeedupClaim{}
+	mi := &file_benchmark_proto_msgTypes[11]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SpeedupClaim) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SpeedupClaim) ProtoMessage() {}
+
+func (x *SpeedupClaim) ProtoReflect() protoreflect.Message {
+	mi := &file_benchmark_proto_msgTypes[11]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SpeedupClaim.ProtoReflect.Descriptor instead.
+func (*SpeedupClaim) Descriptor() ([]byte, []int) {
+	return file_benchmark_proto_rawDescGZIP(), []int{11}
+}
+
+func (x *SpeedupClaim) GetMetric() string {
+	if x != nil {
+		return x.Metric
+	}
+	return ""
+}
+
+func (x *SpeedupClaim) GetBaseline() string {
+	if x != nil {
+		return x.Baseline
+	}
+	return ""
+}
+
+func (x *SpeedupClaim) GetProfile() string {
+	if x != nil {
+		return x.Profile
+	}
+	return ""
+}
+
+func (x *SpeedupClaim) GetMin() float64 {
+	if x != nil {
+		return x.Min
+	}
+	return 0
+}
+
+func (x *SpeedupClaim) GetMax() float64 {
+	if x != nil && x.Max != nil {
+		return *x.Max
+	}
+	return 0
+}
+
+func (x *SpeedupClaim) GetLabels() map[string]string {
+	if x != nil {
+		return x.Labels
+	}
+	return nil
+}
+
+// The run crashes as the experiment expects (outcome expected-crash, the
+// reason naming signal) when the size parameter param is at least from,
+// and not below it.
+type CrashClaim struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Signal        string                 `protobuf:"bytes,1,opt,name=signal,proto3" json:"signal,omitempty"`
+	Param         string                 `protobuf:"bytes,2,opt,name=param,proto3" json:"param,omitempty"`
+	From          float64                `protobuf:"fixed64,3,opt,name=from,proto3" json:"from,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CrashClaim) Reset() {
+	*x = CrashClaim{}
+	mi := &file_benchmark_proto_msgTypes[12]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CrashClaim) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CrashClaim) ProtoMessage() {}
+
+func (x *CrashClaim) ProtoReflect() protoreflect.Message {
+	mi := &file_benchmark_proto_msgTypes[12]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CrashClaim.ProtoReflect.Descriptor instead.
+func (*CrashClaim) Descriptor() ([]byte, []int) {
+	return file_benchmark_proto_rawDescGZIP(), []int{12}
+}
+
+func (x *CrashClaim) GetSignal() string {
+	if x != nil {
+		return x.Signal
+	}
+	return ""
+}
+
+func (x *CrashClaim) GetParam() string {
+	if x != nil {
+		return x.Param
+	}
+	return ""
+}
+
+func (x *CrashClaim) GetFrom() float64 {
+	if x != nil {
+		return x.From
+	}
+	return 0
+}
+
 type RunRequest struct {
 	state      protoimpl.MessageState `protogen:"open.v1"`
 	Experiment string                 `protobuf:"bytes,1,opt,name=experiment,proto3" json:"experiment,omitempty"`
@@ -571,7 +1274,7 @@ type RunRequest struct {
 
 func (x *RunRequest) Reset() {
 	*x = RunRequest{}
-	mi := &file_benchmark_proto_msgTypes[6]
+	mi := &file_benchmark_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -583,7 +1286,7 @@ func (x *RunRequest) String() string {
 func (*RunRequest) ProtoMessage() {}
 
 func (x *RunRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_benchmark_proto_msgTypes[6]
+	mi := &file_benchmark_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -596,7 +1299,7 @@ func (x *RunRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RunRequest.ProtoReflect.Descriptor instead.
 func (*RunRequest) Descriptor() ([]byte, []int) {
-	return file_benchmark_proto_rawDescGZIP(), []int{6}
+	return file_benchmark_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *RunRequest) GetExperiment() string {
@@ -640,7 +1343,7 @@ type RunEvent struct {
 
 func (x *RunEvent) Reset() {
 	*x = RunEvent{}
-	mi := &file_benchmark_proto_msgTypes[7]
+	mi := &file_benchmark_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -652,7 +1355,7 @@ func (x *RunEvent) String() string {
 func (*RunEvent) ProtoMessage() {}
 
 func (x *RunEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_benchmark_proto_msgTypes[7]
+	mi := &file_benchmark_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -665,7 +1368,7 @@ func (x *RunEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RunEvent.ProtoReflect.Descriptor instead.
 func (*RunEvent) Descriptor() ([]byte, []int) {
-	return file_benchmark_proto_rawDescGZIP(), []int{7}
+	return file_benchmark_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *RunEvent) GetEvent() isRunEvent_Event {
@@ -724,7 +1427,7 @@ type Progress struct {
 
 func (x *Progress) Reset() {
 	*x = Progress{}
-	mi := &file_benchmark_proto_msgTypes[8]
+	mi := &file_benchmark_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -736,7 +1439,7 @@ func (x *Progress) String() string {
 func (*Progress) ProtoMessage() {}
 
 func (x *Progress) ProtoReflect() protoreflect.Message {
-	mi := &file_benchmark_proto_msgTypes[8]
+	mi := &file_benchmark_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -749,7 +1452,7 @@ func (x *Progress) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Progress.ProtoReflect.Descriptor instead.
 func (*Progress) Descriptor() ([]byte, []int) {
-	return file_benchmark_proto_rawDescGZIP(), []int{8}
+	return file_benchmark_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *Progress) GetDone() int32 {
@@ -794,7 +1497,7 @@ type Done struct {
 
 func (x *Done) Reset() {
 	*x = Done{}
-	mi := &file_benchmark_proto_msgTypes[9]
+	mi := &file_benchmark_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -806,7 +1509,7 @@ func (x *Done) String() string {
 func (*Done) ProtoMessage() {}
 
 func (x *Done) ProtoReflect() protoreflect.Message {
-	mi := &file_benchmark_proto_msgTypes[9]
+	mi := &file_benchmark_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -819,7 +1522,7 @@ func (x *Done) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Done.ProtoReflect.Descriptor instead.
 func (*Done) Descriptor() ([]byte, []int) {
-	return file_benchmark_proto_rawDescGZIP(), []int{9}
+	return file_benchmark_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *Done) GetResponse() *RunResponse {
@@ -850,7 +1553,7 @@ type RunResponse struct {
 
 func (x *RunResponse) Reset() {
 	*x = RunResponse{}
-	mi := &file_benchmark_proto_msgTypes[10]
+	mi := &file_benchmark_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -862,7 +1565,7 @@ func (x *RunResponse) String() string {
 func (*RunResponse) ProtoMessage() {}
 
 func (x *RunResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_benchmark_proto_msgTypes[10]
+	mi := &file_benchmark_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -875,7 +1578,7 @@ func (x *RunResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RunResponse.ProtoReflect.Descriptor instead.
 func (*RunResponse) Descriptor() ([]byte, []int) {
-	return file_benchmark_proto_rawDescGZIP(), []int{10}
+	return file_benchmark_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *RunResponse) GetSamples() []*Sample {
@@ -922,7 +1625,7 @@ type Sample struct {
 
 func (x *Sample) Reset() {
 	*x = Sample{}
-	mi := &file_benchmark_proto_msgTypes[11]
+	mi := &file_benchmark_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -934,7 +1637,7 @@ func (x *Sample) String() string {
 func (*Sample) ProtoMessage() {}
 
 func (x *Sample) ProtoReflect() protoreflect.Message {
-	mi := &file_benchmark_proto_msgTypes[11]
+	mi := &file_benchmark_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -947,7 +1650,7 @@ func (x *Sample) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Sample.ProtoReflect.Descriptor instead.
 func (*Sample) Descriptor() ([]byte, []int) {
-	return file_benchmark_proto_rawDescGZIP(), []int{11}
+	return file_benchmark_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *Sample) GetMetric() string {
@@ -1006,7 +1709,7 @@ type GuestEnv struct {
 
 func (x *GuestEnv) Reset() {
 	*x = GuestEnv{}
-	mi := &file_benchmark_proto_msgTypes[12]
+	mi := &file_benchmark_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1018,7 +1721,7 @@ func (x *GuestEnv) String() string {
 func (*GuestEnv) ProtoMessage() {}
 
 func (x *GuestEnv) ProtoReflect() protoreflect.Message {
-	mi := &file_benchmark_proto_msgTypes[12]
+	mi := &file_benchmark_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1031,7 +1734,7 @@ func (x *GuestEnv) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GuestEnv.ProtoReflect.Descriptor instead.
 func (*GuestEnv) Descriptor() ([]byte, []int) {
-	return file_benchmark_proto_rawDescGZIP(), []int{12}
+	return file_benchmark_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *GuestEnv) GetUname() string {
@@ -1115,7 +1818,7 @@ type Outcome struct {
 
 func (x *Outcome) Reset() {
 	*x = Outcome{}
-	mi := &file_benchmark_proto_msgTypes[13]
+	mi := &file_benchmark_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1127,7 +1830,7 @@ func (x *Outcome) String() string {
 func (*Outcome) ProtoMessage() {}
 
 func (x *Outcome) ProtoReflect() protoreflect.Message {
-	mi := &file_benchmark_proto_msgTypes[13]
+	mi := &file_benchmark_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1140,7 +1843,7 @@ func (x *Outcome) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Outcome.ProtoReflect.Descriptor instead.
 func (*Outcome) Descriptor() ([]byte, []int) {
-	return file_benchmark_proto_rawDescGZIP(), []int{13}
+	return file_benchmark_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *Outcome) GetStatus() Status {
@@ -1174,7 +1877,7 @@ const file_benchmark_proto_rawDesc = "" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x18\n" +
 	"\aversion\x18\x02 \x01(\tR\aversion\x12\x18\n" +
 	"\asummary\x18\x03 \x01(\tR\asummary\x12;\n" +
-	"\vexperiments\x18\x04 \x03(\v2\x19.lab.plugin.v1.ExperimentR\vexperiments\"\xd3\x01\n" +
+	"\vexperiments\x18\x04 \x03(\v2\x19.lab.plugin.v1.ExperimentR\vexperiments\"\x81\x02\n" +
 	"\n" +
 	"Experiment\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x18\n" +
@@ -1183,7 +1886,8 @@ const file_benchmark_proto_rawDesc = "" +
 	"\ametrics\x18\x04 \x03(\v2\x15.lab.plugin.v1.MetricR\ametrics\x128\n" +
 	"\n" +
 	"references\x18\x05 \x03(\v2\x18.lab.plugin.v1.ReferenceR\n" +
-	"references\"\xb5\x01\n" +
+	"references\x12,\n" +
+	"\x06claims\x18\x06 \x03(\v2\x14.lab.plugin.v1.ClaimR\x06claims\"\xb5\x01\n" +
 	"\x05Param\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x12\n" +
 	"\x04type\x18\x02 \x01(\tR\x04type\x12\x18\n" +
@@ -1212,7 +1916,82 @@ const file_benchmark_proto_rawDesc = "" +
 	"\x04note\x18\t \x01(\tR\x04note\x1a9\n" +
 	"\vLabelsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xe1\x01\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xdd\x04\n" +
+	"\x05Claim\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\x12\x16\n" +
+	"\x06source\x18\x02 \x01(\tR\x06source\x12\x1c\n" +
+	"\tstatement\x18\x03 \x01(\tR\tstatement\x12\x18\n" +
+	"\amachine\x18\x04 \x01(\tR\amachine\x12\x18\n" +
+	"\aprofile\x18\x05 \x01(\tR\aprofile\x12\x1c\n" +
+	"\trationale\x18\x06 \x01(\tR\trationale\x128\n" +
+	"\x06params\x18\a \x03(\v2 .lab.plugin.v1.Claim.ParamsEntryR\x06params\x121\n" +
+	"\x05ratio\x18\n" +
+	" \x01(\v2\x19.lab.plugin.v1.RatioClaimH\x00R\x05ratio\x121\n" +
+	"\x05range\x18\v \x01(\v2\x19.lab.plugin.v1.RangeClaimH\x00R\x05range\x12.\n" +
+	"\x04near\x18\f \x01(\v2\x18.lab.plugin.v1.NearClaimH\x00R\x04near\x12=\n" +
+	"\tcrossover\x18\r \x01(\v2\x1d.lab.plugin.v1.CrossoverClaimH\x00R\tcrossover\x127\n" +
+	"\aspeedup\x18\x0e \x01(\v2\x1b.lab.plugin.v1.SpeedupClaimH\x00R\aspeedup\x121\n" +
+	"\x05crash\x18\x0f \x01(\v2\x19.lab.plugin.v1.CrashClaimH\x00R\x05crash\x1a9\n" +
+	"\vParamsEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01B\x06\n" +
+	"\x04kind\"\xf7\x01\n" +
+	"\n" +
+	"RatioClaim\x12\x1c\n" +
+	"\tnumerator\x18\x01 \x01(\tR\tnumerator\x12 \n" +
+	"\vdenominator\x18\x02 \x01(\tR\vdenominator\x12\x10\n" +
+	"\x03min\x18\x03 \x01(\x01R\x03min\x12\x15\n" +
+	"\x03max\x18\x04 \x01(\x01H\x00R\x03max\x88\x01\x01\x12=\n" +
+	"\x06labels\x18\x05 \x03(\v2%.lab.plugin.v1.RatioClaim.LabelsEntryR\x06labels\x1a9\n" +
+	"\vLabelsEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01B\x06\n" +
+	"\x04_max\"\xf0\x01\n" +
+	"\n" +
+	"RangeClaim\x12\x16\n" +
+	"\x06metric\x18\x01 \x01(\tR\x06metric\x12\x15\n" +
+	"\x03min\x18\x02 \x01(\x01H\x00R\x03min\x88\x01\x01\x12\x15\n" +
+	"\x03max\x18\x03 \x01(\x01H\x01R\x03max\x88\x01\x01\x12\x12\n" +
+	"\x04unit\x18\x04 \x01(\tR\x04unit\x12=\n" +
+	"\x06labels\x18\x05 \x03(\v2%.lab.plugin.v1.RangeClaim.LabelsEntryR\x06labels\x1a9\n" +
+	"\vLabelsEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01B\x06\n" +
+	"\x04_minB\x06\n" +
+	"\x04_max\"\xe4\x01\n" +
+	"\tNearClaim\x12\x16\n" +
+	"\x06metric\x18\x01 \x01(\tR\x06metric\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\x01R\x05value\x12\x1c\n" +
+	"\ttolerance\x18\x03 \x01(\x01R\ttolerance\x12\x12\n" +
+	"\x04unit\x18\x04 \x01(\tR\x04unit\x12<\n" +
+	"\x06labels\x18\x05 \x03(\v2$.lab.plugin.v1.NearClaim.LabelsEntryR\x06labels\x1a9\n" +
+	"\vLabelsEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xa2\x01\n" +
+	"\x0eCrossoverClaim\x12\x14\n" +
+	"\x05first\x18\x01 \x01(\tR\x05first\x12\x16\n" +
+	"\x06second\x18\x02 \x01(\tR\x06second\x12\x14\n" +
+	"\x05sweep\x18\x03 \x01(\tR\x05sweep\x12\x13\n" +
+	"\x02at\x18\x04 \x01(\x01H\x00R\x02at\x88\x01\x01\x12\x1c\n" +
+	"\ttolerance\x18\x05 \x01(\x01R\ttolerance\x12\x12\n" +
+	"\x04none\x18\x06 \x01(\bR\x04noneB\x05\n" +
+	"\x03_at\"\x89\x02\n" +
+	"\fSpeedupClaim\x12\x16\n" +
+	"\x06metric\x18\x01 \x01(\tR\x06metric\x12\x1a\n" +
+	"\bbaseline\x18\x02 \x01(\tR\bbaseline\x12\x18\n" +
+	"\aprofile\x18\x03 \x01(\tR\aprofile\x12\x10\n" +
+	"\x03min\x18\x04 \x01(\x01R\x03min\x12\x15\n" +
+	"\x03max\x18\x05 \x01(\x01H\x00R\x03max\x88\x01\x01\x12?\n" +
+	"\x06labels\x18\x06 \x03(\v2'.lab.plugin.v1.SpeedupClaim.LabelsEntryR\x06labels\x1a9\n" +
+	"\vLabelsEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01B\x06\n" +
+	"\x04_max\"N\n" +
+	"\n" +
+	"CrashClaim\x12\x16\n" +
+	"\x06signal\x18\x01 \x01(\tR\x06signal\x12\x14\n" +
+	"\x05param\x18\x02 \x01(\tR\x05param\x12\x12\n" +
+	"\x04from\x18\x03 \x01(\x01R\x04from\"\xe1\x01\n" +
 	"\n" +
 	"RunRequest\x12\x1e\n" +
 	"\n" +
@@ -1292,7 +2071,7 @@ func file_benchmark_proto_rawDescGZIP() []byte {
 }
 
 var file_benchmark_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_benchmark_proto_msgTypes = make([]protoimpl.MessageInfo, 17)
+var file_benchmark_proto_msgTypes = make([]protoimpl.MessageInfo, 29)
 var file_benchmark_proto_goTypes = []any{
 	(Status)(0),             // 0: lab.plugin.v1.Status
 	(*DescribeRequest)(nil), // 1: lab.plugin.v1.DescribeRequest
@@ -1301,43 +2080,67 @@ var file_benchmark_proto_goTypes = []any{
 	(*Param)(nil),           // 4: lab.plugin.v1.Param
 	(*Metric)(nil),          // 5: lab.plugin.v1.Metric
 	(*Reference)(nil),       // 6: lab.plugin.v1.Reference
-	(*RunRequest)(nil),      // 7: lab.plugin.v1.RunRequest
-	(*RunEvent)(nil),        // 8: lab.plugin.v1.RunEvent
-	(*Progress)(nil),        // 9: lab.plugin.v1.Progress
-	(*Done)(nil),            // 10: lab.plugin.v1.Done
-	(*RunResponse)(nil),     // 11: lab.plugin.v1.RunResponse
-	(*Sample)(nil),          // 12: lab.plugin.v1.Sample
-	(*GuestEnv)(nil),        // 13: lab.plugin.v1.GuestEnv
-	(*Outcome)(nil),         // 14: lab.plugin.v1.Outcome
-	nil,                     // 15: lab.plugin.v1.Reference.LabelsEntry
-	nil,                     // 16: lab.plugin.v1.RunRequest.ParamsEntry
-	nil,                     // 17: lab.plugin.v1.Sample.LabelsEntry
+	(*Claim)(nil),           // 7: lab.plugin.v1.Claim
+	(*RatioClaim)(nil),      // 8: lab.plugin.v1.RatioClaim
+	(*RangeClaim)(nil),      // 9: lab.plugin.v1.RangeClaim
+	(*NearClaim)(nil),       // 10: lab.plugin.v1.NearClaim
+	(*CrossoverClaim)(nil),  // 11: lab.plugin.v1.CrossoverClaim
+	(*SpeedupClaim)(nil),    // 12: lab.plugin.v1.SpeedupClaim
+	(*CrashClaim)(nil),      // 13: lab.plugin.v1.CrashClaim
+	(*RunRequest)(nil),      // 14: lab.plugin.v1.RunRequest
+	(*RunEvent)(nil),        // 15: lab.plugin.v1.RunEvent
+	(*Progress)(nil),        // 16: lab.plugin.v1.Progress
+	(*Done)(nil),            // 17: lab.plugin.v1.Done
+	(*RunResponse)(nil),     // 18: lab.plugin.v1.RunResponse
+	(*Sample)(nil),          // 19: lab.plugin.v1.Sample
+	(*GuestEnv)(nil),        // 20: lab.plugin.v1.GuestEnv
+	(*Outcome)(nil),         // 21: lab.plugin.v1.Outcome
+	nil,                     // 22: lab.plugin.v1.Reference.LabelsEntry
+	nil,                     // 23: lab.plugin.v1.Claim.ParamsEntry
+	nil,                     // 24: lab.plugin.v1.RatioClaim.LabelsEntry
+	nil,                     // 25: lab.plugin.v1.RangeClaim.LabelsEntry
+	nil,                     // 26: lab.plugin.v1.NearClaim.LabelsEntry
+	nil,                     // 27: lab.plugin.v1.SpeedupClaim.LabelsEntry
+	nil,                     // 28: lab.plugin.v1.RunRequest.ParamsEntry
+	nil,                     // 29: lab.plugin.v1.Sample.LabelsEntry
 }
 var file_benchmark_proto_depIdxs = []int32{
 	3,  // 0: lab.plugin.v1.Description.experiments:type_name -> lab.plugin.v1.Experiment
 	4,  // 1: lab.plugin.v1.Experiment.params:type_name -> lab.plugin.v1.Param
 	5,  // 2: lab.plugin.v1.Experiment.metrics:type_name -> lab.plugin.v1.Metric
 	6,  // 3: lab.plugin.v1.Experiment.references:type_name -> lab.plugin.v1.Reference
-	15, // 4: lab.plugin.v1.Reference.labels:type_name -> lab.plugin.v1.Reference.LabelsEntry
-	16, // 5: lab.plugin.v1.RunRequest.params:type_name -> lab.plugin.v1.RunRequest.ParamsEntry
-	9,  // 6: lab.plugin.v1.RunEvent.progress:type_name -> lab.plugin.v1.Progress
-	10, // 7: lab.plugin.v1.RunEvent.done:type_name -> lab.plugin.v1.Done
-	12, // 8: lab.plugin.v1.Progress.samples:type_name -> lab.plugin.v1.Sample
-	11, // 9: lab.plugin.v1.Done.response:type_name -> lab.plugin.v1.RunResponse
-	12, // 10: lab.plugin.v1.RunResponse.samples:type_name -> lab.plugin.v1.Sample
-	13, // 11: lab.plugin.v1.RunResponse.env:type_name -> lab.plugin.v1.GuestEnv
-	14, // 12: lab.plugin.v1.RunResponse.outcome:type_name -> lab.plugin.v1.Outcome
-	17, // 13: lab.plugin.v1.Sample.labels:type_name -> lab.plugin.v1.Sample.LabelsEntry
-	0,  // 14: lab.plugin.v1.Outcome.status:type_name -> lab.plugin.v1.Status
-	1,  // 15: lab.plugin.v1.Benchmark.Describe:input_type -> lab.plugin.v1.DescribeRequest
-	7,  // 16: lab.plugin.v1.Benchmark.Run:input_type -> lab.plugin.v1.RunRequest
-	2,  // 17: lab.plugin.v1.Benchmark.Describe:output_type -> lab.plugin.v1.Description
-	8,  // 18: lab.plugin.v1.Benchmark.Run:output_type -> lab.plugin.v1.RunEvent
-	17, // [17:19] is the sub-list for method output_type
-	15, // [15:17] is the sub-list for method input_type
-	15, // [15:15] is the sub-list for extension type_name
-	15, // [15:15] is the sub-list for extension extendee
-	0,  // [0:15] is the sub-list for field type_name
+	7,  // 4: lab.plugin.v1.Experiment.claims:type_name -> lab.plugin.v1.Claim
+	22, // 5: lab.plugin.v1.Reference.labels:type_name -> lab.plugin.v1.Reference.LabelsEntry
+	23, // 6: lab.plugin.v1.Claim.params:type_name -> lab.plugin.v1.Claim.ParamsEntry
+	8,  // 7: lab.plugin.v1.Claim.ratio:type_name -> lab.plugin.v1.RatioClaim
+	9,  // 8: lab.plugin.v1.Claim.range:type_name -> lab.plugin.v1.RangeClaim
+	10, // 9: lab.plugin.v1.Claim.near:type_name -> lab.plugin.v1.NearClaim
+	11, // 10: lab.plugin.v1.Claim.crossover:type_name -> lab.plugin.v1.CrossoverClaim
+	12, // 11: lab.plugin.v1.Claim.speedup:type_name -> lab.plugin.v1.SpeedupClaim
+	13, // 12: lab.plugin.v1.Claim.crash:type_name -> lab.plugin.v1.CrashClaim
+	24, // 13: lab.plugin.v1.RatioClaim.labels:type_name -> lab.plugin.v1.RatioClaim.LabelsEntry
+	25, // 14: lab.plugin.v1.RangeClaim.labels:type_name -> lab.plugin.v1.RangeClaim.LabelsEntry
+	26, // 15: lab.plugin.v1.NearClaim.labels:type_name -> lab.plugin.v1.NearClaim.LabelsEntry
+	27, // 16: lab.plugin.v1.SpeedupClaim.labels:type_name -> lab.plugin.v1.SpeedupClaim.LabelsEntry
+	28, // 17: lab.plugin.v1.RunRequest.params:type_name -> lab.plugin.v1.RunRequest.ParamsEntry
+	16, // 18: lab.plugin.v1.RunEvent.progress:type_name -> lab.plugin.v1.Progress
+	17, // 19: lab.plugin.v1.RunEvent.done:type_name -> lab.plugin.v1.Done
+	19, // 20: lab.plugin.v1.Progress.samples:type_name -> lab.plugin.v1.Sample
+	18, // 21: lab.plugin.v1.Done.response:type_name -> lab.plugin.v1.RunResponse
+	19, // 22: lab.plugin.v1.RunResponse.samples:type_name -> lab.plugin.v1.Sample
+	20, // 23: lab.plugin.v1.RunResponse.env:type_name -> lab.plugin.v1.GuestEnv
+	21, // 24: lab.plugin.v1.RunResponse.outcome:type_name -> lab.plugin.v1.Outcome
+	29, // 25: lab.plugin.v1.Sample.labels:type_name -> lab.plugin.v1.Sample.LabelsEntry
+	0,  // 26: lab.plugin.v1.Outcome.status:type_name -> lab.plugin.v1.Status
+	1,  // 27: lab.plugin.v1.Benchmark.Describe:input_type -> lab.plugin.v1.DescribeRequest
+	14, // 28: lab.plugin.v1.Benchmark.Run:input_type -> lab.plugin.v1.RunRequest
+	2,  // 29: lab.plugin.v1.Benchmark.Describe:output_type -> lab.plugin.v1.Description
+	15, // 30: lab.plugin.v1.Benchmark.Run:output_type -> lab.plugin.v1.RunEvent
+	29, // [29:31] is the sub-list for method output_type
+	27, // [27:29] is the sub-list for method input_type
+	27, // [27:27] is the sub-list for extension type_name
+	27, // [27:27] is the sub-list for extension extendee
+	0,  // [0:27] is the sub-list for field type_name
 }
 
 func init() { file_benchmark_proto_init() }
@@ -1346,7 +2149,19 @@ func file_benchmark_proto_init() {
 		return
 	}
 	file_benchmark_proto_msgTypes[3].OneofWrappers = []any{}
-	file_benchmark_proto_msgTypes[7].OneofWrappers = []any{
+	file_benchmark_proto_msgTypes[6].OneofWrappers = []any{
+		(*Claim_Ratio)(nil),
+		(*Claim_Range)(nil),
+		(*Claim_Near)(nil),
+		(*Claim_Crossover)(nil),
+		(*Claim_Speedup)(nil),
+		(*Claim_Crash)(nil),
+	}
+	file_benchmark_proto_msgTypes[7].OneofWrappers = []any{}
+	file_benchmark_proto_msgTypes[8].OneofWrappers = []any{}
+	file_benchmark_proto_msgTypes[10].OneofWrappers = []any{}
+	file_benchmark_proto_msgTypes[11].OneofWrappers = []any{}
+	file_benchmark_proto_msgTypes[14].OneofWrappers = []any{
 		(*RunEvent_Progress)(nil),
 		(*RunEvent_Done)(nil),
 	}
@@ -1356,7 +2171,7 @@ func file_benchmark_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_benchmark_proto_rawDesc), len(file_benchmark_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   17,
+			NumMessages:   29,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -62,6 +62,22 @@ func TestDescription(t *testing.T) {
 			}
 		}
 	}
+	// The claims of SEEDS.md forkbench decides, each with its experiment.
+	want := map[string]struct{ exp, kind string }{
+		"E1.6": {"create", plugins.KindRatio}, "E1.7": {"create", plugins.KindNear}, "E2.1": {"forktime", plugins.KindRatio},
+	}
+	got := map[string]struct{ exp, kind string }{}
+	for _, e := range d.Experiments {
+		for _, c := range e.Claims {
+			got[c.ID] = struct{ exp, kind string }{e.Name, c.Kind()}
+			if c.Rationale == "" || c.Machine == "" {
+				t.Errorf("claim %s does not say where its bounds come from or what it was measured on", c.ID)
+			}
+		}
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("claims = %v, want %v", got, want)
+	}
 	_, params, err := d.Resolve("create", nil)
 	if err != nil || params["m"] != "100000" {
 		t.Errorf(`Resolve("create", nil) = %v, %v; want m=100000`, params, err)

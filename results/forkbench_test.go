@@ -54,6 +54,39 @@ func forkbenchRefs(t testing.TB, exp string) []Reference {
 	return nil
 }
 
+// forkbenchClaims reads the claims of forkbench's experiment exp from its
+// description.json, as the host converts them (host.Claims): the
+// claims' JSON names are the proto's.
+func forkbenchClaims(t testing.TB, exp string) []Claim {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("..", "plugins", "forkbench", "description.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var d struct {
+		Experiments []struct {
+			Name   string  `json:"name"`
+			Claims []Claim `json:"claims"`
+		} `json:"experiments"`
+	}
+	if err := json.Unmarshal(b, &d); err != nil {
+		t.Fatalf("forkbench description.json: %v", err)
+	}
+	for _, e := range d.Experiments {
+		if e.Name == exp {
+			var out []Claim
+			for _, c := range e.Claims {
+				c = c.WithKind()
+				c.Plugin, c.Bench = "forkbench", exp
+				out = append(out, c)
+			}
+			return out
+		}
+	}
+	t.Fatalf("forkbench has no experiment %q", exp)
+	return nil
+}
+
 // The figures moved from this package to forkbench's description.json:
 // all of them are there, and none is left here.
 func TestForkbenchRefs(t *testing.T) {

@@ -82,8 +82,17 @@ type Machine struct {
 	Boot string `json:"boot,omitempty"`
 }
 
+// SchemaVersion is the version of the result document this lab writes.
+// 1 (the field absent) is the document before claims; 2 added Verdicts.
+// A document of a newer version than this is refused on load; older ones
+// load as they are.
+const SchemaVersion = 2
+
 // Result is the document written for one run.
 type Result struct {
+	// Schema is the document's SchemaVersion; 0 in a document written
+	// before versions were recorded (version 1).
+	Schema        int               `json:"schema,omitempty"`
 	ID            string            `json:"id"`
 	Started       time.Time         `json:"started"`
 	Finished      time.Time         `json:"finished"`
@@ -98,6 +107,8 @@ type Result struct {
 	Summary       []Summary         `json:"summary"`
 	Outcome       Outcome           `json:"outcome"`
 	Comparisons   []Comparison      `json:"comparisons,omitempty"`
+	// Verdicts are the verdicts on the claims of the run's experiment.
+	Verdicts []Verdict `json:"verdicts,omitempty"`
 	// Harness records what running the plugin cost, apart from the
 	// measurement itself.
 	Harness *Harness `json:"harness,omitempty"`
@@ -213,6 +224,13 @@ func (r *Result) CheckFinite() error {
 	for _, c := range r.Comparisons {
 		if f, bad := nonFinite(field{"ours", c.Ours}, field{"published", c.Published}, field{"ratio", c.Ratio}); bad {
 			return fmt.Errorf("comparison of metric %s%s with %s: %s is %v, not a finite number", c.Metric, labelSuffix(c.Labels), c.Machine, f.name, f.v)
+		}
+	}
+	for _, v := range r.Verdicts {
+		for _, n := range v.Numbers {
+			if f, bad := nonFinite(field{n.Name, n.Value}); bad {
+				return fmt.Errorf("verdict on claim %s: %s is %v, not a finite number", v.Claim, f.name, f.v)
+			}
 		}
 	}
 	if h := r.Harness; h != nil {

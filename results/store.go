@@ -98,6 +98,9 @@ func Save(dir string, r *Result) (string, error) {
 	if err := r.CheckFinite(); err != nil {
 		return "", fmt.Errorf("save result %s: %w", r.ID, err)
 	}
+	if r.Schema == 0 {
+		r.Schema = SchemaVersion
+	}
 	data, err := json.MarshalIndent(r, "", "  ")
 	if err != nil {
 		return "", fmt.Errorf("save result %s: %w", r.ID, err)
@@ -163,6 +166,9 @@ func Load(path string) (*Result, error) {
 	var r Result
 	if err := json.NewDecoder(bytes.NewReader(data)).Decode(&r); err != nil {
 		return nil, fmt.Errorf("load result %s: %w", path, err)
+	}
+	if r.Schema > SchemaVersion {
+		return nil, fmt.Errorf("load result %s: schema version %d is newer than this lab's %d; upgrade lab", path, r.Schema, SchemaVersion)
 	}
 	return &r, nil
 }
@@ -230,4 +236,25 @@ func Resolve(dir, ref string) (string, error) {
 	default:
 		return "", fmt.Errorf("result %q is ambiguous in %s: %d results start with it", ref, dir, len(found))
 	}
+}
+
+// LoadAll loads every result stored in dir, newest first. A file that does
+// not load is skipped and its error returned beside the others: one bad
+// file must not hide the rest of the store.
+func LoadAll(dir string) ([]*Result, []error) {
+	paths, err := List(dir)
+	if err != nil {
+		return nil, []error{err}
+	}
+	var out []*Result
+	var errs []error
+	for _, p := range paths {
+		r, err := Load(p)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		out = append(out, r)
+	}
+	return out, errs
 }

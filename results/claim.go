@@ -1,0 +1,368 @@
+package results
+
+import (
+	"fmt"
+	"maps"
+	"strconv"
+	"strings"
+)
+
+// Claim is one statement of a write-up, declared by the plugin experiment
+// that decides it (the host converts the SDK's plugins.Claim into this).
+// Exactly one of the kind fields is set; Kind names it.
+type Claim struct {
+	ID     string `json:"id"`
+	Plugin string `json:"plugin"`
+	// Bench is the plugin experiment whose runs decide it.
+	Bench     string            `json:"bench"`
+	Source    string            `json:"source"`
+	Statement string            `json:"statement"`
+	Machine   string            `json:"machine"`
+	Profile   string            `json:"profile,omitempty"`
+	Rationale string            `json:"rationale,omitempty"`
+	Params    map[string]string `json:"params,omitempty"`
+	Kind      string            `json:"kind"`
+
+	Ratio     *RatioRule     `json:"ratio,omitempty"`
+	Range     *RangeRule     `json:"range,omitempty"`
+	Near      *NearRule      `json:"near,omitempty"`
+	Crossover *CrossoverRule `json:"crossover,omitempty"`
+	Speedup   *SpeedupRule   `json:"speedup,omitempty"`
+	Crash     *CrashRule     `json:"crash,omitempty"`
+}
+
+// RatioRule: Numerator > Min x Denominator (< Max x Denominator if Max is
+// set), two metrics of one run.
+type RatioRule struct {
+	Numerator   string            `json:"numerator"`
+	Denominator string            `json:"denominator"`
+	Min         float64           `json:"min"`
+	Max         *float64          `json:"max,omitempty"`
+	Labels      map[string]string `json:"labels,omitempty"`
+}
+
+// RangeRule: Metric in [Min, Max] (Unit); a bound left out is open.
+type RangeRule struct {
+	Metric string            `json:"metric"`
+	Min    *float64          `json:"min,omitempty"`
+	Max    *float64          `json:"max,omitempty"`
+	Unit   string            `json:"unit"`
+	Labels map[string]string `json:"labels,omitempty"`
+}
+
+// NearRule: Metric is Value +- Tolerance (Unit), decided as a range.
+type NearRule struct {
+	Metric    string            `json:"metric"`
+	Value     float64           `json:"value"`
+	Tolerance float64           `json:"tolerance"`
+	Unit      string            `json:"unit"`
+	Labels    map[string]string `json:"labels,omitempty"`
+}
+
+// CrossoverRule: the curves of First and Second over the numeric label
+// Sweep cross at At +- Tolerance, or (None) nowhere in the sweep.
+type CrossoverRule struct {
+	First     string   `json:"first"`
+	Second    string   `json:"second"`
+	Sweep     string   `json:"sweep"`
+	At        *float64 `json:"at,omitempty"`
+	Tolerance float64  `json:"tolerance,omitempty"`
+	None      bool     `json:"none,omitempty"`
+}
+
+// SpeedupRule: Metric (a time) on Profile is faster than on Baseline by a
+// factor in [Min, Max]; two runs of the same experiment and parameters.
+type SpeedupRule struct {
+	Metric   string            `json:"metric"`
+	Baseline string            `json:"baseline"`
+	Profile  string            `json:"profile"`
+	Min      float64           `json:"min"`
+	Max      *float64          `json:"max,omitempty"`
+	Labels   map[string]string `json:"labels,omitempty"`
+}
+
+// CrashRule: the run ends in the expected crash, naming Signal, when
+// parameter Param is at least From, and runs to the end below it.
+type CrashRule struct {
+	Signal string  `json:"signal"`
+	Param  string  `json:"param"`
+	From   float64 `json:"from"`
+}
+
+// Verdicts.
+const (
+	Reproduced    = "reproduced"
+	NotReproduced = "not reproduced"
+	// Inconclusive: too few samples, or too much noise, to decide.
+	Inconclusive = "inconclusive"
+	// NotComparable: an absolute time measured under a clock that does
+	// not make absolute times comparable.
+	NotComparable = "not comparable"
+	// NotRun: no run decided the claim.
+	NotRun = "not run"
+)
+
+// The statistical rules, as the verdicts and the README state them.
+const (
+	// Alpha is the significance level of every test.
+	Alpha = 0.05
+	// MinRankSamples: a two-sided Mann-Whitney U test cannot reach
+	// p < 0.05 with fewer than 4 samples a side (3 and 3 give at best
+	// p = 0.1; 4 and 4 give 0.029).
+	MinRankSamples = 4
+	// MinSignSamples: a two-sided exact sign test cannot reach p < 0.05
+	// with fewer than 6 samples (5 give at best 0.0625; 6 give 0.031).
+	MinSignSamples = 6
+
+	RankRule = "two-sided Mann-Whitney U at alpha 0.05, which needs at least 4 samples a side"
+	SignRule = "two-sided exact sign test against each bound at alpha 0.05, which needs at least 6 samples"
+)
+
+// Verdict is what a claim's rule said about one run (or, for a speedup,
+// a pair of runs), with the numbers that decided it.
+type Verdict struct {
+	Claim     string `json:"claim"`
+	Kind      string `json:"kind"`
+	Statement string `json:"statement"`
+	Verdict   string `json:"verdict"`
+	// Reason says why, in one line carrying the deciding numbers.
+	Reason string `json:"reason"`
+	// Rule is the rule applied, in words.
+	Rule    string   `json:"rule"`
+	Numbers []Number `json:"numbers,omitempty"`
+	// Runs are the runs whose samples decided it: this run, and for a
+	// speedup the other run.
+	Runs []string `json:"runs,omitempty"`
+	// Note qualifies the verdict: the clock under which an absolute time
+	// was decided, a profile other than the claim's.
+	Note string `json:"note,omitempty"`
+}
+
+// Number is one number that decided a verdict.
+type Number struct {
+	Name  string  `json:"name"`
+	Value float64 `json:"value"`
+	Unit  string  `json:"unit,omitempty"`
+}
+
+// Decided says whether v is a verdict a run gave (anything but not run).
+func (v Verdict) Decided() bool { return v.Verdict != "" && v.Verdict != NotRun }
+
+// Describe says in words how the claim is decided: its rule and the test.
+func (c *Claim) Describe() string {
+	switch {
+	case c.Ratio != nil:
+		r := c.Ratio
+		return fmt.Sprintf("%s / %s %s%s, from one run's samples (%s)", r.Numerator, r.Denominator,
+			factorBounds(r.Min, r.Max), seriesNote(r.Labels), RankRule)
+	case c.Range != nil:
+		r := c.Range
+		return fmt.Sprintf("%s in %s %s%s (%s)%s", r.Metric, boundsText(r.Min, r.Max), r.Unit, seriesNote(r.Labels),
+			SignRule, absoluteNote(r.Unit))
+	case c.Near != nil:
+		n := c.Near
+		return fmt.Sprintf("%s within %s of %s %s, i.e. in %s..%s %s%s (%s)%s", n.Metric, FormatValue(n.Tolerance),
+			FormatValue(n.Value), n.Unit, FormatValue(n.Value-n.Tolerance), FormatValue(n.Value+n.Tolerance), n.Unit,
+			seriesNote(n.Labels), SignRule, absoluteNote(n.Unit))
+	case c.Crossover != nil:
+		x := c.Crossover
+		where := "nowhere in the sweep"
+		if x.At != nil {
+			where = fmt.Sprintf("at %s +- %s", FormatValue(*x.At), FormatValue(x.Tolerance))
+		}
+		return fmt.Sprintf("the curves of %s and %s over %s cross %s; at each point which is larger by %s; the crossing interpolated linearly between the points where the order flips",
+			x.First, x.Second, x.Sweep, where, RankRule)
+	case c.Speedup != nil:
+		s := c.Speedup
+		return fmt.Sprintf("%s on %s / %s on %s %s%s, from the latest run of each in the result store (same experiment and parameters, same accelerator and clock; %s)",
+			s.Metric, s.Baseline, s.Metric, s.Profile, factorBounds(s.Min, s.Max), seriesNote(s.Labels), RankRule)
+	case c.Crash != nil:
+		k := c.Crash
+		return fmt.Sprintf("the run crashes (%s, outcome expected-crash) when %s >= %s and runs to the end below",
+			k.Signal, k.Param, FormatValue(k.From))
+	}
+	return "no rule"
+}
+
+func factorBounds(lo float64, hi *float64) string {
+	if hi == nil {
+		return ">= " + FormatValue(lo)
+	}
+	return "in " + FormatValue(lo) + ".." + FormatValue(*hi)
+}
+
+func boundsText(lo, hi *float64) string {
+	switch {
+	case lo != nil && hi != nil:
+		return FormatValue(*lo) + ".." + FormatValue(*hi)
+	case lo != nil:
+		return ">= " + FormatValue(*lo)
+	case hi != nil:
+		return "<= " + FormatValue(*hi)
+	}
+	return "any"
+}
+
+func seriesNote(labels map[string]string) string {
+	if len(labels) == 0 {
+		return ""
+	}
+	return " at " + FormatLabels(labels)
+}
+
+func absoluteNote(unit string) string {
+	if !isTime(unit) {
+		return ""
+	}
+	return "; an absolute time: decided only under an icount clock"
+}
+
+func isTime(unit string) bool {
+	_, ok := timeUnits[unit]
+	return ok
+}
+
+// ClockNote says what absolute times mean under a run's clock and
+// accelerator, and whether they can be compared with a real machine's:
+// under icount:N the guest's time is deterministic (one instruction =
+// 2^N ns); under the host clock they are the speed of TCG's emulation
+// (or, under KVM, of this host's CPU).
+func ClockNote(m Machine) (string, bool) {
+	if shift, ok := strings.CutPrefix(m.Clock, "icount:"); ok {
+		if n, err := strconv.Atoi(shift); err == nil {
+			return fmt.Sprintf("guest time deterministic, one instruction = 2^%d ns (clock %s)", n, m.Clock), true
+		}
+	}
+	if m.Accelerator == "kvm" {
+		return "under KVM with the host clock absolute times are this host's CPU speed, not the original machine's", false
+	}
+	return "under " + orUnknown(m.Accelerator) + " with the " + orUnknown(m.Clock) +
+		" clock absolute times are emulation speed; run with --clock icount:N to decide it", false
+}
+
+// Judge decides every claim of the run's experiment and records the
+// verdicts in r. store holds other stored runs (newest first), from which
+// a speedup takes its other run; it may be nil.
+func (r *Result) Judge(claims []Claim, store []*Result) {
+	r.Verdicts = nil
+	for i := range claims {
+		if claims[i].Plugin != "" && claims[i].Plugin != r.Plugin || claims[i].Bench != "" && claims[i].Bench != r.Experiment {
+			continue
+		}
+		r.Verdicts = append(r.Verdicts, Decide(&claims[i], r, store))
+	}
+}
+
+// Decide applies claim c's rule to run r (and for a speedup to the latest
+// matching run of store).
+func Decide(c *Claim, r *Result, store []*Result) Verdict {
+	v := decide(c, r, store)
+	v.Claim, v.Kind, v.Statement = c.ID, c.Kind, c.Statement
+	if v.Rule == "" {
+		v.Rule = c.Describe()
+	}
+	if v.Decided() && len(v.Runs) == 0 && r.ID != "" {
+		v.Runs = []string{r.ID}
+	}
+	if v.Decided() && c.Profile != "" && c.Kind != KindSpeedup {
+		if p := ProfileName(r.Machine); p != c.Profile {
+			v.Note = joinNote(v.Note, fmt.Sprintf("ran on profile %s, not %s (the profile standing for the claim's machine)", orUnknown(p), c.Profile))
+		}
+	}
+	return v
+}
+
+func joinNote(a, b string) string {
+	if a == "" {
+		return b
+	}
+	return a + "; " + b
+}
+
+func decide(c *Claim, r *Result, store []*Result) Verdict {
+	for _, k := range sortedKeys(c.Params) {
+		if got := r.Parameters[k]; got != c.Params[k] {
+			return Verdict{Verdict: NotRun, Reason: fmt.Sprintf("decided only by runs with %s; this run had %s=%s",
+				FormatLabels(c.Params), k, orUnknown(got))}
+		}
+	}
+	if c.Kind == KindCrash {
+		return decideCrash(c.Crash, r)
+	}
+	if r.Outcome.Status == "failed" {
+		return Verdict{Verdict: Inconclusive, Reason: "the run failed (" + r.Outcome.Reason + "); its samples decide nothing"}
+	}
+	switch c.Kind {
+	case KindRatio:
+		x := r.values(c.Ratio.Numerator, c.Ratio.Labels)
+		y := r.values(c.Ratio.Denominator, c.Ratio.Labels)
+		return factorVerdict(c.Ratio.Numerator, c.Ratio.Denominator, x, y, c.Ratio.Min, c.Ratio.Max)
+	case KindRange:
+		return r.rangeVerdict(c.Range.Metric, c.Range.Labels, c.Range.Unit, c.Range.Min, c.Range.Max)
+	case KindNear:
+		n := c.Near
+		lo, hi := n.Value-n.Tolerance, n.Value+n.Tolerance
+		v := r.rangeVerdict(n.Metric, n.Labels, n.Unit, &lo, &hi)
+		v.Numbers = append(v.Numbers, Number{Name: "published", Value: n.Value, Unit: n.Unit})
+		return v
+	case KindCrossover:
+		return crossoverVerdict(c.Crossover, r)
+	case KindSpeedup:
+		return speedupVerdict(c.Speedup, r, store)
+	}
+	return Verdict{Verdict: Inconclusive, Reason: fmt.Sprintf("claim %s has no rule lab knows (kind %q); upgrade lab", c.ID, c.Kind)}
+}
+
+// values returns the samples of one series of r: metric with exactly
+// these labels.
+func (r *Result) values(metric string, labels map[string]string) []float64 {
+	var out []float64
+	key := labelKey(labels)
+	for _, s := range r.Samples {
+		if s.Metric == metric && labelKey(s.Labels) == key {
+			out = append(out, s.Value)
+		}
+	}
+	return out
+}
+
+func (r *Result) unitOf(metric string) string {
+	for _, s := range r.Samples {
+		if s.Metric == metric {
+			return s.Unit
+		}
+	}
+	return ""
+}
+
+// WithKind returns c with Kind filled in from the rule that is set, for
+// claims built in Go.
+func (c Claim) WithKind() Claim {
+	switch {
+	case c.Ratio != nil:
+		c.Kind = KindRatio
+	case c.Range != nil:
+		c.Kind = KindRange
+	case c.Near != nil:
+		c.Kind = KindNear
+	case c.Crossover != nil:
+		c.Kind = KindCrossover
+	case c.Speedup != nil:
+		c.Kind = KindSpeedup
+	case c.Crash != nil:
+		c.Kind = KindCrash
+	}
+	c.Params = maps.Clone(c.Params)
+	return c
+}
+
+// Claim kinds, as Claim.Kind names them (the same names as the plugin
+// SDK's).
+const (
+	KindRatio     = "ratio"
+	KindRange     = "range"
+	KindNear      = "near"
+	KindCrossover = "crossover"
+	KindSpeedup   = "speedup"
+	KindCrash     = "crash"
+)

@@ -101,13 +101,6 @@ func header(r *Result) [][2]string {
 		outcome += ": " + r.Outcome.Reason
 	}
 	rows = append(rows, [2]string{"outcome", outcome})
-	// A disturbed measurement is shown as such wherever it is read.
-	if n := len(r.Interference); n > 0 {
-		rows = append(rows, [2]string{"WARNING", fmt.Sprintf("%d command(s) ran in the guest during this run (--no-wait); its numbers may be disturbed: run it again", n)})
-		for _, in := range r.Interference {
-			rows = append(rows, [2]string{"interference", in.Time.Local().Format("15:04:05") + " " + strings.Join(in.Command, " ")})
-		}
-	}
 
 	ran := "profile " + orUnknown(profile)
 	if r.Machine.Name != "" && r.Machine.Name != profile {
@@ -214,27 +207,34 @@ func sameMark(c Comparison) string {
 	return ""
 }
 
-// WriteTable writes r for a terminal: the provenance header, a table of the
-// summaries (median with range and spread) and a table of our medians beside
-// every published figure. Summaries and comparisons are computed when r has
-// none.
-func WriteTable(w io.Writer, r *Result) error {
-	tw := tabwriter.NewWriter(w, 0, 8, 2, ' ', 0)
-	for _, h := range header(r) {
-		fmt.Fprintf(tw, "%s\t%s\n", h[0], h[1])
-	}
-	if r.Outcome.StderrTail != "" {
-		fmt.Fprintln(tw, "stderr tail:")
-		for _, l := range strings.Split(strings.TrimRight(r.Outcome.StderrTail, "\n"), "\n") {
-			fmt.Fprintln(tw, "  "+l)
+// WriteTable writes r for a terminal, compact: the verdicts on the
+// experiment's claims first, then our metrics (median with range and
+// spread), then the published figures of the machine the profile stands
+// for, then where the run ran. The figures of other machines are in the
+// result's comparisons (and WriteTableAll). Summaries and comparisons are
+// computed when r has none.
+func WriteTable(w io.Writer, r *Result) error { return writeTable(w, r, false) }
+
+// WriteTableAll is WriteTable with every published figure the run was
+// compared with, those of other machines too (`lab run --all`).
+func WriteTableAll(w io.Writer, r *Result) error { return writeTable(w, r, true) }
+
+func writeTable(w io.Writer, r *Result, all bool) error {
+	// A disturbed measurement is shown as such before anything it decided.
+	if lines := interferenceLines(r); len(lines) > 0 {
+		tw := tabwriter.NewWriter(w, 0, 8, 2, ' ', 0)
+		for _, h := range lines {
+			fmt.Fprintf(tw, "%s\t%s\n", h[0], h[1])
 		}
+		if err := tw.Flush(); err != nil {
+			return err
+		}
+		fmt.Fprintln(w)
 	}
-	if err := tw.Flush(); err != nil {
-		return err
-	}
+	writeVerdicts(w, r)
 
 	fmt.Fprintln(w)
-	tw = tabwriter.NewWriter(w, 0, 8, 2, ' ', 0)
+	tw := tabwriter.NewWriter(w, 0, 8, 2, ' ', 0)
 	fmt.Fprintln(tw, "metric\tlabels\tn\tmedian\tmin..max\tCV\tunit")
 	for _, s := range summaries(r) {
 		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s..%s\t%s\t%s\n", s.Metric, labelCell(s.Labels), s.N,
@@ -244,40 +244,164 @@ func WriteTable(w io.Writer, r *Result) error {
 		return err
 	}
 
-	all := comparisons(r)
-	cs := primary(all)
-	if len(cs) == 0 {
-		return nil
+	every := comparisons(r)
+	cs := ownMachine(every)
+	if all {
+		cs = every
 	}
 	fmt.Fprintln(w)
-	fmt.Fprintln(w, "published (* = the machine this profile stands for)")
-	if n := len(all) - len(cs); n > 0 {
-		defer fmt.Fprintf(w, "(%d more figures from other sources are in the result's comparisons)\n", n)
-	}
-	tw = tabwriter.NewWriter(w, 0, 8, 2, ' ', 0)
-	fmt.Fprintln(tw, "\tmetric\tlabels\tours\tpublished\tunit\tratio\tmachine\tsource")
-	for _, c := range cs {
-		src := c.Source
-		if c.Note != "" {
-			src += " (" + c.Note + ")"
+	if len(cs) > 0 {
+		title := "published, " + orUnknown(standsFor(r, ProfileName(r.Machine)))
+		if all {
+			title = "published (* = the machine this profile stands for)"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", sameMark(c), c.Metric, labelCell(c.Labels),
-			FormatValue(c.Ours), FormatValue(c.Published), c.Unit, FormatValue(c.Ratio), c.Machine, src)
+		fmt.Fprintln(w, title)
+		tw = tabwriter.NewWriter(w, 0, 8, 2, ' ', 0)
+		if all {
+			fmt.Fprintln(tw, "\tmetric\tlabels\tours\tpublished\tunit\tours/published\tmachine\tsource")
+		} else {
+			fmt.Fprintln(tw, "metric\tlabels\tours\tpublished\tunit\tours/published\tsource")
+		}
+		for _, c := range cs {
+			cells := []string{c.Metric, labelCell(c.Labels), FormatValue(c.Ours), FormatValue(c.Published), c.Unit, ratioCell(c, r.Machine)}
+			if all {
+				cells = append(append([]string{sameMark(c)}, cells...), c.Machine)
+			}
+			fmt.Fprintln(tw, strings.Join(append(cells, sourceCell(c)), "\t"))
+		}
+		if err := tw.Flush(); err != nil {
+			return err
+		}
+		if note := ratioNote(cs, r.Machine); note != "" {
+			fmt.Fprintln(w, note)
+		}
+	} else {
+		fmt.Fprintf(w, "no published figure of the machine %s stands for in this experiment\n", orUnknown(ProfileName(r.Machine)))
+	}
+	if n := len(every) - len(cs); n > 0 {
+		fmt.Fprintf(w, "(%d figures of other machines: lab run --all, or the result's comparisons)\n", n)
+	}
+
+	fmt.Fprintln(w)
+	tw = tabwriter.NewWriter(w, 0, 8, 2, ' ', 0)
+	for _, h := range header(r) {
+		fmt.Fprintf(tw, "%s\t%s\n", h[0], h[1])
+	}
+	if r.Outcome.StderrTail != "" {
+		fmt.Fprintln(tw, "stderr tail:")
+		for _, l := range strings.Split(strings.TrimRight(r.Outcome.StderrTail, "\n"), "\n") {
+			fmt.Fprintln(tw, "  "+l)
+		}
 	}
 	return tw.Flush()
 }
 
+// writeVerdicts writes the claims block: each claim's verdict, its
+// statement, and the numbers that decided it.
+func writeVerdicts(w io.Writer, r *Result) {
+	fmt.Fprintf(w, "claims of %s/%s, run on %s (%s, clock %s)\n", r.Plugin, r.Experiment, orUnknown(ProfileName(r.Machine)),
+		orUnknown(r.Machine.Accelerator), orUnknown(r.Machine.Clock))
+	if len(r.Verdicts) == 0 {
+		fmt.Fprintln(w, "  none declared for this experiment")
+		return
+	}
+	idw, vw := 0, 0
+	for _, v := range r.Verdicts {
+		idw, vw = max(idw, len(v.Claim)), max(vw, len(v.Verdict))
+	}
+	indent := strings.Repeat(" ", 2+idw+2+vw+2)
+	for _, v := range r.Verdicts {
+		fmt.Fprintf(w, "  %-*s  %-*s  %s\n", idw, v.Claim, vw, v.Verdict, v.Statement)
+		fmt.Fprintf(w, "%s%s\n", indent, v.Reason)
+		if v.Note != "" {
+			fmt.Fprintf(w, "%snote: %s\n", indent, v.Note)
+		}
+	}
+}
+
+// interferenceLines warn about commands that ran during the run.
+func interferenceLines(r *Result) [][2]string {
+	n := len(r.Interference)
+	if n == 0 {
+		return nil
+	}
+	rows := [][2]string{{"WARNING", fmt.Sprintf("%d command(s) ran in the guest during this run (--no-wait); its numbers and verdicts may be disturbed: run it again", n)}}
+	for _, in := range r.Interference {
+		rows = append(rows, [2]string{"interference", in.Time.Local().Format("15:04:05") + " " + strings.Join(in.Command, " ")})
+	}
+	return rows
+}
+
+// ownMachine keeps the figures of the machine the run's profile stands
+// for.
+func ownMachine(cs []Comparison) []Comparison {
+	var out []Comparison
+	for _, c := range cs {
+		if c.SameProfile {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// ratioCell is ours / published where that means something: for
+// quantities the clock does not scale (ratios, counts), and for times
+// only under icount, where guest time is deterministic (marked "g").
+// Under the host clock a time is emulation speed: no ratio.
+func ratioCell(c Comparison, m Machine) string {
+	if c.Published == 0 {
+		return "-"
+	}
+	if !isTime(c.Unit) {
+		return FormatValue(c.Ratio)
+	}
+	if _, ok := ClockNote(m); ok {
+		return FormatValue(c.Ratio) + " g"
+	}
+	return "-"
+}
+
+// ratioNote explains the ratios of times, if the table has any.
+func ratioNote(cs []Comparison, m Machine) string {
+	for _, c := range cs {
+		if isTime(c.Unit) {
+			note, ok := ClockNote(m)
+			if ok {
+				return "g: a ratio of times in guest time: " + note
+			}
+			return "no ratio for times: " + note
+		}
+	}
+	return ""
+}
+
+func sourceCell(c Comparison) string {
+	if c.Note != "" {
+		return c.Source + " (" + c.Note + ")"
+	}
+	return c.Source
+}
+
 // WriteMarkdown writes r as a Markdown report with the same content as
-// WriteTable.
+// WriteTableAll, in the same order.
 func WriteMarkdown(w io.Writer, r *Result) error {
 	var b strings.Builder
 	title := r.Plugin + " / " + r.Experiment
 	fmt.Fprintf(&b, "## %s on %s\n\n", mdCell(title), mdCell(orUnknown(ProfileName(r.Machine))))
-	for _, h := range header(r) {
+	for _, h := range interferenceLines(r) {
 		fmt.Fprintf(&b, "- **%s**: %s\n", h[0], mdCell(h[1]))
 	}
-	if r.Outcome.StderrTail != "" {
-		fmt.Fprintf(&b, "\nstderr tail:\n\n```\n%s\n```\n", strings.TrimRight(r.Outcome.StderrTail, "\n"))
+	if len(r.Verdicts) > 0 {
+		b.WriteString("\n| claim | verdict | statement | why |\n|---|---|---|---|\n")
+		for _, v := range r.Verdicts {
+			why := v.Reason
+			if v.Note != "" {
+				why += " (note: " + v.Note + ")"
+			}
+			fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", mdCell(v.Claim), mdCell(v.Verdict), mdCell(v.Statement), mdCell(why))
+		}
+	} else {
+		b.WriteString("\nNo claims declared for this experiment.\n")
 	}
 	b.WriteString("\n| metric | labels | n | median | min..max | CV | unit |\n")
 	b.WriteString("|---|---|---:|---:|---:|---:|---|\n")
@@ -287,17 +411,23 @@ func WriteMarkdown(w io.Writer, r *Result) error {
 	}
 	if cs := comparisons(r); len(cs) > 0 {
 		b.WriteString("\nPublished figures (* = the machine this profile stands for):\n\n")
-		b.WriteString("| | metric | labels | ours | published | unit | ratio | machine | source |\n")
+		b.WriteString("| | metric | labels | ours | published | unit | ours/published | machine | source |\n")
 		b.WriteString("|---|---|---|---:|---:|---|---:|---|---|\n")
 		for _, c := range cs {
-			src := c.Source
-			if c.Note != "" {
-				src += " (" + c.Note + ")"
-			}
 			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", sameMark(c), mdCell(c.Metric),
 				mdCell(labelCell(c.Labels)), FormatValue(c.Ours), FormatValue(c.Published), mdCell(c.Unit),
-				FormatValue(c.Ratio), mdCell(c.Machine), mdCell(src))
+				ratioCell(c, r.Machine), mdCell(c.Machine), mdCell(sourceCell(c)))
 		}
+		if note := ratioNote(cs, r.Machine); note != "" {
+			fmt.Fprintf(&b, "\n%s\n", mdCell(note))
+		}
+	}
+	b.WriteString("\n")
+	for _, h := range header(r) {
+		fmt.Fprintf(&b, "- **%s**: %s\n", h[0], mdCell(h[1]))
+	}
+	if r.Outcome.StderrTail != "" {
+		fmt.Fprintf(&b, "\nstderr tail:\n\n```\n%s\n```\n", strings.TrimRight(r.Outcome.StderrTail, "\n"))
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
@@ -340,17 +470,4 @@ func WriteJSON(w io.Writer, r *Result) error {
 	}
 	_, err = w.Write(append(data, '\n'))
 	return err
-}
-
-// primary keeps the comparisons a summary table shows: the figures of the
-// profile's own machine and those of the experiments' own sources (E1..E5),
-// not the other anchors or the figures measured here for orientation.
-func primary(cs []Comparison) []Comparison {
-	var out []Comparison
-	for _, c := range cs {
-		if c.SameProfile || (strings.HasPrefix(c.Experiment, "E") && !strings.Contains(c.Source, "not published")) {
-			out = append(out, c)
-		}
-	}
-	return out
 }

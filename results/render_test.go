@@ -58,6 +58,24 @@ func renderFixtures(t testing.TB) map[string]*Result {
 	// As `lab run` records them: against the figures forkbench declares.
 	forktime.Comparisons = ComparePublished(forktime, forkbenchRefs(t, "forktime"))
 	create.Comparisons = ComparePublished(create, forkbenchRefs(t, "create"))
+	forktime.Judge(forkbenchClaims(t, "forktime"), nil)
+	create.Judge(forkbenchClaims(t, "create"), nil)
+
+	// Six repeats under icount:0: every claim decided.
+	icount := testResult()
+	icount.ID = "20260102T150405.000000Z-forkbench-create-icount"
+	icount.Experiment = "create"
+	icount.Machine.Clock = "icount:0"
+	icount.Parameters = map[string]string{"m": "100000", "repeat": "6"}
+	icount.Samples = nil
+	for i, v := range []float64{0.2171, 0.2168, 0.2175, 0.2169, 0.2172, 0.2170} {
+		th := []float64{0.0503, 0.0505, 0.0501, 0.0504, 0.0502, 0.0506}[i]
+		icount.Samples = append(icount.Samples, Sample{Metric: MetricProcessMS, Value: v, Unit: "ms", Repeat: i},
+			Sample{Metric: MetricThreadMS, Value: th, Unit: "ms", Repeat: i}, Sample{Metric: MetricRatio, Value: v / th, Unit: "x", Repeat: i})
+	}
+	icount.Summary = Summarize(icount.Samples)
+	icount.Comparisons = ComparePublished(icount, forkbenchRefs(t, "create"))
+	icount.Judge(forkbenchClaims(t, "create"), nil)
 
 	crashed := testResult()
 	crashed.ID = "20260102T150405.000000Z-threads-sweep-abcdef"
@@ -71,7 +89,7 @@ func renderFixtures(t testing.TB) map[string]*Result {
 	}
 	crashed.Outcome = Outcome{Status: "expected-crash", Reason: "segmentation fault at 350 threads",
 		StderrTail: "thread 349 started\nSegmentation fault\n"}
-	return map[string]*Result{"forktime": forktime, "create": create, "crashed": crashed}
+	return map[string]*Result{"forktime": forktime, "create": create, "crashed": crashed, "icount": icount}
 }
 
 func TestRender(t *testing.T) {

@@ -37,6 +37,7 @@ type runFlags struct {
 	clock      string
 	out        string
 	json       bool
+	all        bool
 }
 
 // Exit codes of `lab run` (besides 0, and 130 for Ctrl-C).
@@ -56,9 +57,12 @@ func runCommand(e *env) *cli.Command {
 		Usage:     "run a benchmark plugin inside a VM and save the result",
 		ArgsUsage: "PLUGIN",
 		Description: "Pushes the plugin (built for the guest's arch) into the VM over the link,\n" +
-			"runs one experiment there, and prints a summary beside the figures the\n" +
-			"original authors published. The result document (provenance, samples,\n" +
-			"statistics, comparisons) is written atomically to --out and its path printed.\n" +
+			"runs one experiment there, and prints a summary: the verdict on each claim\n" +
+			"the experiment declares (reproduced, not reproduced, inconclusive, not\n" +
+			"comparable, not run) with the numbers that decided it, our metrics, and the\n" +
+			"figures published for the machine the profile stands for (--all: every\n" +
+			"machine's). The result document (provenance, samples, statistics,\n" +
+			"comparisons, verdicts) is written atomically to --out and its path printed.\n" +
 			"--out is checked (and created) before anything starts. If saving fails\n" +
 			"anyway, the document is written to a fallback file in the temp or current\n" +
 			"directory (its path printed) or, failing that, printed in full on stdout,\n" +
@@ -80,6 +84,7 @@ func runCommand(e *env) *cli.Command {
 			&cli.IntFlag{Name: "repeat", Value: 1, Usage: "run the workload `N` times (medians, min/max and CV over the repeats)"},
 			&cli.DurationFlag{Name: "timeout", Value: time.Hour, Usage: "give up after this long (the plugin is killed, the VM stays usable)"},
 			&cli.StringFlag{Name: "out", Usage: "directory for result files (default: $LAB_RESULTS_DIR, else $XDG_DATA_HOME/lab/results, else ~/.local/share/lab/results)"},
+			&cli.BoolFlag{Name: "all", Usage: "the summary lists every published figure, those of other machines too"},
 			jsonFlag,
 		},
 		Action: func(c *cli.Context) error {
@@ -88,7 +93,7 @@ func runCommand(e *env) *cli.Command {
 			}
 			f := runFlags{plugin: c.Args().First(), vm: c.String("vm"), profile: c.String("profile"), files: c.StringSlice("profile-file"),
 				experiment: c.String("experiment"), params: c.StringSlice("param"), repeat: c.Int("repeat"),
-				timeout: c.Duration("timeout"), clock: c.String("clock"), out: c.String("out"), json: c.Bool("json")}
+				timeout: c.Duration("timeout"), clock: c.String("clock"), out: c.String("out"), json: c.Bool("json"), all: c.Bool("all")}
 			return e.runPlugin(c.Context, f)
 		},
 	}
@@ -193,8 +198,10 @@ func (e *env) runPlugin(ctx context.Context, f runFlags) error {
 		return err
 	}
 	defer unlock()
-	// The published figures the experiment declares, for the comparison.
+	// The published figures the experiment declares, for the comparison,
+	// and the claims its runs decide.
 	refs := host.References(exp)
+	claims := host.Claims(desc.Name, exp)
 	// The run's window for interference: from holding the lock to saving.
 	locked := time.Now()
 	finish := func(res *results.Result) error {
@@ -206,7 +213,7 @@ func (e *env) runPlugin(ctx context.Context, f runFlags) error {
 		for _, r := range recs {
 			res.Interference = append(res.Interference, results.Interference{Time: r.Time.UTC(), Command: r.Command})
 		}
-		return e.finish(res, refs, outDir, f.json)
+		return e.finish(res, refs, claims, outDir, f)
 	}
 	bundle, err := host.Find(f.plugin, h.State.Profile.Arch)
 	if err != nil {
@@ -224,6 +231,7 @@ func (e *env) runPlugin(ctx context.Context, f runFlags) error {
 	}
 
 	res := &results.Result{
+		Schema:  results.SchemaVersion,
 		Started: time.Now().UTC(), Command: e.args,
 		Machine: machineOf(h.State),
 		Guest:   guestOf(h.State),
@@ -313,11 +321,12 @@ func guestGone(h *vm.Handle, d time.Duration) bool {
 }
 
 // finish analyses (against refs, the published figures the experiment
-// declares), saves and prints a result; a failed run still saves
-// what it measured and exits exitRunFailed. A result is never lost: if it
-// cannot be saved in dir, it goes to a fallback file, else in full to
-// stdout, and the exit code is exitSaveFailed.
-func (e *env) finish(res *results.Result, refs []results.Reference, dir string, asJSON bool) error {
+// declares), decides claims, saves and prints a result; a failed run still
+// saves what it measured and exits exitRunFailed. A result is never lost:
+// if it cannot be saved in dir, it goes to a fallback file, else in full
+// to stdout, and the exit code is exitSaveFailed.
+func (e *env) finish(res *results.Result, refs []results.Reference, claims []results.Claim, dir string, f runFlags) error {
+	asJSON := f.json
 	if res.Finished.IsZero() {
 		res.Finished = time.Now().UTC()
 	}
@@ -327,8 +336,9 @@ func (e *env) finish(res *results.Result, refs []results.Reference, dir string, 
 		failRun(res, "non-finite values dropped (not numbers JSON can carry): "+strings.Join(dropped, "; "))
 	}
 	res.Analyze(refs)
+	res.Judge(claims, e.claimStore(claims, dir))
 	if err := res.CheckFinite(); err != nil {
-		res.Summary, res.Comparisons = nil, nil
+		res.Summary, res.Comparisons, res.Verdicts = nil, nil, nil
 		failRun(res, "statistics left out: "+err.Error())
 	}
 	path, saveErr := results.Save(dir, res)
@@ -341,7 +351,11 @@ func (e *env) finish(res *results.Result, refs []results.Reference, dir string, 
 			return err
 		}
 	} else {
-		if err := results.WriteTable(e.stdout, res); err != nil {
+		write := results.WriteTable
+		if f.all {
+			write = results.WriteTableAll
+		}
+		if err := write(e.stdout, res); err != nil {
 			return err
 		}
 		if path == "" {
@@ -373,6 +387,21 @@ func (e *env) finish(res *results.Result, refs []results.Reference, dir string, 
 	}
 	if len(msgs) > 0 {
 		return &exitCode{code: exitRunFailed, msg: strings.Join(msgs, "\n")}
+	}
+	return nil
+}
+
+// claimStore loads the stored runs a speedup claim needs (its other
+// run), only when claims has one: reading the store costs time.
+func (e *env) claimStore(claims []results.Claim, dir string) []*results.Result {
+	for _, c := range claims {
+		if c.Kind == results.KindSpeedup {
+			store, errs := results.LoadAll(dir)
+			for _, err := range errs {
+				fmt.Fprintf(e.stderr, "warning: %v\n", err)
+			}
+			return store
+		}
 	}
 	return nil
 }

@@ -118,7 +118,7 @@ func TestFinishSaveFailsFallbackFile(t *testing.T) {
 		var out, errb bytes.Buffer
 		e := &env{stdout: &out, stderr: &errb}
 		dir := brokenDir(t)
-		code, msg := finishCode(t, e.finish(finishResult(), nil, dir, asJSON))
+		code, msg := finishCode(t, e.finish(finishResult(), nil, nil, dir, runFlags{json: asJSON}))
 		if code != wantExitSaveFailed {
 			t.Errorf("json=%v: exit %d, want %d (save failed)", asJSON, code, wantExitSaveFailed)
 		}
@@ -154,7 +154,7 @@ func TestFinishSaveFailsEverywherePrints(t *testing.T) {
 	for _, asJSON := range []bool{false, true} {
 		var out, errb bytes.Buffer
 		e := &env{stdout: &out, stderr: &errb}
-		code, msg := finishCode(t, e.finish(finishResult(), nil, brokenDir(t), asJSON))
+		code, msg := finishCode(t, e.finish(finishResult(), nil, nil, brokenDir(t), runFlags{json: asJSON}))
 		if code != wantExitSaveFailed || !strings.Contains(msg, "printed in full on stdout") {
 			t.Errorf("json=%v: exit %d, message %q; want %d saying it was printed", asJSON, code, msg, wantExitSaveFailed)
 		}
@@ -182,7 +182,7 @@ func TestFinishFailedRunAndSave(t *testing.T) {
 	res := finishResult()
 	res.Outcome = results.Outcome{Status: "failed", Reason: "timed out"}
 	var out, errb bytes.Buffer
-	code, msg := finishCode(t, (&env{stdout: &out, stderr: &errb}).finish(res, nil, brokenDir(t), true))
+	code, msg := finishCode(t, (&env{stdout: &out, stderr: &errb}).finish(res, nil, nil, brokenDir(t), runFlags{json: true}))
 	if code != wantExitSaveFailed || !strings.Contains(msg, "run failed: timed out") || !strings.Contains(msg, "saving the result") {
 		t.Errorf("exit %d, message %q; want %d naming both failures", code, msg, wantExitSaveFailed)
 	}
@@ -196,7 +196,7 @@ func TestFinishNonFiniteSample(t *testing.T) {
 	res.Samples = append(res.Samples, results.Sample{Metric: "ratio", Value: math.NaN(), Unit: "x"})
 	dir := t.TempDir()
 	var out, errb bytes.Buffer
-	code, msg := finishCode(t, (&env{stdout: &out, stderr: &errb}).finish(res, nil, dir, false))
+	code, msg := finishCode(t, (&env{stdout: &out, stderr: &errb}).finish(res, nil, nil, dir, runFlags{}))
 	if code != 1 || !strings.Contains(msg, "metric ratio") || !strings.Contains(msg, "NaN") {
 		t.Errorf("exit %d, message %q; want 1 naming the dropped metric", code, msg)
 	}

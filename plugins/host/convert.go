@@ -49,3 +49,50 @@ func References(e *plugins.Experiment) []results.Reference {
 	}
 	return out
 }
+
+// Claims converts the claims experiment e of plugin declares; Plugin and
+// Bench say whose runs decide them.
+func Claims(plugin string, e *plugins.Experiment) []results.Claim {
+	var out []results.Claim
+	for _, c := range e.Claims {
+		rc := results.Claim{ID: c.ID, Plugin: plugin, Bench: e.Name, Source: c.Source, Statement: c.Statement,
+			Machine: c.Machine, Profile: c.Profile, Rationale: c.Rationale, Params: maps.Clone(c.Params), Kind: c.Kind()}
+		if r := c.Ratio; r != nil {
+			rc.Ratio = &results.RatioRule{Numerator: r.Numerator, Denominator: r.Denominator, Min: r.Min, Max: clonePtr(r.Max), Labels: maps.Clone(r.Labels)}
+		}
+		if r := c.Range; r != nil {
+			rc.Range = &results.RangeRule{Metric: r.Metric, Min: clonePtr(r.Min), Max: clonePtr(r.Max), Unit: r.Unit, Labels: maps.Clone(r.Labels)}
+		}
+		if n := c.Near; n != nil {
+			rc.Near = &results.NearRule{Metric: n.Metric, Value: n.Value, Tolerance: n.Tolerance, Unit: n.Unit, Labels: maps.Clone(n.Labels)}
+		}
+		if x := c.Crossover; x != nil {
+			rc.Crossover = &results.CrossoverRule{First: x.First, Second: x.Second, Sweep: x.Sweep, At: clonePtr(x.At), Tolerance: x.Tolerance, None: x.None}
+		}
+		if s := c.Speedup; s != nil {
+			rc.Speedup = &results.SpeedupRule{Metric: s.Metric, Baseline: s.Baseline, Profile: s.Profile, Min: s.Min, Max: clonePtr(s.Max), Labels: maps.Clone(s.Labels)}
+		}
+		if k := c.Crash; k != nil {
+			rc.Crash = &results.CrashRule{Signal: k.Signal, Param: k.Param, From: k.From}
+		}
+		out = append(out, rc)
+	}
+	return out
+}
+
+// AllClaims converts every claim of every experiment of d.
+func AllClaims(d *plugins.Description) []results.Claim {
+	var out []results.Claim
+	for i := range d.Experiments {
+		out = append(out, Claims(d.Name, &d.Experiments[i])...)
+	}
+	return out
+}
+
+func clonePtr(p *float64) *float64 {
+	if p == nil {
+		return nil
+	}
+	v := *p
+	return &v
+}

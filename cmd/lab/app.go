@@ -66,6 +66,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 			imageCommand(e),
 			pluginsCommand(e),
 			runCommand(e),
+			claimsCommand(e),
 			pluginBuildCommand(e),
 		},
 		ExitErrHandler: func(*cli.Context, error) {}, // we print errors ourselves

@@ -1,0 +1,255 @@
+package main
+
+import (
+	"cmp"
+	"fmt"
+	"io"
+	"slices"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"lab/plugins/host"
+	"lab/results"
+)
+
+// claimRun is one stored run's verdict on a claim.
+type claimRun struct {
+	Run         string          `json:"run"`
+	Started     time.Time       `json:"started"`
+	Profile     string          `json:"profile"`
+	Accelerator string          `json:"accelerator"`
+	Clock       string          `json:"clock"`
+	Verdict     results.Verdict `json:"verdict"`
+}
+
+// claimStatus is a claim with its latest verdict (`not run` when no
+// stored run decided it) and, for `lab claims show`, every run that did.
+type claimStatus struct {
+	Claim   results.Claim `json:"claim"`
+	Rule    string        `json:"rule"`
+	Verdict string        `json:"verdict"`
+	// Latest is the newest run that decided the claim; empty if none.
+	Latest *claimRun  `json:"latest,omitempty"`
+	Runs   []claimRun `json:"runs,omitempty"`
+}
+
+func claimsCommand(e *env) *cli.Command {
+	resultsFlag := &cli.StringFlag{Name: "results", Usage: "result store `DIR` (default: $LAB_RESULTS_DIR, else $XDG_DATA_HOME/lab/results, else ~/.local/share/lab/results)"}
+	return &cli.Command{
+		Name:  "claims",
+		Usage: "the published claims the installed plugins decide, with their latest verdicts",
+		Description: "Every claim every installed plugin declares (SEEDS.md numbers lab's E1.1..E5.2),\n" +
+			"with the latest verdict a stored run gave it and that run, or `not run`. A\n" +
+			"verdict is reproduced, not reproduced, inconclusive (too few samples or too\n" +
+			"much noise: the rule is stated), or not comparable (an absolute time under\n" +
+			"the host clock); runs that did not decide a claim are left out.\n\n" +
+			"Examples:\n   lab claims\n   lab claims show E1.6\n   lab claims --json",
+		Flags: []cli.Flag{jsonFlag, resultsFlag},
+		Action: func(c *cli.Context) error {
+			sts, err := e.claimStatuses(c.String("results"))
+			if err != nil {
+				return err
+			}
+			for i := range sts {
+				sts[i].Runs = nil
+			}
+			if c.Bool("json") {
+				if sts == nil {
+					sts = []claimStatus{}
+				}
+				return printJSON(e.stdout, sts)
+			}
+			if len(sts) == 0 {
+				fmt.Fprintf(e.stdout, "no claims: no installed plugin declares one (searched %s)\n", strings.Join(host.SearchPath(), ", "))
+				return nil
+			}
+			tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "CLAIM\tVERDICT\tPLUGIN/EXPERIMENT\tDECIDED BY\tSTATEMENT")
+			for _, s := range sts {
+				by := "-"
+				if s.Latest != nil {
+					by = fmt.Sprintf("%s (%s, %s)", s.Latest.Run, s.Latest.Profile, s.Latest.Clock)
+				}
+				fmt.Fprintf(tw, "%s\t%s\t%s/%s\t%s\t%s\n", s.Claim.ID, s.Verdict, s.Claim.Plugin, s.Claim.Bench, by, s.Claim.Statement)
+			}
+			return tw.Flush()
+		},
+		Subcommands: []*cli.Command{{
+			Name:        "show",
+			Usage:       "one claim: statement, source, how it is decided, every run that decided it",
+			ArgsUsage:   "ID",
+			Description: "Example:\n   lab claims show E1.7",
+			Flags:       []cli.Flag{jsonFlag, resultsFlag},
+			Action: func(c *cli.Context) error {
+				if c.NArg() != 1 {
+					return fmt.Errorf("lab claims show needs one claim ID (see `lab claims`)")
+				}
+				id := c.Args().First()
+				sts, err := e.claimStatuses(c.String("results"))
+				if err != nil {
+					return err
+				}
+				var found []claimStatus
+				var ids []string
+				for _, s := range sts {
+					if strings.EqualFold(s.Claim.ID, id) {
+						found = append(found, s)
+					}
+					ids = append(ids, s.Claim.ID)
+				}
+				if len(found) == 0 {
+					known := "no installed plugin declares any"
+					if len(ids) > 0 {
+						known = "known: " + strings.Join(ids, ", ")
+					}
+					return fmt.Errorf("no claim %q among the installed plugins' claims (%s); see `lab claims`", id, known)
+				}
+				if c.Bool("json") {
+					if len(found) == 1 {
+						return printJSON(e.stdout, found[0])
+					}
+					return printJSON(e.stdout, found)
+				}
+				for i, s := range found {
+					if i > 0 {
+						fmt.Fprintln(e.stdout)
+					}
+					writeClaim(e.stdout, s)
+				}
+				return nil
+			},
+		}},
+	}
+}
+
+// claimStatuses gathers every installed plugin's claims and, from the
+// result store in dir (the default one if ""), the runs that decided
+// each, newest first. An empty or missing store is fine: every claim is
+// then `not run`.
+func (e *env) claimStatuses(dir string) ([]claimStatus, error) {
+	if dir == "" {
+		var err error
+		if dir, err = results.DefaultDir(); err != nil {
+			return nil, err
+		}
+	}
+	var claims []results.Claim
+	for _, name := range host.List() {
+		d, err := host.Describe(name)
+		if err != nil {
+			fmt.Fprintf(e.stderr, "warning: %v\n", err)
+			continue
+		}
+		claims = append(claims, host.AllClaims(d)...)
+	}
+	slices.SortStableFunc(claims, func(a, b results.Claim) int { return compareIDs(a.ID, b.ID) })
+	if len(claims) == 0 {
+		return nil, nil
+	}
+	store, errs := results.LoadAll(dir)
+	for _, err := range errs {
+		fmt.Fprintf(e.stderr, "warning: %v\n", err)
+	}
+	out := make([]claimStatus, len(claims))
+	for i, c := range claims {
+		s := claimStatus{Claim: c, Rule: c.Describe(), Verdict: results.NotRun}
+		for _, r := range store {
+			if r.Plugin != c.Plugin || r.Experiment != c.Bench {
+				continue
+			}
+			for _, v := range r.Verdicts {
+				if v.Claim == c.ID && v.Decided() {
+					s.Runs = append(s.Runs, claimRun{Run: r.ID, Started: r.Started, Profile: results.ProfileName(r.Machine),
+						Accelerator: r.Machine.Accelerator, Clock: r.Machine.Clock, Verdict: v})
+				}
+			}
+		}
+		if len(s.Runs) > 0 {
+			latest := s.Runs[0]
+			s.Latest, s.Verdict = &latest, latest.Verdict.Verdict
+		}
+		out[i] = s
+	}
+	return out, nil
+}
+
+func writeClaim(w io.Writer, s claimStatus) {
+	c := s.Claim
+	fmt.Fprintf(w, "%s: %s\n\n", c.ID, c.Statement)
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	machine := c.Machine
+	if c.Profile != "" {
+		machine += " (profile " + c.Profile + ")"
+	}
+	rows := [][2]string{{"source", c.Source}, {"machine", machine}, {"plugin", c.Plugin + ", experiment " + c.Bench},
+		{"kind", c.Kind}, {"decided", s.Rule}}
+	if c.Rationale != "" {
+		rows = append(rows, [2]string{"rationale", c.Rationale})
+	}
+	if len(c.Params) > 0 {
+		rows = append(rows, [2]string{"only runs with", results.FormatLabels(c.Params)})
+	}
+	rows = append(rows, [2]string{"verdict", s.Verdict})
+	for _, r := range rows {
+		fmt.Fprintf(tw, "%s\t%s\n", r[0], r[1])
+	}
+	tw.Flush()
+	fmt.Fprintln(w)
+	if len(s.Runs) == 0 {
+		fmt.Fprintf(w, "no stored run decided it: `lab run %s -e %s` (see `lab claims show %s` after)\n", c.Plugin, c.Bench, c.ID)
+		return
+	}
+	fmt.Fprintln(w, "runs that decided it, newest first:")
+	for _, r := range s.Runs {
+		fmt.Fprintf(w, "  %s  %s  (%s, %s, clock %s)\n", r.Verdict.Verdict, r.Run, r.Profile, r.Accelerator, r.Clock)
+		fmt.Fprintf(w, "      %s\n", r.Verdict.Reason)
+		if r.Verdict.Note != "" {
+			fmt.Fprintf(w, "      note: %s\n", r.Verdict.Note)
+		}
+		if len(r.Verdict.Runs) > 1 {
+			fmt.Fprintf(w, "      runs: %s\n", strings.Join(r.Verdict.Runs, ", "))
+		}
+	}
+}
+
+// compareIDs orders claim ids with their numeric parts as numbers:
+// E1.6 < E1.10 < E2.1.
+func compareIDs(a, b string) int {
+	pa, pb := idParts(a), idParts(b)
+	for i := range min(len(pa), len(pb)) {
+		na, ea := strconv.Atoi(pa[i])
+		nb, eb := strconv.Atoi(pb[i])
+		if ea == nil && eb == nil {
+			if c := cmp.Compare(na, nb); c != 0 {
+				return c
+			}
+			continue
+		}
+		if c := strings.Compare(pa[i], pb[i]); c != 0 {
+			return c
+		}
+	}
+	return cmp.Compare(len(pa), len(pb))
+}
+
+// idParts splits "E1.10" into "E", "1", "10": runs of digits and of the
+// rest.
+func idParts(s string) []string {
+	var parts []string
+	start := 0
+	for i := 1; i <= len(s); i++ {
+		if i == len(s) || isDigit(s[i]) != isDigit(s[i-1]) || s[i] == '.' || s[i-1] == '.' {
+			if p := s[start:i]; p != "." {
+				parts = append(parts, p)
+			}
+			start = i
+		}
+	}
+	return parts
+}
+
+func isDigit(c byte) bool { return c >= '0' && c <= '9' }

@@ -105,5 +105,11 @@ func writeDescription(w io.Writer, d *plugins.Description) {
 				fmt.Fprintf(w, "    %-24s %10g %-3s %s (%s)\n", r.Metric, r.Value, r.Unit, r.Machine, r.Source)
 			}
 		}
+		if len(x.Claims) > 0 {
+			fmt.Fprintln(w, "  claims it decides (see `lab claims show ID`):")
+			for _, c := range x.Claims {
+				fmt.Fprintf(w, "    %-6s %-9s %s\n", c.ID, c.Kind(), c.Statement)
+			}
+		}
 	}
 }

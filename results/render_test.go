@@ -98,6 +98,7 @@ func TestRender(t *testing.T) {
 		write func(io.Writer, *Result) error
 	}{
 		{"txt", WriteTable},
+		{"all.txt", WriteTableAll},
 		{"md", WriteMarkdown},
 		{"csv", WriteCSV},
 		{"json", WriteJSON},

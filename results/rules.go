@@ -9,7 +9,7 @@ import (
 	"strings"
 )
 
-// side is which way a two-sided test came out: +1 when the first sample
+// rankSide is which way a two-sided rank test came out: +1 when the first sample
 // is significantly larger, -1 when significantly smaller, 0 when the
 // difference is within the noise.
 func rankSide(x, y []float64) (int, float64) {

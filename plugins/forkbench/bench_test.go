@@ -15,6 +15,7 @@ import (
 	"github.com/hashicorp/go-plugin"
 
 	"lab/plugins"
+	"lab/plugins/host"
 )
 
 // testBench is forkbench as main serves it.
@@ -290,15 +291,21 @@ func TestPluginBinary(t *testing.T) {
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
+	// The TLS material lab makes for a VM and hands the plugin, as in a
+	// guest: the plugin serves only with it.
+	vmTLS, err := host.EnsureTLS(t.TempDir(), "forkbench-test")
+	if err != nil {
+		t.Fatal(err)
+	}
 	cmd := exec.Command(exe)
-	cmd.Env = append(os.Environ(), plugins.WorkloadDirEnv+"="+dir)
+	cmd.Env = append(append(os.Environ(), plugins.WorkloadDirEnv+"="+dir), vmTLS.PluginEnv()...)
 	client := plugin.NewClient(&plugin.ClientConfig{
 		HandshakeConfig:     plugins.Handshake,
 		Plugins:             plugins.PluginMap,
 		Cmd:                 cmd,
 		AllowedProtocols:    []plugin.Protocol{plugin.ProtocolGRPC},
 		GRPCBrokerMultiplex: true,
-		AutoMTLS:            true,
+		TLSConfig:           vmTLS.ClientTLS(),
 	})
 	t.Cleanup(client.Kill)
 	rpc, err := client.Client()

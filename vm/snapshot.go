@@ -26,8 +26,11 @@ import (
 // and the files preloaded into the guest's cache (content hash and mode;
 // see preload.go).
 
-// snapshotVersion changes the key when the scheme changes.
-const snapshotVersion = "lab-snapshot-1"
+// snapshotVersion changes the key when the scheme changes. 2: snapshots
+// hold the preloaded cache and are saved after the preload session, a
+// guest state the key alone (argv, QEMU, preload hashes) does not tell
+// apart from one saved by a development build of that flow.
+const snapshotVersion = "lab-snapshot-2"
 
 // SnapshotKey is the cache key of a machine's booted state.
 func SnapshotKey(argv []string, stateDir, qemuVersion string, preload []PreloadFile) string {

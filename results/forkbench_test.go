@@ -22,69 +22,60 @@ const (
 	mRockhopper = "Rockhopper: 2 x 728 MHz, 1.3 GB, L2 256K, Linux 2.4.20-30.9smp"
 )
 
+// forkbenchExperiment is forkbench's experiment exp as its description.json
+// declares it (its field names are the proto's JSON names, which are
+// Reference's and Claim's JSON names).
+type forkbenchExperiment struct {
+	Name       string      `json:"name"`
+	References []Reference `json:"references"`
+	Claims     []Claim     `json:"claims"`
+}
+
+func readForkbench(t testing.TB, exp string) forkbenchExperiment {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("..", "plugins", "forkbench", "description.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var d struct {
+		Experiments []forkbenchExperiment `json:"experiments"`
+	}
+	if err := json.Unmarshal(b, &d); err != nil {
+		t.Fatalf("forkbench description.json: %v", err)
+	}
+	for _, e := range d.Experiments {
+		if e.Name == exp {
+			return e
+		}
+	}
+	t.Fatalf("forkbench has no experiment %q", exp)
+	return forkbenchExperiment{}
+}
+
 // forkbenchRefs reads the published figures of forkbench's experiment exp
 // from the plugin's description.json, where they live (once only), the way
 // the host does (host.References): the fixtures compare with the real
-// figures. Its field names are the proto's JSON names, which are
-// Reference's JSON names.
+// figures.
 func forkbenchRefs(t testing.TB, exp string) []Reference {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join("..", "plugins", "forkbench", "description.json"))
-	if err != nil {
-		t.Fatal(err)
+	refs := readForkbench(t, exp).References
+	for i := range refs {
+		refs[i].Bench = exp
 	}
-	var d struct {
-		Experiments []struct {
-			Name       string      `json:"name"`
-			References []Reference `json:"references"`
-		} `json:"experiments"`
-	}
-	if err := json.Unmarshal(b, &d); err != nil {
-		t.Fatalf("forkbench description.json: %v", err)
-	}
-	for _, e := range d.Experiments {
-		if e.Name == exp {
-			for i := range e.References {
-				e.References[i].Bench = exp
-			}
-			return e.References
-		}
-	}
-	t.Fatalf("forkbench has no experiment %q", exp)
-	return nil
+	return refs
 }
 
 // forkbenchClaims reads the claims of forkbench's experiment exp from its
-// description.json, as the host converts them (host.Claims): the
-// claims' JSON names are the proto's.
+// description.json, as the host converts them (host.Claims).
 func forkbenchClaims(t testing.TB, exp string) []Claim {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join("..", "plugins", "forkbench", "description.json"))
-	if err != nil {
-		t.Fatal(err)
+	var out []Claim
+	for _, c := range readForkbench(t, exp).Claims {
+		c = c.WithKind()
+		c.Plugin, c.Bench = "forkbench", exp
+		out = append(out, c)
 	}
-	var d struct {
-		Experiments []struct {
-			Name   string  `json:"name"`
-			Claims []Claim `json:"claims"`
-		} `json:"experiments"`
-	}
-	if err := json.Unmarshal(b, &d); err != nil {
-		t.Fatalf("forkbench description.json: %v", err)
-	}
-	for _, e := range d.Experiments {
-		if e.Name == exp {
-			var out []Claim
-			for _, c := range e.Claims {
-				c = c.WithKind()
-				c.Plugin, c.Bench = "forkbench", exp
-				out = append(out, c)
-			}
-			return out
-		}
-	}
-	t.Fatalf("forkbench has no experiment %q", exp)
-	return nil
+	return out
 }
 
 // The figures moved from this package to forkbench's description.json:

@@ -2,6 +2,7 @@ package plugins
 
 import (
 	"fmt"
+	"maps"
 	"regexp"
 	"strings"
 )
@@ -45,12 +46,18 @@ type Claim struct {
 
 // RatioClaim: Numerator > Min x Denominator (and < Max x Denominator if
 // Max is set), two metrics of one run.
+//
+// A side is a series: the metric with exactly the labels Labels plus that
+// side's NumeratorLabels or DenominatorLabels, so one metric in two series
+// (real_s at mode=thread against mode=process) can be set against itself.
 type RatioClaim struct {
-	Numerator   string            `json:"numerator"`
-	Denominator string            `json:"denominator"`
-	Min         float64           `json:"min"`
-	Max         *float64          `json:"max,omitempty"`
-	Labels      map[string]string `json:"labels,omitempty"`
+	Numerator         string            `json:"numerator"`
+	Denominator       string            `json:"denominator"`
+	Min               float64           `json:"min"`
+	Max               *float64          `json:"max,omitempty"`
+	Labels            map[string]string `json:"labels,omitempty"`
+	NumeratorLabels   map[string]string `json:"numerator_labels,omitempty"`
+	DenominatorLabels map[string]string `json:"denominator_labels,omitempty"`
 }
 
 // RangeClaim: Metric lies in [Min, Max] (in Unit); either bound may be
@@ -74,13 +81,20 @@ type NearClaim struct {
 
 // CrossoverClaim: the curves of First and Second over the sweep label
 // Sweep cross at At +- Tolerance, or (None) nowhere in the sweep.
+//
+// A curve is its metric's samples whose labels include FirstLabels
+// (SecondLabels). With FirstLowerBefore the crossing must also go that way:
+// First below Second at the sweep's small end, above it after.
 type CrossoverClaim struct {
-	First     string   `json:"first"`
-	Second    string   `json:"second"`
-	Sweep     string   `json:"sweep"`
-	At        *float64 `json:"at,omitempty"`
-	Tolerance float64  `json:"tolerance,omitempty"`
-	None      bool     `json:"none,omitempty"`
+	First            string            `json:"first"`
+	Second           string            `json:"second"`
+	Sweep            string            `json:"sweep"`
+	At               *float64          `json:"at,omitempty"`
+	Tolerance        float64           `json:"tolerance,omitempty"`
+	None             bool              `json:"none,omitempty"`
+	FirstLabels      map[string]string `json:"first_labels,omitempty"`
+	SecondLabels     map[string]string `json:"second_labels,omitempty"`
+	FirstLowerBefore bool              `json:"first_lower_before,omitempty"`
 }
 
 // SpeedupClaim: Metric (a time) on Profile is faster than on Baseline by a
@@ -200,6 +214,9 @@ func (c *Claim) validate(e *Experiment, where string) error {
 		}
 		if x.Sweep == "" || (x.At == nil) == !x.None {
 			return fmt.Errorf("%s: crossover needs the sweep label and exactly one of at (with a tolerance) or none", where)
+		}
+		if x.First == x.Second && maps.Equal(x.FirstLabels, x.SecondLabels) {
+			return fmt.Errorf("%s: crossover's two curves are the same series (%s); tell them apart with first_labels and second_labels", where, x.First)
 		}
 	case c.Speedup != nil:
 		s := c.Speedup

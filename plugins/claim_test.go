@@ -18,6 +18,10 @@ func everyKind() *Description {
 		{ID: "E1.7", Source: "src", Statement: "t is 0.18", Near: &NearClaim{Metric: "t", Value: 0.18, Tolerance: 0.005, Unit: "s"}},
 		{ID: "E1.1", Source: "src", Statement: "cross at 600", Crossover: &CrossoverClaim{First: "t", Second: "u", Sweep: "count", At: Ptr(600), Tolerance: 100}},
 		{ID: "E1.2", Source: "src", Statement: "never cross", Crossover: &CrossoverClaim{First: "t", Second: "u", Sweep: "count", None: true}},
+		{ID: "E1.5", Source: "src", Statement: "threads no faster", Ratio: &RatioClaim{Numerator: "t", Denominator: "t", Min: 1,
+			NumeratorLabels: map[string]string{"mode": "thread"}, DenominatorLabels: map[string]string{"mode": "process"}}},
+		{ID: "E1.9", Source: "src", Statement: "one metric, two curves", Crossover: &CrossoverClaim{First: "t", Second: "t", Sweep: "count", At: Ptr(600), Tolerance: 50,
+			FirstLabels: map[string]string{"mode": "thread"}, SecondLabels: map[string]string{"mode": "process"}, FirstLowerBefore: true}},
 		{ID: "E1.8", Source: "src", Statement: "2x on 2 cores", Speedup: &SpeedupClaim{Metric: "t", Baseline: "one", Profile: "two", Min: 1.5, Max: Ptr(2.5)}},
 		{ID: "E1.4", Source: "src", Statement: "crashes from 350", Crash: &CrashClaim{Signal: "SIGSEGV", Param: "n", From: 350}},
 	}
@@ -33,7 +37,8 @@ func TestClaimsRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, s := range []string{`"ratio": {`, `"numerator": "t"`, `"near": {`, `"crossover": {`, `"none": true`, `"speedup": {`, `"crash": {`, `"from": 350`} {
+	for _, s := range []string{`"ratio": {`, `"numerator": "t"`, `"near": {`, `"crossover": {`, `"none": true`, `"speedup": {`, `"crash": {`, `"from": 350`,
+		`"numeratorLabels": {`, `"denominatorLabels": {`, `"firstLabels": {`, `"secondLabels": {`, `"firstLowerBefore": true`} {
 		if !strings.Contains(string(b), s) {
 			t.Errorf("description JSON lacks %s:\n%s", s, b)
 		}
@@ -80,8 +85,10 @@ func TestClaimsValidate(t *testing.T) {
 			d.Experiments[0].Claims[1].Range.Min, d.Experiments[0].Claims[1].Range.Max = nil, nil
 		}, "range needs min or max"},
 		{"crossover both", func(_ *Claim, d *Description) { d.Experiments[0].Claims[4].Crossover.At = Ptr(1) }, "exactly one of at"},
-		{"speedup same profile", func(_ *Claim, d *Description) { d.Experiments[0].Claims[5].Speedup.Profile = "one" }, "two different profiles"},
-		{"crash unknown param", func(_ *Claim, d *Description) { d.Experiments[0].Claims[6].Crash.Param = "size" }, "crash needs a signal and the size parameter"},
+		{"speedup same profile", func(_ *Claim, d *Description) { d.Experiments[0].Claims[7].Speedup.Profile = "one" }, "two different profiles"},
+		{"crash unknown param", func(_ *Claim, d *Description) { d.Experiments[0].Claims[8].Crash.Param = "size" }, "crash needs a signal and the size parameter"},
+		{"crossover of one series", func(_ *Claim, d *Description) { d.Experiments[0].Claims[6].Crossover.SecondLabels = map[string]string{"mode": "thread"} },
+			"the same series (t); tell them apart with first_labels and second_labels"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -100,7 +100,8 @@ func claimToWire(c Claim) *wire.Claim {
 	case c.Ratio != nil:
 		r := c.Ratio
 		w.Kind = &wire.Claim_Ratio{Ratio: &wire.RatioClaim{Numerator: r.Numerator, Denominator: r.Denominator,
-			Min: r.Min, Max: clonePtr(r.Max), Labels: maps.Clone(r.Labels)}}
+			Min: r.Min, Max: clonePtr(r.Max), Labels: maps.Clone(r.Labels),
+			NumeratorLabels: maps.Clone(r.NumeratorLabels), DenominatorLabels: maps.Clone(r.DenominatorLabels)}}
 	case c.Range != nil:
 		r := c.Range
 		w.Kind = &wire.Claim_Range{Range: &wire.RangeClaim{Metric: r.Metric, Min: clonePtr(r.Min), Max: clonePtr(r.Max),
@@ -112,7 +113,8 @@ func claimToWire(c Claim) *wire.Claim {
 	case c.Crossover != nil:
 		x := c.Crossover
 		w.Kind = &wire.Claim_Crossover{Crossover: &wire.CrossoverClaim{First: x.First, Second: x.Second, Sweep: x.Sweep,
-			At: clonePtr(x.At), Tolerance: x.Tolerance, None: x.None}}
+			At: clonePtr(x.At), Tolerance: x.Tolerance, None: x.None, FirstLabels: maps.Clone(x.FirstLabels),
+			SecondLabels: maps.Clone(x.SecondLabels), FirstLowerBefore: x.FirstLowerBefore}}
 	case c.Speedup != nil:
 		s := c.Speedup
 		w.Kind = &wire.Claim_Speedup{Speedup: &wire.SpeedupClaim{Metric: s.Metric, Baseline: s.Baseline, Profile: s.Profile,
@@ -128,7 +130,8 @@ func claimFromWire(w *wire.Claim) Claim {
 		Profile: w.GetProfile(), Rationale: w.GetRationale(), Params: cloneMap(w.GetParams())}
 	if r := w.GetRatio(); r != nil {
 		c.Ratio = &RatioClaim{Numerator: r.GetNumerator(), Denominator: r.GetDenominator(), Min: r.GetMin(),
-			Max: clonePtr(r.Max), Labels: cloneMap(r.GetLabels())}
+			Max: clonePtr(r.Max), Labels: cloneMap(r.GetLabels()), NumeratorLabels: cloneMap(r.GetNumeratorLabels()),
+			DenominatorLabels: cloneMap(r.GetDenominatorLabels())}
 	}
 	if r := w.GetRange(); r != nil {
 		c.Range = &RangeClaim{Metric: r.GetMetric(), Min: clonePtr(r.Min), Max: clonePtr(r.Max), Unit: r.GetUnit(),
@@ -140,7 +143,8 @@ func claimFromWire(w *wire.Claim) Claim {
 	}
 	if x := w.GetCrossover(); x != nil {
 		c.Crossover = &CrossoverClaim{First: x.GetFirst(), Second: x.GetSecond(), Sweep: x.GetSweep(), At: clonePtr(x.At),
-			Tolerance: x.GetTolerance(), None: x.GetNone()}
+			Tolerance: x.GetTolerance(), None: x.GetNone(), FirstLabels: cloneMap(x.GetFirstLabels()),
+			SecondLabels: cloneMap(x.GetSecondLabels()), FirstLowerBefore: x.GetFirstLowerBefore()}
 	}
 	if s := w.GetSpeedup(); s != nil {
 		c.Speedup = &SpeedupClaim{Metric: s.GetMetric(), Baseline: s.GetBaseline(), Profile: s.GetProfile(), Min: s.GetMin(),

@@ -32,13 +32,18 @@ type Claim struct {
 }
 
 // RatioRule: Numerator > Min x Denominator (< Max x Denominator if Max is
-// set), two metrics of one run.
+// set), two series of one run. A series is a metric with exactly the
+// labels Labels plus that side's NumeratorLabels or DenominatorLabels, so
+// one metric in two series (real_s at mode=thread against mode=process)
+// can be set against itself.
 type RatioRule struct {
-	Numerator   string            `json:"numerator"`
-	Denominator string            `json:"denominator"`
-	Min         float64           `json:"min"`
-	Max         *float64          `json:"max,omitempty"`
-	Labels      map[string]string `json:"labels,omitempty"`
+	Numerator         string            `json:"numerator"`
+	Denominator       string            `json:"denominator"`
+	Min               float64           `json:"min"`
+	Max               *float64          `json:"max,omitempty"`
+	Labels            map[string]string `json:"labels,omitempty"`
+	NumeratorLabels   map[string]string `json:"numerator_labels,omitempty"`
+	DenominatorLabels map[string]string `json:"denominator_labels,omitempty"`
 }
 
 // RangeRule: Metric in [Min, Max] (Unit); a bound left out is open.
@@ -60,14 +65,21 @@ type NearRule struct {
 }
 
 // CrossoverRule: the curves of First and Second over the numeric label
-// Sweep cross at At +- Tolerance, or (None) nowhere in the sweep.
+// Sweep cross at At +- Tolerance, or (None) nowhere in the sweep. A curve
+// is its metric's samples whose labels include FirstLabels (SecondLabels),
+// so one metric in two series can be two curves. With FirstLowerBefore
+// the crossing must also go the claimed way: First below Second at the
+// sweep's small end, above it after the crossing.
 type CrossoverRule struct {
-	First     string   `json:"first"`
-	Second    string   `json:"second"`
-	Sweep     string   `json:"sweep"`
-	At        *float64 `json:"at,omitempty"`
-	Tolerance float64  `json:"tolerance,omitempty"`
-	None      bool     `json:"none,omitempty"`
+	First            string            `json:"first"`
+	Second           string            `json:"second"`
+	Sweep            string            `json:"sweep"`
+	At               *float64          `json:"at,omitempty"`
+	Tolerance        float64           `json:"tolerance,omitempty"`
+	None             bool              `json:"none,omitempty"`
+	FirstLabels      map[string]string `json:"first_labels,omitempty"`
+	SecondLabels     map[string]string `json:"second_labels,omitempty"`
+	FirstLowerBefore bool              `json:"first_lower_before,omitempty"`
 }
 
 // SpeedupRule: Metric (a time) on Profile is faster than on Baseline by a
@@ -153,8 +165,8 @@ func (c *Claim) Describe() string {
 	switch {
 	case c.Ratio != nil:
 		r := c.Ratio
-		return fmt.Sprintf("%s / %s %s%s, from one run's samples (%s)", r.Numerator, r.Denominator,
-			factorBounds(r.Min, r.Max), seriesNote(r.Labels), RankRule)
+		return fmt.Sprintf("%s / %s %s%s, from one run's samples (%s)", seriesLabel(r.Numerator, r.NumeratorLabels),
+			seriesLabel(r.Denominator, r.DenominatorLabels), factorBounds(r.Min, r.Max), seriesNote(r.Labels), RankRule)
 	case c.Range != nil:
 		r := c.Range
 		return fmt.Sprintf("%s in %s %s%s (%s)%s", r.Metric, boundsText(r.Min, r.Max), r.Unit, seriesNote(r.Labels),
@@ -170,8 +182,12 @@ func (c *Claim) Describe() string {
 		if x.At != nil {
 			where = fmt.Sprintf("at %s +- %s", FormatValue(*x.At), FormatValue(x.Tolerance))
 		}
-		return fmt.Sprintf("the curves of %s and %s over %s cross %s; at each point which is larger by %s; the crossing interpolated linearly between the points where the order flips",
-			x.First, x.Second, x.Sweep, where, RankRule)
+		way := ""
+		if x.FirstLowerBefore {
+			way = fmt.Sprintf(", %s below before the crossing and above after it", seriesLabel(x.First, x.FirstLabels))
+		}
+		return fmt.Sprintf("the curves of %s and %s over %s cross %s%s; at each point which is larger by %s; the crossing interpolated linearly between the points where the order flips",
+			seriesLabel(x.First, x.FirstLabels), seriesLabel(x.Second, x.SecondLabels), x.Sweep, where, way, RankRule)
 	case c.Speedup != nil:
 		s := c.Speedup
 		return fmt.Sprintf("%s on %s / %s on %s %s%s, from the latest run of each in the result store (same experiment and parameters, same accelerator and clock; %s)",
@@ -201,6 +217,28 @@ func boundsText(lo, hi *float64) string {
 		return "<= " + FormatValue(*hi)
 	}
 	return "any"
+}
+
+// seriesLabel is a metric with the labels picking one of its series:
+// "real_s at mode=thread".
+func seriesLabel(metric string, labels map[string]string) string {
+	if len(labels) == 0 {
+		return metric
+	}
+	return metric + " at " + FormatLabels(labels)
+}
+
+// merged is a with b's labels added (b wins), nil when both are empty.
+func merged(a, b map[string]string) map[string]string {
+	if len(a)+len(b) == 0 {
+		return nil
+	}
+	out := maps.Clone(a)
+	if out == nil {
+		out = map[string]string{}
+	}
+	maps.Copy(out, b)
+	return out
 }
 
 func seriesNote(labels map[string]string) string {
@@ -294,9 +332,10 @@ func decide(c *Claim, r *Result, store []*Result) Verdict {
 	}
 	switch c.Kind {
 	case KindRatio:
-		x := r.values(c.Ratio.Numerator, c.Ratio.Labels)
-		y := r.values(c.Ratio.Denominator, c.Ratio.Labels)
-		return factorVerdict(c.Ratio.Numerator, c.Ratio.Denominator, x, y, c.Ratio.Min, c.Ratio.Max)
+		q := c.Ratio
+		x := r.values(q.Numerator, merged(q.Labels, q.NumeratorLabels))
+		y := r.values(q.Denominator, merged(q.Labels, q.DenominatorLabels))
+		return factorVerdict(seriesLabel(q.Numerator, q.NumeratorLabels), seriesLabel(q.Denominator, q.DenominatorLabels), x, y, q.Min, q.Max)
 	case KindRange:
 		return r.rangeVerdict(c.Range.Metric, c.Range.Labels, c.Range.Unit, c.Range.Min, c.Range.Max)
 	case KindNear:

@@ -219,8 +219,11 @@ type point struct {
 // linear interpolation of the medians' difference.
 func crossoverVerdict(c *CrossoverRule, r *Result) Verdict {
 	pts := map[string]*point{}
+	firstName, secondName := seriesLabel(c.First, c.FirstLabels), seriesLabel(c.Second, c.SecondLabels)
 	for _, s := range r.Samples {
-		if s.Metric != c.First && s.Metric != c.Second {
+		isFirst := s.Metric == c.First && hasLabels(s.Labels, c.FirstLabels)
+		isSecond := s.Metric == c.Second && hasLabels(s.Labels, c.SecondLabels)
+		if !isFirst && !isSecond {
 			continue
 		}
 		sv, ok := s.Labels[c.Sweep]
@@ -236,30 +239,35 @@ func crossoverVerdict(c *CrossoverRule, r *Result) Verdict {
 			p = &point{x: x}
 			pts[sv] = p
 		}
-		if s.Metric == c.First {
+		if isFirst {
 			p.first = append(p.first, s.Value)
-		} else {
+		}
+		if isSecond {
 			p.second = append(p.second, s.Value)
 		}
 	}
 	sweep := slices.SortedFunc(maps.Values(pts), func(a, b *point) int { return cmpFloat(a.x, b.x) })
 	if len(sweep) < 2 {
-		return Verdict{Verdict: Inconclusive, Reason: fmt.Sprintf("%d point(s) of the sweep over %s with both %s and %s; a crossover needs at least 2", len(sweep), c.Sweep, c.First, c.Second)}
+		return Verdict{Verdict: Inconclusive, Reason: fmt.Sprintf("%d point(s) of the sweep over %s with both %s and %s; a crossover needs at least 2", len(sweep), c.Sweep, firstName, secondName)}
 	}
 	signs := make([]int, len(sweep))
 	var order []string
 	for i, p := range sweep {
 		if len(p.first) < MinRankSamples || len(p.second) < MinRankSamples {
 			return Verdict{Verdict: Inconclusive, Numbers: []Number{{Name: c.Sweep, Value: p.x},
-				{Name: "samples of " + c.First, Value: float64(len(p.first))}, {Name: "samples of " + c.Second, Value: float64(len(p.second))}}, Reason: fmt.Sprintf("too few samples at %s=%s: %d and %d; a %s (run with --repeat %d or more)",
+				{Name: "samples of " + firstName, Value: float64(len(p.first))}, {Name: "samples of " + secondName, Value: float64(len(p.second))}}, Reason: fmt.Sprintf("too few samples at %s=%s: %d and %d; a %s (run with --repeat %d or more)",
 				c.Sweep, FormatValue(p.x), len(p.first), len(p.second), RankRule, MinRankSamples)}
 		}
 		signs[i], _ = rankSide(p.first, p.second)
 		order = append(order, FormatValue(p.x)+":"+map[int]string{-1: "<", 0: "~", 1: ">"}[signs[i]])
 	}
-	orders := fmt.Sprintf("%s vs %s over %s: %s", c.First, c.Second, c.Sweep, strings.Join(order, " "))
-	// Crossings: flips between consecutive significant points.
-	type crossing struct{ lo, hi, at float64 }
+	orders := fmt.Sprintf("%s vs %s over %s: %s", firstName, secondName, c.Sweep, strings.Join(order, " "))
+	// Crossings: flips between consecutive significant points; up says
+	// the first curve goes from below to above.
+	type crossing struct {
+		lo, hi, at float64
+		up         bool
+	}
 	var cross []crossing
 	last, ties := -1, false
 	for i, s := range signs {
@@ -270,13 +278,13 @@ func crossoverVerdict(c *CrossoverRule, r *Result) Verdict {
 		if last >= 0 && signs[last] != s {
 			a, b := sweep[last], sweep[i]
 			da, db := Median(a.first)-Median(a.second), Median(b.first)-Median(b.second)
-			cross = append(cross, crossing{lo: a.x, hi: b.x, at: a.x + (b.x-a.x)*da/(da-db)})
+			cross = append(cross, crossing{lo: a.x, hi: b.x, at: a.x + (b.x-a.x)*da/(da-db), up: s > 0})
 		}
 		last = i
 	}
 	v := Verdict{Reason: orders}
 	for _, p := range sweep {
-		v.Numbers = append(v.Numbers, Number{Name: fmt.Sprintf("median %s - %s at %s=%s", c.First, c.Second, c.Sweep, FormatValue(p.x)),
+		v.Numbers = append(v.Numbers, Number{Name: fmt.Sprintf("median %s - %s at %s=%s", firstName, secondName, c.Sweep, FormatValue(p.x)),
 			Value: Median(p.first) - Median(p.second)})
 	}
 	for _, k := range cross {
@@ -304,6 +312,9 @@ func crossoverVerdict(c *CrossoverRule, r *Result) Verdict {
 		lo, hi := *c.At-c.Tolerance, *c.At+c.Tolerance
 		v.Numbers = append(v.Numbers, Number{Name: "claimed", Value: *c.At}, Number{Name: "tolerance", Value: c.Tolerance})
 		switch {
+		case c.FirstLowerBefore && !k.up:
+			v.Verdict = NotReproduced
+			v.Reason += fmt.Sprintf("; crossing near %s (between %s and %s), but the wrong way: %s is higher before it and lower after", FormatValue(k.at), FormatValue(k.lo), FormatValue(k.hi), firstName)
 		case k.at >= lo && k.at <= hi:
 			v.Verdict = Reproduced
 			v.Reason += fmt.Sprintf("; crossing near %s (between %s and %s), claimed %s +- %s", FormatValue(k.at), FormatValue(k.lo), FormatValue(k.hi), FormatValue(*c.At), FormatValue(c.Tolerance))
@@ -322,6 +333,16 @@ func crossoverVerdict(c *CrossoverRule, r *Result) Verdict {
 		v.Reason += fmt.Sprintf("; no crossing anywhere in %s..%s", FormatValue(first), FormatValue(lastX))
 	}
 	return v
+}
+
+// hasLabels says whether labels include every one of want.
+func hasLabels(labels, want map[string]string) bool {
+	for k, v := range want {
+		if got, ok := labels[k]; !ok || got != v {
+			return false
+		}
+	}
+	return true
 }
 
 func cmpFloat(a, b float64) int {

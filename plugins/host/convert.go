@@ -58,7 +58,8 @@ func Claims(plugin string, e *plugins.Experiment) []results.Claim {
 		rc := results.Claim{ID: c.ID, Plugin: plugin, Bench: e.Name, Source: c.Source, Statement: c.Statement,
 			Machine: c.Machine, Profile: c.Profile, Rationale: c.Rationale, Params: maps.Clone(c.Params), Kind: c.Kind()}
 		if r := c.Ratio; r != nil {
-			rc.Ratio = &results.RatioRule{Numerator: r.Numerator, Denominator: r.Denominator, Min: r.Min, Max: clonePtr(r.Max), Labels: maps.Clone(r.Labels)}
+			rc.Ratio = &results.RatioRule{Numerator: r.Numerator, Denominator: r.Denominator, Min: r.Min, Max: clonePtr(r.Max), Labels: maps.Clone(r.Labels),
+				NumeratorLabels: maps.Clone(r.NumeratorLabels), DenominatorLabels: maps.Clone(r.DenominatorLabels)}
 		}
 		if r := c.Range; r != nil {
 			rc.Range = &results.RangeRule{Metric: r.Metric, Min: clonePtr(r.Min), Max: clonePtr(r.Max), Unit: r.Unit, Labels: maps.Clone(r.Labels)}
@@ -67,7 +68,8 @@ func Claims(plugin string, e *plugins.Experiment) []results.Claim {
 			rc.Near = &results.NearRule{Metric: n.Metric, Value: n.Value, Tolerance: n.Tolerance, Unit: n.Unit, Labels: maps.Clone(n.Labels)}
 		}
 		if x := c.Crossover; x != nil {
-			rc.Crossover = &results.CrossoverRule{First: x.First, Second: x.Second, Sweep: x.Sweep, At: clonePtr(x.At), Tolerance: x.Tolerance, None: x.None}
+			rc.Crossover = &results.CrossoverRule{First: x.First, Second: x.Second, Sweep: x.Sweep, At: clonePtr(x.At), Tolerance: x.Tolerance, None: x.None,
+				FirstLabels: maps.Clone(x.FirstLabels), SecondLabels: maps.Clone(x.SecondLabels), FirstLowerBefore: x.FirstLowerBefore}
 		}
 		if s := c.Speedup; s != nil {
 			rc.Speedup = &results.SpeedupRule{Metric: s.Metric, Baseline: s.Baseline, Profile: s.Profile, Min: s.Min, Max: clonePtr(s.Max), Labels: maps.Clone(s.Labels)}

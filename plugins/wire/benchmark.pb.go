@@ -793,9 +793,14 @@ type RatioClaim struct {
 	Max         *float64               `protobuf:"fixed64,4,opt,name=max,proto3,oneof" json:"max,omitempty"`
 	// The series of both metrics to use (a point of a sweep); none: the
 	// series without labels.
-	Labels        map[string]string `protobuf:"bytes,5,rep,name=labels,proto3" json:"labels,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Labels map[string]string `protobuf:"bytes,5,rep,name=labels,proto3" json:"labels,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	// Labels added to labels for the numerator's (denominator's) series
+	// only, so that one metric in two series (real_s at mode=thread and at
+	// mode=process) can be set against itself.
+	NumeratorLabels   map[string]string `protobuf:"bytes,6,rep,name=numerator_labels,json=numeratorLabels,proto3" json:"numerator_labels,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	DenominatorLabels map[string]string `protobuf:"bytes,7,rep,name=denominator_labels,json=denominatorLabels,proto3" json:"denominator_labels,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	unknownFields     protoimpl.UnknownFields
+	sizeCache         protoimpl.SizeCache
 }
 
 func (x *RatioClaim) Reset() {
@@ -859,6 +864,20 @@ func (x *RatioClaim) GetMax() float64 {
 func (x *RatioClaim) GetLabels() map[string]string {
 	if x != nil {
 		return x.Labels
+	}
+	return nil
+}
+
+func (x *RatioClaim) GetNumeratorLabels() map[string]string {
+	if x != nil {
+		return x.NumeratorLabels
+	}
+	return nil
+}
+
+func (x *RatioClaim) GetDenominatorLabels() map[string]string {
+	if x != nil {
+		return x.DenominatorLabels
 	}
 	return nil
 }
@@ -1024,15 +1043,22 @@ func (x *NearClaim) GetLabels() map[string]string {
 // Each point is decided with a Mann-Whitney U test of the two metrics'
 // samples there.
 type CrossoverClaim struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	First         string                 `protobuf:"bytes,1,opt,name=first,proto3" json:"first,omitempty"`
-	Second        string                 `protobuf:"bytes,2,opt,name=second,proto3" json:"second,omitempty"`
-	Sweep         string                 `protobuf:"bytes,3,opt,name=sweep,proto3" json:"sweep,omitempty"`
-	At            *float64               `protobuf:"fixed64,4,opt,name=at,proto3,oneof" json:"at,omitempty"`
-	Tolerance     float64                `protobuf:"fixed64,5,opt,name=tolerance,proto3" json:"tolerance,omitempty"`
-	None          bool                   `protobuf:"varint,6,opt,name=none,proto3" json:"none,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	state     protoimpl.MessageState `protogen:"open.v1"`
+	First     string                 `protobuf:"bytes,1,opt,name=first,proto3" json:"first,omitempty"`
+	Second    string                 `protobuf:"bytes,2,opt,name=second,proto3" json:"second,omitempty"`
+	Sweep     string                 `protobuf:"bytes,3,opt,name=sweep,proto3" json:"sweep,omitempty"`
+	At        *float64               `protobuf:"fixed64,4,opt,name=at,proto3,oneof" json:"at,omitempty"`
+	Tolerance float64                `protobuf:"fixed64,5,opt,name=tolerance,proto3" json:"tolerance,omitempty"`
+	None      bool                   `protobuf:"varint,6,opt,name=none,proto3" json:"none,omitempty"`
+	// A curve is its metric's samples whose labels include these, so that
+	// one metric in two series (mode=thread, mode=process) makes two curves.
+	FirstLabels  map[string]string `protobuf:"bytes,7,rep,name=first_labels,json=firstLabels,proto3" json:"first_labels,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	SecondLabels map[string]string `protobuf:"bytes,8,rep,name=second_labels,json=secondLabels,proto3" json:"second_labels,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	// The crossing must go this way: first below second at the sweep's
+	// small end, above it after the crossing.
+	FirstLowerBefore bool `protobuf:"varint,9,opt,name=first_lower_before,json=firstLowerBefore,proto3" json:"first_lower_before,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
 }
 
 func (x *CrossoverClaim) Reset() {
@@ -1103,6 +1129,27 @@ func (x *CrossoverClaim) GetTolerance() float64 {
 func (x *CrossoverClaim) GetNone() bool {
 	if x != nil {
 		return x.None
+	}
+	return false
+}
+
+func (x *CrossoverClaim) GetFirstLabels() map[string]string {
+	if x != nil {
+		return x.FirstLabels
+	}
+	return nil
+}
+
+func (x *CrossoverClaim) GetSecondLabels() map[string]string {
+	if x != nil {
+		return x.SecondLabels
+	}
+	return nil
+}
+
+func (x *CrossoverClaim) GetFirstLowerBefore() bool {
+	if x != nil {
+		return x.FirstLowerBefore
 	}
 	return false
 }
@@ -1935,15 +1982,23 @@ const file_benchmark_proto_rawDesc = "" +
 	"\vParamsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01B\x06\n" +
-	"\x04kind\"\xf7\x01\n" +
+	"\x04kind\"\xbd\x04\n" +
 	"\n" +
 	"RatioClaim\x12\x1c\n" +
 	"\tnumerator\x18\x01 \x01(\tR\tnumerator\x12 \n" +
 	"\vdenominator\x18\x02 \x01(\tR\vdenominator\x12\x10\n" +
 	"\x03min\x18\x03 \x01(\x01R\x03min\x12\x15\n" +
 	"\x03max\x18\x04 \x01(\x01H\x00R\x03max\x88\x01\x01\x12=\n" +
-	"\x06labels\x18\x05 \x03(\v2%.lab.plugin.v1.RatioClaim.LabelsEntryR\x06labels\x1a9\n" +
+	"\x06labels\x18\x05 \x03(\v2%.lab.plugin.v1.RatioClaim.LabelsEntryR\x06labels\x12Y\n" +
+	"\x10numerator_labels\x18\x06 \x03(\v2..lab.plugin.v1.RatioClaim.NumeratorLabelsEntryR\x0fnumeratorLabels\x12_\n" +
+	"\x12denominator_labels\x18\a \x03(\v20.lab.plugin.v1.RatioClaim.DenominatorLabelsEntryR\x11denominatorLabels\x1a9\n" +
 	"\vLabelsEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\x1aB\n" +
+	"\x14NumeratorLabelsEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\x1aD\n" +
+	"\x16DenominatorLabelsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01B\x06\n" +
 	"\x04_max\"\xf0\x01\n" +
@@ -1967,14 +2022,23 @@ const file_benchmark_proto_rawDesc = "" +
 	"\x06labels\x18\x05 \x03(\v2$.lab.plugin.v1.NearClaim.LabelsEntryR\x06labels\x1a9\n" +
 	"\vLabelsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xa2\x01\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xfa\x03\n" +
 	"\x0eCrossoverClaim\x12\x14\n" +
 	"\x05first\x18\x01 \x01(\tR\x05first\x12\x16\n" +
 	"\x06second\x18\x02 \x01(\tR\x06second\x12\x14\n" +
 	"\x05sweep\x18\x03 \x01(\tR\x05sweep\x12\x13\n" +
 	"\x02at\x18\x04 \x01(\x01H\x00R\x02at\x88\x01\x01\x12\x1c\n" +
 	"\ttolerance\x18\x05 \x01(\x01R\ttolerance\x12\x12\n" +
-	"\x04none\x18\x06 \x01(\bR\x04noneB\x05\n" +
+	"\x04none\x18\x06 \x01(\bR\x04none\x12Q\n" +
+	"\ffirst_labels\x18\a \x03(\v2..lab.plugin.v1.CrossoverClaim.FirstLabelsEntryR\vfirstLabels\x12T\n" +
+	"\rsecond_labels\x18\b \x03(\v2/.lab.plugin.v1.CrossoverClaim.SecondLabelsEntryR\fsecondLabels\x12,\n" +
+	"\x12first_lower_before\x18\t \x01(\bR\x10firstLowerBefore\x1a>\n" +
+	"\x10FirstLabelsEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\x1a?\n" +
+	"\x11SecondLabelsEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01B\x05\n" +
 	"\x03_at\"\x89\x02\n" +
 	"\fSpeedupClaim\x12\x16\n" +
 	"\x06metric\x18\x01 \x01(\tR\x06metric\x12\x1a\n" +
@@ -2071,7 +2135,7 @@ func file_benchmark_proto_rawDescGZIP() []byte {
 }
 
 var file_benchmark_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_benchmark_proto_msgTypes = make([]protoimpl.MessageInfo, 29)
+var file_benchmark_proto_msgTypes = make([]protoimpl.MessageInfo, 33)
 var file_benchmark_proto_goTypes = []any{
 	(Status)(0),             // 0: lab.plugin.v1.Status
 	(*DescribeRequest)(nil), // 1: lab.plugin.v1.DescribeRequest
@@ -2098,11 +2162,15 @@ var file_benchmark_proto_goTypes = []any{
 	nil,                     // 22: lab.plugin.v1.Reference.LabelsEntry
 	nil,                     // 23: lab.plugin.v1.Claim.ParamsEntry
 	nil,                     // 24: lab.plugin.v1.RatioClaim.LabelsEntry
-	nil,                     // 25: lab.plugin.v1.RangeClaim.LabelsEntry
-	nil,                     // 26: lab.plugin.v1.NearClaim.LabelsEntry
-	nil,                     // 27: lab.plugin.v1.SpeedupClaim.LabelsEntry
-	nil,                     // 28: lab.plugin.v1.RunRequest.ParamsEntry
-	nil,                     // 29: lab.plugin.v1.Sample.LabelsEntry
+	nil,                     // 25: lab.plugin.v1.RatioClaim.NumeratorLabelsEntry
+	nil,                     // 26: lab.plugin.v1.RatioClaim.DenominatorLabelsEntry
+	nil,                     // 27: lab.plugin.v1.RangeClaim.LabelsEntry
+	nil,                     // 28: lab.plugin.v1.NearClaim.LabelsEntry
+	nil,                     // 29: lab.plugin.v1.CrossoverClaim.FirstLabelsEntry
+	nil,                     // 30: lab.plugin.v1.CrossoverClaim.SecondLabelsEntry
+	nil,                     // 31: lab.plugin.v1.SpeedupClaim.LabelsEntry
+	nil,                     // 32: lab.plugin.v1.RunRequest.ParamsEntry
+	nil,                     // 33: lab.plugin.v1.Sample.LabelsEntry
 }
 var file_benchmark_proto_depIdxs = []int32{
 	3,  // 0: lab.plugin.v1.Description.experiments:type_name -> lab.plugin.v1.Experiment
@@ -2119,28 +2187,32 @@ var file_benchmark_proto_depIdxs = []int32{
 	12, // 11: lab.plugin.v1.Claim.speedup:type_name -> lab.plugin.v1.SpeedupClaim
 	13, // 12: lab.plugin.v1.Claim.crash:type_name -> lab.plugin.v1.CrashClaim
 	24, // 13: lab.plugin.v1.RatioClaim.labels:type_name -> lab.plugin.v1.RatioClaim.LabelsEntry
-	25, // 14: lab.plugin.v1.RangeClaim.labels:type_name -> lab.plugin.v1.RangeClaim.LabelsEntry
-	26, // 15: lab.plugin.v1.NearClaim.labels:type_name -> lab.plugin.v1.NearClaim.LabelsEntry
-	27, // 16: lab.plugin.v1.SpeedupClaim.labels:type_name -> lab.plugin.v1.SpeedupClaim.LabelsEntry
-	28, // 17: lab.plugin.v1.RunRequest.params:type_name -> lab.plugin.v1.RunRequest.ParamsEntry
-	16, // 18: lab.plugin.v1.RunEvent.progress:type_name -> lab.plugin.v1.Progress
-	17, // 19: lab.plugin.v1.RunEvent.done:type_name -> lab.plugin.v1.Done
-	19, // 20: lab.plugin.v1.Progress.samples:type_name -> lab.plugin.v1.Sample
-	18, // 21: lab.plugin.v1.Done.response:type_name -> lab.plugin.v1.RunResponse
-	19, // 22: lab.plugin.v1.RunResponse.samples:type_name -> lab.plugin.v1.Sample
-	20, // 23: lab.plugin.v1.RunResponse.env:type_name -> lab.plugin.v1.GuestEnv
-	21, // 24: lab.plugin.v1.RunResponse.outcome:type_name -> lab.plugin.v1.Outcome
-	29, // 25: lab.plugin.v1.Sample.labels:type_name -> lab.plugin.v1.Sample.LabelsEntry
-	0,  // 26: lab.plugin.v1.Outcome.status:type_name -> lab.plugin.v1.Status
-	1,  // 27: lab.plugin.v1.Benchmark.Describe:input_type -> lab.plugin.v1.DescribeRequest
-	14, // 28: lab.plugin.v1.Benchmark.Run:input_type -> lab.plugin.v1.RunRequest
-	2,  // 29: lab.plugin.v1.Benchmark.Describe:output_type -> lab.plugin.v1.Description
-	15, // 30: lab.plugin.v1.Benchmark.Run:output_type -> lab.plugin.v1.RunEvent
-	29, // [29:31] is the sub-list for method output_type
-	27, // [27:29] is the sub-list for method input_type
-	27, // [27:27] is the sub-list for extension type_name
-	27, // [27:27] is the sub-list for extension extendee
-	0,  // [0:27] is the sub-list for field type_name
+	25, // 14: lab.plugin.v1.RatioClaim.numerator_labels:type_name -> lab.plugin.v1.RatioClaim.NumeratorLabelsEntry
+	26, // 15: lab.plugin.v1.RatioClaim.denominator_labels:type_name -> lab.plugin.v1.RatioClaim.DenominatorLabelsEntry
+	27, // 16: lab.plugin.v1.RangeClaim.labels:type_name -> lab.plugin.v1.RangeClaim.LabelsEntry
+	28, // 17: lab.plugin.v1.NearClaim.labels:type_name -> lab.plugin.v1.NearClaim.LabelsEntry
+	29, // 18: lab.plugin.v1.CrossoverClaim.first_labels:type_name -> lab.plugin.v1.CrossoverClaim.FirstLabelsEntry
+	30, // 19: lab.plugin.v1.CrossoverClaim.second_labels:type_name -> lab.plugin.v1.CrossoverClaim.SecondLabelsEntry
+	31, // 20: lab.plugin.v1.SpeedupClaim.labels:type_name -> lab.plugin.v1.SpeedupClaim.LabelsEntry
+	32, // 21: lab.plugin.v1.RunRequest.params:type_name -> lab.plugin.v1.RunRequest.ParamsEntry
+	16, // 22: lab.plugin.v1.RunEvent.progress:type_name -> lab.plugin.v1.Progress
+	17, // 23: lab.plugin.v1.RunEvent.done:type_name -> lab.plugin.v1.Done
+	19, // 24: lab.plugin.v1.Progress.samples:type_name -> lab.plugin.v1.Sample
+	18, // 25: lab.plugin.v1.Done.response:type_name -> lab.plugin.v1.RunResponse
+	19, // 26: lab.plugin.v1.RunResponse.samples:type_name -> lab.plugin.v1.Sample
+	20, // 27: lab.plugin.v1.RunResponse.env:type_name -> lab.plugin.v1.GuestEnv
+	21, // 28: lab.plugin.v1.RunResponse.outcome:type_name -> lab.plugin.v1.Outcome
+	33, // 29: lab.plugin.v1.Sample.labels:type_name -> lab.plugin.v1.Sample.LabelsEntry
+	0,  // 30: lab.plugin.v1.Outcome.status:type_name -> lab.plugin.v1.Status
+	1,  // 31: lab.plugin.v1.Benchmark.Describe:input_type -> lab.plugin.v1.DescribeRequest
+	14, // 32: lab.plugin.v1.Benchmark.Run:input_type -> lab.plugin.v1.RunRequest
+	2,  // 33: lab.plugin.v1.Benchmark.Describe:output_type -> lab.plugin.v1.Description
+	15, // 34: lab.plugin.v1.Benchmark.Run:output_type -> lab.plugin.v1.RunEvent
+	33, // [33:35] is the sub-list for method output_type
+	31, // [31:33] is the sub-list for method input_type
+	31, // [31:31] is the sub-list for extension type_name
+	31, // [31:31] is the sub-list for extension extendee
+	0,  // [0:31] is the sub-list for field type_name
 }
 
 func init() { file_benchmark_proto_init() }
@@ -2171,7 +2243,7 @@ func file_benchmark_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_benchmark_proto_rawDesc), len(file_benchmark_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   29,
+			NumMessages:   33,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -87,7 +87,9 @@ func TestClaimsValidate(t *testing.T) {
 		{"crossover both", func(_ *Claim, d *Description) { d.Experiments[0].Claims[4].Crossover.At = Ptr(1) }, "exactly one of at"},
 		{"speedup same profile", func(_ *Claim, d *Description) { d.Experiments[0].Claims[7].Speedup.Profile = "one" }, "two different profiles"},
 		{"crash unknown param", func(_ *Claim, d *Description) { d.Experiments[0].Claims[8].Crash.Param = "size" }, "crash needs a signal and the size parameter"},
-		{"crossover of one series", func(_ *Claim, d *Description) { d.Experiments[0].Claims[6].Crossover.SecondLabels = map[string]string{"mode": "thread"} },
+		{"crossover of one series", func(_ *Claim, d *Description) {
+			d.Experiments[0].Claims[6].Crossover.SecondLabels = map[string]string{"mode": "thread"}
+		},
 			"the same series (t); tell them apart with first_labels and second_labels"},
 	}
 	for _, tt := range tests {

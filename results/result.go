@@ -59,7 +59,8 @@ type Reference struct {
 
 // Outcome says how a run ended.
 type Outcome struct {
-	// Status is "ok", "failed" or "expected-crash".
+	// Status is "ok", "failed", "expected-crash" or, for a swept run
+	// stopped by Ctrl-C, "interrupted" (StatusInterrupted).
 	Status string `json:"status"`
 	Reason string `json:"reason,omitempty"`
 	// StderrTail is the last lines the plugin wrote to stderr, on failure.
@@ -109,6 +110,9 @@ type Result struct {
 	Comparisons   []Comparison      `json:"comparisons,omitempty"`
 	// Verdicts are the verdicts on the claims of the run's experiment.
 	Verdicts []Verdict `json:"verdicts,omitempty"`
+	// Sweep is set for a swept run (lab run --sweep): the keys and values
+	// swept and what became of each point.
+	Sweep *Sweep `json:"sweep,omitempty"`
 	// Harness records what running the plugin cost, apart from the
 	// measurement itself.
 	Harness *Harness `json:"harness,omitempty"`

@@ -1,0 +1,236 @@
+package results
+
+import (
+	"encoding/json"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+func TestSweepPoints(t *testing.T) {
+	tests := []struct {
+		name string
+		axes []SweepAxis
+		want []map[string]string
+	}{
+		{"none", nil, nil},
+		{"one key", []SweepAxis{{"n", []string{"50", "100"}}}, []map[string]string{{"n": "50"}, {"n": "100"}}},
+		{"cross product, first key slowest", []SweepAxis{{"count", []string{"5", "500"}}, {"mode", []string{"process", "thread"}}},
+			[]map[string]string{
+				{"count": "5", "mode": "process"}, {"count": "5", "mode": "thread"},
+				{"count": "500", "mode": "process"}, {"count": "500", "mode": "thread"},
+			}},
+		{"three keys", []SweepAxis{{"a", []string{"1", "2"}}, {"b", []string{"x"}}, {"c", []string{"p", "q", "r"}}},
+			[]map[string]string{
+				{"a": "1", "b": "x", "c": "p"}, {"a": "1", "b": "x", "c": "q"}, {"a": "1", "b": "x", "c": "r"},
+				{"a": "2", "b": "x", "c": "p"}, {"a": "2", "b": "x", "c": "q"}, {"a": "2", "b": "x", "c": "r"},
+			}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := SweepPoints(tt.axes); !reflect.DeepEqual(got, tt.want) {
+				t.Errorf("SweepPoints(%v) = %v, want %v", tt.axes, got, tt.want)
+			}
+		})
+	}
+}
+
+func TestLabelPoint(t *testing.T) {
+	in := []Sample{
+		{Metric: "a", Value: 1},
+		{Metric: "b", Value: 2, Labels: map[string]string{"mode": "thread", "n": "plugin's"}},
+	}
+	got := LabelPoint(in, map[string]string{"n": "50"})
+	want := []Sample{
+		{Metric: "a", Value: 1, Labels: map[string]string{"n": "50"}},
+		{Metric: "b", Value: 2, Labels: map[string]string{"mode": "thread", "n": "50"}},
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("LabelPoint = %+v, want %+v", got, want)
+	}
+	if in[0].Labels != nil || in[1].Labels["n"] != "plugin's" {
+		t.Errorf("LabelPoint changed its input: %+v", in)
+	}
+}
+
+func TestSweepRecord(t *testing.T) {
+	s := &Sweep{
+		Axes: []SweepAxis{{"n", []string{"50", "100"}}, {"mode", []string{"a", "b"}}},
+		Points: []SweepPoint{
+			{Status: "ok"}, {Status: "expected-crash"}, {Status: "failed"}, {Status: StatusInterrupted}, {Status: PointNotRun},
+		},
+	}
+	if got, want := s.String(), "n=50,100 mode=a,b"; got != want {
+		t.Errorf("String() = %q, want %q", got, want)
+	}
+	if got := s.Keys(); !reflect.DeepEqual(got, []string{"n", "mode"}) {
+		t.Errorf("Keys() = %v", got)
+	}
+	if got := s.Done(); got != 2 {
+		t.Errorf("Done() = %d, want 2 (ok and expected-crash)", got)
+	}
+	// It round-trips in the result document, and a result without one
+	// has no "sweep" field.
+	r := &Result{ID: "x", Sweep: s}
+	data, err := json.Marshal(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back Result
+	if err := json.Unmarshal(data, &back); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(back.Sweep, s) {
+		t.Errorf("sweep after a round trip: %+v, want %+v", back.Sweep, s)
+	}
+	data, _ = json.Marshal(&Result{ID: "y"})
+	var m map[string]any
+	_ = json.Unmarshal(data, &m)
+	if _, ok := m["sweep"]; ok {
+		t.Errorf("a run without a sweep writes a sweep field: %s", data)
+	}
+}
+
+func TestPlotX(t *testing.T) {
+	tests := []struct {
+		sweep *Sweep
+		want  string
+	}{
+		{nil, ""},
+		{&Sweep{Axes: []SweepAxis{{"mode", []string{"process", "thread"}}, {"count", []string{"5", "500"}}}}, "count"},
+		{&Sweep{Axes: []SweepAxis{{"n", []string{"50"}}, {"m", []string{"1", "2"}}}}, "n"},
+		{&Sweep{Axes: []SweepAxis{{"stdout", []string{"pty", "null"}}}}, "stdout"},
+	}
+	for _, tt := range tests {
+		if got := PlotX(tt.sweep); got != tt.want {
+			t.Errorf("PlotX(%v) = %q, want %q", tt.sweep, got, tt.want)
+		}
+	}
+}
+
+func TestPlotMetrics(t *testing.T) {
+	at := 600.0
+	cross := Claim{ID: "E1.1", Crossover: &CrossoverRule{First: "process_s", Second: "thread_s", Sweep: "count", At: &at, Tolerance: 100}}.WithKind()
+	ratio := Claim{ID: "E2.1", Ratio: &RatioRule{Numerator: "fork_wait_us", Denominator: "thread_create_join_us", Min: 4.5}}.WithKind()
+	other := Claim{ID: "X", Ratio: &RatioRule{Numerator: "a", Denominator: "b", Min: 1}}.WithKind()
+	tests := []struct {
+		name   string
+		main   string
+		x      string
+		claims []Claim
+		want   []string
+	}{
+		{"main alone", "syscall_ns", "n", nil, []string{"syscall_ns"}},
+		{"main and its ratio partner", "fork_wait_us", "n", []Claim{other, ratio}, []string{"fork_wait_us", "thread_create_join_us"}},
+		{"a crossover over x wins", "real_s", "count", []Claim{ratio, cross}, []string{"process_s", "thread_s"}},
+		{"a crossover over another key does not", "real_s", "workers", []Claim{cross}, []string{"real_s"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := PlotMetrics(tt.main, tt.x, tt.claims); !reflect.DeepEqual(got, tt.want) {
+				t.Errorf("PlotMetrics(%s, %s) = %v, want %v", tt.main, tt.x, got, tt.want)
+			}
+		})
+	}
+}
+
+// ratioSweep is a swept run over n of two metrics whose ratio at point v
+// is ratios[v], with 4 repeats each.
+func ratioSweep(id, profile string, ratios map[string]float64, order []string) *Result {
+	r := &Result{ID: id, Plugin: "forkbench", Experiment: "forktime",
+		Machine:    Machine{Profile: profile, Accelerator: "tcg", Clock: "host"},
+		Parameters: map[string]string{"n": strings.Join(order, ","), "repeat": "4"},
+		Outcome:    Outcome{Status: "ok"},
+		Sweep:      &Sweep{Axes: []SweepAxis{{Key: "n", Values: order}}}}
+	for _, v := range order {
+		point := map[string]string{"n": v}
+		r.Sweep.Points = append(r.Sweep.Points, SweepPoint{Labels: point, Status: "ok", Repeats: 4})
+		for k := range 4 {
+			d := 100 + float64(k)
+			r.Samples = append(r.Samples,
+				Sample{Metric: "fork_wait_us", Unit: "µs", Value: d * ratios[v], Repeat: k, Labels: point},
+				Sample{Metric: "thread_create_join_us", Unit: "µs", Value: d, Repeat: k, Labels: point})
+		}
+	}
+	return r
+}
+
+func TestAtPoint(t *testing.T) {
+	r := ratioSweep("run", "celeron-2.4", map[string]float64{"50": 2, "100": 8}, []string{"50", "100"})
+	r.Samples = append(r.Samples, Sample{Metric: "fork_wait_us", Unit: "µs", Value: 1, Labels: map[string]string{"n": "100", "mode": "x"}})
+	r.Sweep.Points[1].Status, r.Sweep.Points[1].Reason = StatusInterrupted, "interrupted after 3 of 4 repeats"
+	sub := r.AtPoint(map[string]string{"n": "50"})
+	if sub == nil || len(sub.Samples) != 8 || sub.Parameters["n"] != "50" || sub.Sweep != nil || sub.Outcome.Status != "ok" {
+		t.Fatalf("AtPoint(n=50): %+v", sub)
+	}
+	for _, s := range sub.Samples {
+		if s.Labels != nil {
+			t.Errorf("sample at n=50 keeps labels %v; the swept one should be gone", s.Labels)
+		}
+	}
+	sub = r.AtPoint(map[string]string{"n": "100"})
+	if len(sub.Samples) != 9 || sub.Samples[8].Labels["mode"] != "x" || sub.Samples[8].Labels["n"] != "" {
+		t.Errorf("AtPoint(n=100) samples %+v; want the other labels kept, n gone", sub.Samples)
+	}
+	if sub.Outcome.Status != "failed" || !strings.Contains(sub.Outcome.Reason, "interrupted") {
+		t.Errorf("an interrupted point's outcome %+v; want it seen as not finished", sub.Outcome)
+	}
+	if r.Parameters["n"] != "50,100" || r.Samples[0].Labels["n"] != "50" {
+		t.Errorf("AtPoint changed the run: %v %v", r.Parameters, r.Samples[0].Labels)
+	}
+	if r.AtPoint(map[string]string{"n": "7"}) != nil || (&Result{}).AtPoint(map[string]string{"n": "50"}) != nil {
+		t.Error("AtPoint of a point not in the sweep, or of a run that is no sweep, is not nil")
+	}
+}
+
+func TestJudgeSweep(t *testing.T) {
+	ratio := Claim{ID: "E2.1", Plugin: "forkbench", Bench: "forktime", Ratio: &RatioRule{Numerator: "fork_wait_us", Denominator: "thread_create_join_us", Min: 4.5}}.WithKind()
+	onlyAt := Claim{ID: "P", Plugin: "forkbench", Bench: "forktime", Params: map[string]string{"n": "2000"},
+		Ratio: &RatioRule{Numerator: "fork_wait_us", Denominator: "thread_create_join_us", Min: 1}}.WithKind()
+	labelled := Claim{ID: "L", Plugin: "forkbench", Bench: "forktime", Ratio: &RatioRule{Numerator: "fork_wait_us", Denominator: "thread_create_join_us", Min: 1, Labels: map[string]string{"n": "100"}}}.WithKind()
+	speedup := Claim{ID: "S", Plugin: "forkbench", Bench: "forktime", Speedup: &SpeedupRule{Metric: "fork_wait_us", Baseline: "xeon5130-1core", Profile: "xeon5130-2core", Min: 1.5}}.WithKind()
+	other := Claim{ID: "O", Plugin: "forkbench", Bench: "create", Ratio: &RatioRule{Numerator: "a", Denominator: "b", Min: 1}}.WithKind()
+
+	r := ratioSweep("run", "celeron-2.4", map[string]float64{"50": 2, "100": 8, "200": 8}, []string{"50", "100", "200"})
+	r.Sweep.Points[2].Status = PointNotRun
+	r.Samples = r.Samples[:16]
+	r.JudgeSweep([]Claim{ratio, onlyAt, labelled, other}, nil)
+	var got []string
+	for _, v := range r.Verdicts {
+		got = append(got, v.Claim+" "+v.Verdict+" "+strings.SplitN(v.Reason, ":", 2)[0])
+	}
+	want := []string{
+		"E2.1 not reproduced at n=50", "E2.1 reproduced at n=100", // per point; n=200 never ran
+		"P not run at n=50", // no point has n=2000: one verdict
+		"L reproduced fork_wait_us / thread_create_join_us = 8 (medians 812 / 102, 4 and 4 samples)", // names a swept label: the whole run
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("verdicts:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	for _, v := range r.Verdicts {
+		if v.Decided() && (len(v.Runs) != 1 || v.Runs[0] != "run") {
+			t.Errorf("verdict %s %q names runs %v, want the swept run", v.Claim, v.Reason, v.Runs)
+		}
+	}
+
+	// A speedup at each point, against the other profile's stored sweep
+	// seen at the same point.
+	one := ratioSweep("one", "xeon5130-1core", map[string]float64{"50": 4, "100": 4}, []string{"50", "100"})
+	two := ratioSweep("two", "xeon5130-2core", map[string]float64{"50": 2, "100": 3.9}, []string{"50", "100"})
+	two.JudgeSweep([]Claim{speedup}, []*Result{two, one})
+	got = nil
+	for _, v := range two.Verdicts {
+		got = append(got, v.Verdict+" "+strings.SplitN(v.Reason, ":", 2)[0]+" "+strings.Join(v.Runs, ","))
+	}
+	want = []string{"reproduced at n=50 one,two", "not reproduced at n=100 one,two"}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("speedup verdicts:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+
+	// A run that is no sweep is judged as Judge does.
+	plain := &Result{ID: "plain", Plugin: "forkbench", Experiment: "forktime", Outcome: Outcome{Status: "ok"}}
+	plain.JudgeSweep([]Claim{ratio}, nil)
+	if len(plain.Verdicts) != 1 || strings.HasPrefix(plain.Verdicts[0].Reason, "at ") {
+		t.Errorf("plain run verdicts %+v", plain.Verdicts)
+	}
+}

@@ -1,0 +1,287 @@
+package main
+
+// lab run --sweep and lab run --profile A --profile B through the real
+// plugin path in real guests, with small sizes.
+
+import (
+	"bytes"
+	"encoding/json"
+	"encoding/xml"
+	"errors"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"lab/internal/labtest"
+	"lab/results"
+)
+
+// itCheckSVG checks that path is a well-formed SVG whose text has every
+// one of wants.
+func itCheckSVG(t *testing.T, path string, wants ...string) {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("plot: %v", err)
+	}
+	d := xml.NewDecoder(bytes.NewReader(data))
+	root := ""
+	for {
+		tok, err := d.Token()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			t.Fatalf("plot %s is not well-formed XML: %v", path, err)
+		}
+		if el, ok := tok.(xml.StartElement); ok && root == "" {
+			root = el.Name.Local
+		}
+	}
+	if root != "svg" {
+		t.Errorf("plot %s: root element %q, want svg", path, root)
+	}
+	for _, w := range wants {
+		if !bytes.Contains(data, []byte(w)) {
+			t.Errorf("plot %s has no %q", path, w)
+		}
+	}
+}
+
+// itPrinted returns the path lab printed after prefix ("plot: ").
+func itPrinted(t *testing.T, stderr, prefix string) string {
+	t.Helper()
+	i := strings.LastIndex(stderr, "\n"+prefix)
+	if i < 0 {
+		t.Fatalf("lab run did not print %q:\n%s", prefix, stderr)
+	}
+	p, _, _ := strings.Cut(stderr[i+1+len(prefix):], "\n")
+	return strings.TrimSpace(p)
+}
+
+// pointSamples counts res's samples of metric at each value of key.
+func pointSamples(res *results.Result, metric, key string) map[string]int {
+	n := map[string]int{}
+	for _, s := range res.Samples {
+		if s.Metric == metric {
+			n[s.Labels[key]]++
+		}
+	}
+	return n
+}
+
+// TestIntegrationRunSweep: forkbench forktime over n=50,100 in one VM and
+// one plugin start, one result with both points, and its plot.
+func TestIntegrationRunSweep(t *testing.T) {
+	p := itProfile(t, "celeron-2.4")
+	itBootEnv(t, p)
+	itUp(t, p.Name, "sweep")
+	res, r := itRunJSON(t, 0, "forkbench", "--vm", "sweep", "-e", "forktime", "--sweep", "n=50,100", "--repeat", "2")
+	if res.Outcome.Status != "ok" {
+		t.Fatalf("outcome %+v", res.Outcome)
+	}
+	if res.Sweep == nil || len(res.Sweep.Points) != 2 || res.Sweep.Done() != 2 {
+		t.Fatalf("sweep record %+v, want 2 points done", res.Sweep)
+	}
+	if res.Parameters["n"] != "50,100" || res.Parameters["repeat"] != "2" {
+		t.Errorf("parameters %v, want n=50,100 repeat=2", res.Parameters)
+	}
+	for _, m := range []string{"fork_wait_us", "thread_create_join_us"} {
+		if got := pointSamples(res, m, "n"); got["50"] != 2 || got["100"] != 2 || len(got) != 2 {
+			t.Errorf("%s samples per point %v, want 2 at n=50 and 2 at n=100, none unlabelled", m, got)
+		}
+	}
+	var fork50, fork100 bool
+	for _, s := range res.Summary {
+		if s.Metric == "fork_wait_us" {
+			fork50 = fork50 || s.Labels["n"] == "50"
+			fork100 = fork100 || s.Labels["n"] == "100"
+		}
+	}
+	if !fork50 || !fork100 {
+		t.Errorf("no summary per point: %+v", res.Summary)
+	}
+	// One plugin start for the whole sweep, progress per point.
+	if n := strings.Count(r.stderr, "plugin forkbench started"); n != 1 {
+		t.Errorf("the plugin started %d times, want once for the sweep:\n%s", n, r.stderr)
+	}
+	for _, w := range []string{"2 sweep point(s) x 2 repeat(s)", "point 1/2: n=50", "point 2/2: n=100", "[point 2/2 n=100] [2/2]"} {
+		if !strings.Contains(r.stderr, w) {
+			t.Errorf("progress does not show %q:\n%s", w, r.stderr)
+		}
+	}
+	// E2.1 (fork+wait / pthread_create+join) is decided per point.
+	var at []string
+	for _, v := range res.Verdicts {
+		if v.Claim == "E2.1" {
+			at = append(at, strings.SplitN(v.Reason, ":", 2)[0])
+		}
+	}
+	if strings.Join(at, ",") != "at n=50,at n=100" {
+		t.Errorf("E2.1 verdicts at %v, want one at each point", at)
+	}
+	plot := itPrinted(t, r.stderr, "plot: ")
+	if want := filepath.Join(itResultsDir(t), res.ID+".svg"); plot != want {
+		t.Errorf("plot written to %s, want %s beside the result", plot, want)
+	}
+	itCheckSVG(t, plot, "fork_wait_us", "thread_create_join_us", "time (µs)", "n (iterations of each loop)",
+		"profile celeron-2.4", "kernel "+res.Machine.KernelID, "clock host", "2 of 2 points done")
+}
+
+// TestIntegrationRunSweepCtrlC: SIGINT to bin/lab in the middle of a
+// sweep saves the point that finished, says the run was interrupted,
+// exits 130, and leaves the VM usable with no plugin running.
+func TestIntegrationRunSweepCtrlC(t *testing.T) {
+	p := itProfile(t, "celeron-2.4")
+	itBootEnv(t, p)
+	labBin := filepath.Join(labtest.LibDir(), "lab")
+	if _, err := os.Stat(labBin); err != nil {
+		labtest.Unavailable(t, "%s missing: run `make build`", labBin)
+	}
+	itUp(t, p.Name, "sweepint")
+	out := t.TempDir()
+	// n=50 takes a fraction of a second; n=300000 forks minutes.
+	cmd := exec.Command(labBin, "run", "forkbench", "--vm", "sweepint", "--out", out, "--json", "-e", "forktime", "--sweep", "n=50,300000")
+	var stdout bytes.Buffer
+	stderr := &syncBuffer{}
+	cmd.Stdout, cmd.Stderr = &stdout, stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	t.Cleanup(func() { _ = cmd.Process.Kill() })
+	deadline := time.Now().Add(2 * time.Minute)
+	for !strings.Contains(stderr.String(), "point 2/2: n=300000") {
+		if time.Now().After(deadline) {
+			t.Fatalf("the sweep never reached its second point:\n%s", stderr.String())
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	time.Sleep(time.Second) // well into the second point
+	sent := time.Now()
+	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-done:
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) || ee.ExitCode() != 130 {
+			t.Errorf("lab run interrupted: %v, want exit status 130\n%s", err, stderr.String())
+		}
+	case <-time.After(45 * time.Second):
+		t.Fatalf("lab run still running 45 s after SIGINT\n%s", stderr.String())
+	}
+	t.Logf("ended %.1fs after SIGINT; stderr:\n%s", time.Since(sent).Seconds(), stderr.String())
+	var res results.Result
+	if err := json.Unmarshal(stdout.Bytes(), &res); err != nil {
+		t.Fatalf("lab run --json printed no document: %v\n%s", err, stdout.String())
+	}
+	saved, err := results.Load(itPrinted(t, stderr.String(), "result: "))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if saved.ID != res.ID {
+		t.Errorf("saved %s, printed %s", saved.ID, res.ID)
+	}
+	if saved.Outcome.Status != results.StatusInterrupted || !strings.Contains(saved.Outcome.Reason, "after 1 of 2 sweep points") {
+		t.Errorf("outcome %+v, want interrupted after 1 of 2 points", saved.Outcome)
+	}
+	if saved.Sweep == nil || len(saved.Sweep.Points) != 2 || saved.Sweep.Points[0].Status != "ok" || saved.Sweep.Points[1].Status != results.StatusInterrupted {
+		t.Fatalf("sweep record %+v, want n=50 ok and n=300000 interrupted", saved.Sweep)
+	}
+	if got := pointSamples(saved, "fork_wait_us", "n"); got["50"] != 1 || got["300000"] != 0 {
+		t.Errorf("fork_wait_us samples per point %v, want the finished n=50 one only", got)
+	}
+	if !strings.Contains(stderr.String(), "interrupted (Ctrl-C) after 1 of 2 sweep points") {
+		t.Errorf("lab run does not say what it kept:\n%s", stderr.String())
+	}
+	itCheckSVG(t, itPrinted(t, stderr.String(), "plot: "), "fork_wait_us", "1 of 2 points done", "interrupted")
+	if left := itGuestProcs(t, "forkbench"); left != "" {
+		t.Errorf("the plugin still runs in the guest after Ctrl-C: %s", left)
+	}
+	// The VM is usable: a small run there works.
+	again, _ := itRunJSON(t, 0, "forkbench", "--vm", "sweepint", "-e", "forktime", "-p", "n=50")
+	if again.Outcome.Status != "ok" {
+		t.Errorf("a run after the interrupted sweep: %+v", again.Outcome)
+	}
+}
+
+// TestIntegrationRunProfiles: the 1-core/2-core comparison in one
+// command, over a small sweep: one throwaway VM and result per profile,
+// then the comparison and one plot with both.
+func TestIntegrationRunProfiles(t *testing.T) {
+	one, two := itProfile(t, "xeon5130-1core"), itProfile(t, "xeon5130-2core")
+	root := itBootEnv(t, one, two)
+	dir := itResultsDir(t)
+	args := []string{"run", "--json", "--out", dir, "forkbench", "--profile", one.Name, "--profile", two.Name, "-e", "forktime", "--sweep", "n=50,100", "--repeat", "2"}
+	r := itLab(t, 2*itRunTimeout, nil, args...)
+	if r.code != 0 {
+		t.Fatalf("lab %s: exit %d\n%s\n%s", strings.Join(args, " "), r.code, r.stdout, r.stderr)
+	}
+	var out profilesOutput
+	if err := json.Unmarshal([]byte(r.stdout), &out); err != nil {
+		t.Fatalf("lab run --profile A --profile B --json: %v\n%s", err, r.stdout)
+	}
+	if len(out.Results) != 2 || len(out.Paths) != 2 {
+		t.Fatalf("%d results, %d paths; want one per profile", len(out.Results), len(out.Paths))
+	}
+	for i, p := range []string{one.Name, two.Name} {
+		res := out.Results[i]
+		if got := results.ProfileName(res.Machine); got != p || res.Outcome.Status != "ok" || res.Sweep.Done() != 2 {
+			t.Errorf("result %d: profile %s outcome %+v sweep %+v; want %s ok with 2 points", i, got, res.Outcome, res.Sweep, p)
+		}
+		if res.Guest.OnlineCPUs != i+1 {
+			t.Errorf("result on %s saw %d online CPUs", p, res.Guest.OnlineCPUs)
+		}
+		if saved, err := results.Load(out.Paths[i]); err != nil || saved.ID != res.ID {
+			t.Errorf("result %d not saved at %s: %v", i, out.Paths[i], err)
+		}
+	}
+	if !out.Results[1].Started.After(out.Results[0].Finished) {
+		t.Errorf("the runs overlap: %v..%v and %v..", out.Results[0].Started, out.Results[0].Finished, out.Results[1].Started)
+	}
+	c := out.Comparison
+	if c == nil || c.Baseline != one.Name || len(c.Profiles) != 2 {
+		t.Fatalf("comparison %+v", c)
+	}
+	found := false
+	for _, row := range c.Rows {
+		if row.Metric == "fork_wait_us" && row.Labels["n"] == "50" {
+			found = true
+			b, o := row.Medians[one.Name], row.Medians[two.Name]
+			if b <= 0 || o <= 0 || row.Speedup[two.Name] != b/o {
+				t.Errorf("fork_wait_us at n=50: medians %v speed-up %v", row.Medians, row.Speedup)
+			}
+			t.Logf("fork_wait_us at n=50: %s %.0f µs, %s %.0f µs, speed-up %.2f", one.Name, b, two.Name, o, row.Speedup[two.Name])
+		}
+	}
+	if !found {
+		t.Errorf("no fork_wait_us n=50 row in %+v", c.Rows)
+	}
+	if want := strings.TrimSuffix(out.Paths[0], ".json") + ".profiles.svg"; out.Plot != want {
+		t.Errorf("combined plot %q, want %q", out.Plot, want)
+	}
+	itCheckSVG(t, out.Plot, one.Name+": fork_wait_us", two.Name+": thread_create_join_us", "profile "+one.Name, "profile "+two.Name)
+	for _, w := range []string{"== profile 1 of 2: " + one.Name, "== profile 2 of 2: " + two.Name} {
+		if !strings.Contains(r.stderr, w) {
+			t.Errorf("stderr does not say %q", w)
+		}
+	}
+	if st := itMust(t, itCallTimeout, nil, "status", "--json"); strings.TrimSpace(st.stdout) != "[]" {
+		t.Errorf("throwaway VMs still listed:\n%s", st.stdout)
+	}
+	if procs := labtest.WaitNoProcs(root, 5*time.Second); len(procs) > 0 {
+		t.Errorf("the throwaway VMs left processes: %v", procs)
+	}
+	// Without --json: each run's summary, then the comparison table.
+	r = itLab(t, 2*itRunTimeout, nil, "run", "--out", dir, "forkbench", "--profile", one.Name, "--profile", two.Name, "-e", "forktime", "-p", "n=50")
+	if r.code != 0 || !strings.Contains(r.stdout, "comparison of "+one.Name+", "+two.Name) || !strings.Contains(r.stdout, "speed-up "+two.Name) {
+		t.Errorf("lab run --profile A --profile B: exit %d, no comparison table:\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+}

@@ -27,6 +27,13 @@ func newServer(d *Description, impl Benchmark) *server {
 	return &server{desc: d, wdesc: descriptionToWire(d), impl: impl}
 }
 
+// RegisterBenchmark registers the Benchmark service for impl, described by
+// d, on s. Serve does this for a plugin; tests that serve a Benchmark in
+// process (through go-plugin's test harness) call it themselves.
+func RegisterBenchmark(s grpc.ServiceRegistrar, d *Description, impl Benchmark) {
+	wire.RegisterBenchmarkServer(s, newServer(d, impl))
+}
+
 // Describe returns the plugin's description.json, as parsed.
 func (s *server) Describe(context.Context, *wire.DescribeRequest) (*wire.Description, error) {
 	return s.wdesc, nil

@@ -30,7 +30,7 @@ func (f *fakeBench) Run(ctx context.Context, req *RunRequest, progress func(Prog
 func connect(t *testing.T, b Benchmark, multiplex bool) *Client {
 	t.Helper()
 	client, _ := plugin.TestPluginGRPCConn(t, multiplex, map[string]plugin.Plugin{
-		PluginName: &GRPCPlugin{Description: testDescription(), Impl: b},
+		PluginName: &testGRPCPlugin{Description: testDescription(), Impl: b},
 	})
 	// Close shuts the server down through go-plugin's controller;
 	// calling server.Stop as well races inside go-plugin.
@@ -40,6 +40,23 @@ func connect(t *testing.T, b Benchmark, multiplex bool) *Client {
 		t.Fatalf("Dispense: %v", err)
 	}
 	return raw.(*Client)
+}
+
+// testGRPCPlugin is host.GRPCPlugin (which this package cannot import),
+// for go-plugin's in-process test harness.
+type testGRPCPlugin struct {
+	plugin.NetRPCUnsupportedPlugin
+	Description *Description
+	Impl        Benchmark
+}
+
+func (p *testGRPCPlugin) GRPCServer(_ *plugin.GRPCBroker, s *grpc.Server) error {
+	RegisterBenchmark(s, p.Description, p.Impl)
+	return nil
+}
+
+func (p *testGRPCPlugin) GRPCClient(_ context.Context, _ *plugin.GRPCBroker, c *grpc.ClientConn) (any, error) {
+	return NewClient(c), nil
 }
 
 // Every field of every message survives the SDK -> wire -> SDK round trip

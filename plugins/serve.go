@@ -1,17 +1,11 @@
 package plugins
 
 import (
-	"context"
 	"crypto/tls"
 	"crypto/x509"
 	"errors"
 	"fmt"
 	"os"
-
-	"github.com/hashicorp/go-plugin"
-	"google.golang.org/grpc"
-
-	"lab/plugins/wire"
 )
 
 // WorkloadDirEnv names the environment variable that tells a plugin where
@@ -35,8 +29,22 @@ const (
 // canonical JSON form, embedded in the binary and handed to Serve.
 const DescriptionFile = "description.json"
 
+// GuestBuildTags are the build tags `lab plugin build` builds a plugin
+// with: grpcnotrace leaves gRPC's x/net/trace (and with it html/template)
+// out of the binary.
+const GuestBuildTags = "grpcnotrace"
+
 // PluginName is the name the Benchmark is served and dispensed under.
 const PluginName = "benchmark"
+
+// HandshakeConfig is what lab and a plugin check before they talk; it has
+// the fields of go-plugin's HandshakeConfig, which the host converts it to
+// (the SDK does not link go-plugin: see Serve).
+type HandshakeConfig struct {
+	ProtocolVersion  uint
+	MagicCookieKey   string
+	MagicCookieValue string
+}
 
 // Handshake is shared by lab and every plugin. go-plugin refuses to talk
 // when the protocol versions differ, so bump ProtocolVersion whenever
@@ -44,39 +52,10 @@ const PluginName = "benchmark"
 // Version 1 was the hand-written JSON service; 2 is lab.plugin.v1. The
 // magic cookie is not a secret: it only makes a plugin binary run by hand
 // say it must be started by lab instead of serving to nobody.
-var Handshake = plugin.HandshakeConfig{
+var Handshake = HandshakeConfig{
 	ProtocolVersion:  2,
 	MagicCookieKey:   "LAB_PLUGIN",
 	MagicCookieValue: "68e4a3e4b175520ff9811658e7015d75a22cabfdfbe1fa09",
-}
-
-// PluginMap is the go-plugin plugin set of a Benchmark client (the host):
-// use it as ClientConfig.Plugins; Dispense(PluginName) returns a *Client.
-var PluginMap = map[string]plugin.Plugin{PluginName: &GRPCPlugin{}}
-
-// GRPCPlugin is the go-plugin glue for the Benchmark service, over gRPC
-// only. Description and Impl are set on the plugin side and nil on the host
-// side.
-type GRPCPlugin struct {
-	plugin.NetRPCUnsupportedPlugin
-	Description *Description
-	Impl        Benchmark
-}
-
-var _ plugin.GRPCPlugin = (*GRPCPlugin)(nil)
-
-// GRPCServer registers the Benchmark service (plugin side).
-func (p *GRPCPlugin) GRPCServer(_ *plugin.GRPCBroker, s *grpc.Server) error {
-	if p.Description == nil || p.Impl == nil {
-		return fmt.Errorf("plugins.GRPCPlugin needs a Description and an Impl to serve")
-	}
-	wire.RegisterBenchmarkServer(s, newServer(p.Description, p.Impl))
-	return nil
-}
-
-// GRPCClient returns a *Client that calls the plugin (host side).
-func (p *GRPCPlugin) GRPCClient(_ context.Context, _ *plugin.GRPCBroker, c *grpc.ClientConn) (any, error) {
-	return NewClient(c), nil
 }
 
 // Serve serves b, described by description (the plugin's description.json,
@@ -93,28 +72,30 @@ func (p *GRPCPlugin) GRPCClient(_ context.Context, _ *plugin.GRPCBroker, c *grpc
 // It serves only over mutual TLS with the certificate lab hands it at
 // start (TLSCertEnv, TLSKeyEnv, TLSCAEnv); started without one (by hand)
 // it says it must be started by lab and exits with status 1.
+//
+// Serve speaks the plugin side of go-plugin's gRPC protocol itself
+// (goplugin.go) rather than calling go-plugin's Serve, whose package links
+// net/rpc and html/template into every plugin binary: see docs/DESIGN.md.
 func Serve(description []byte, b Benchmark) {
 	d, err := ParseDescription(description)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "%v\n", err)
 		os.Exit(2)
 	}
-	// Checked before go-plugin starts: a TLSProvider error would only be
-	// logged, and without a TLS config go-plugin serves plaintext.
 	tc, err := serverTLSFromEnv()
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "plugin %s: %v\n", d.Name, err)
 		os.Exit(1)
 	}
-	plugin.Serve(&plugin.ServeConfig{
-		HandshakeConfig: Handshake,
-		Plugins:         map[string]plugin.Plugin{PluginName: &GRPCPlugin{Description: d, Impl: b}},
-		GRPCServer:      plugin.DefaultGRPCServer,
-		// With a TLSProvider go-plugin neither makes a key pair nor puts a
-		// certificate in its handshake line: the host already holds the
-		// VM's CA and trusts nothing else.
-		TLSProvider: func() (*tls.Config, error) { return tc, nil },
-	})
+	if os.Getenv(Handshake.MagicCookieKey) != Handshake.MagicCookieValue {
+		fmt.Fprintf(os.Stderr, "plugin %s: this binary is a lab plugin; it must be started by lab (`lab run %s`), which runs it in a guest\n", d.Name, d.Name)
+		os.Exit(1)
+	}
+	if err := serveGoPlugin(d, b, tc, os.Stdout); err != nil {
+		fmt.Fprintf(os.Stderr, "plugin %s: %v\n", d.Name, err)
+		os.Exit(1)
+	}
+	os.Exit(0)
 }
 
 // errNoTLS is a plugin started without the TLS material lab hands over.

@@ -96,7 +96,7 @@ func buildPlugin(ctx context.Context, dir, outRoot string, e *env) (string, erro
 		if err := os.MkdirAll(filepath.Join(adir, "workload"), 0o755); err != nil {
 			return "", err
 		}
-		gocmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-ldflags=-s -w", "-o", filepath.Join(adir, name), ".")
+		gocmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-ldflags=-s -w", "-tags", plugins.GuestBuildTags, "-o", filepath.Join(adir, name), ".")
 		gocmd.Dir = dir
 		gocmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux", "GOARCH="+b.goarch, "GO386=softfloat")
 		if msg, err := gocmd.CombinedOutput(); err != nil {

@@ -226,7 +226,7 @@ func TestRunDeadline(t *testing.T) {
 func TestOverGRPC(t *testing.T) {
 	dir := buildWorkloads(t, "gcc")
 	client, _ := plugin.TestPluginGRPCConn(t, true, map[string]plugin.Plugin{
-		plugins.PluginName: &plugins.GRPCPlugin{Description: testBench().desc, Impl: testBench()},
+		plugins.PluginName: &host.GRPCPlugin{Description: testBench().desc, Impl: testBench()},
 	})
 	// Close shuts the server down through go-plugin's controller;
 	// calling server.Stop as well races inside go-plugin.
@@ -259,7 +259,7 @@ func TestOverGRPC(t *testing.T) {
 func TestOverGRPCCancel(t *testing.T) {
 	dir := buildWorkloads(t, "gcc")
 	client, _ := plugin.TestPluginGRPCConn(t, true, map[string]plugin.Plugin{
-		plugins.PluginName: &plugins.GRPCPlugin{Description: testBench().desc, Impl: testBench()},
+		plugins.PluginName: &host.GRPCPlugin{Description: testBench().desc, Impl: testBench()},
 	})
 	// Close shuts the server down through go-plugin's controller;
 	// calling server.Stop as well races inside go-plugin.
@@ -300,12 +300,11 @@ func TestPluginBinary(t *testing.T) {
 	cmd := exec.Command(exe)
 	cmd.Env = append(append(os.Environ(), plugins.WorkloadDirEnv+"="+dir), vmTLS.PluginEnv()...)
 	client := plugin.NewClient(&plugin.ClientConfig{
-		HandshakeConfig:     plugins.Handshake,
-		Plugins:             plugins.PluginMap,
-		Cmd:                 cmd,
-		AllowedProtocols:    []plugin.Protocol{plugin.ProtocolGRPC},
-		GRPCBrokerMultiplex: true,
-		TLSConfig:           vmTLS.ClientTLS(),
+		HandshakeConfig:  host.Handshake,
+		Plugins:          host.PluginMap,
+		Cmd:              cmd,
+		AllowedProtocols: []plugin.Protocol{plugin.ProtocolGRPC},
+		TLSConfig:        vmTLS.ClientTLS(),
 	})
 	t.Cleanup(client.Kill)
 	rpc, err := client.Client()

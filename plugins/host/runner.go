@@ -48,6 +48,7 @@ type guestRunner struct {
 	stderrR        *io.PipeReader
 	stderrTail     *tailBuffer
 	listeners      []net.Listener
+	tunnels        map[net.Conn]bool // both ends of each open tunnel
 	mu             sync.Mutex
 	pushed, cached int
 	pushTime       time.Duration
@@ -113,7 +114,16 @@ func (r *guestRunner) Start(ctx context.Context) error {
 		errW.Close()
 		return fmt.Errorf("starting plugin %s in the guest: %w", r.bundle.Name, err)
 	}
+	r.mu.Lock()
 	r.proc = p
+	r.mu.Unlock()
+	// The link has no half-close: a tunnel whose guest end the plugin
+	// dropped by dying stays open until the host closes it, and a gRPC
+	// call on it would wait forever. The plugin's exit ends its tunnels.
+	go func() {
+		<-p.Done()
+		r.closeTunnels()
+	}()
 	return nil
 }
 
@@ -201,7 +211,10 @@ func (r *guestRunner) PluginToHost(pluginNet, pluginAddr string) (string, string
 }
 
 func (r *guestRunner) tunnel(c net.Conn, addr string) {
-	defer c.Close()
+	if !r.track(c) {
+		return
+	}
+	defer r.untrack(c)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	g, err := r.lc.Dial(ctx, "unix", addr)
 	cancel()
@@ -210,17 +223,61 @@ func (r *guestRunner) tunnel(c net.Conn, addr string) {
 		fmt.Fprintf(r.stderrTail, "lab: tunnel to the plugin's socket %s failed: %v\n", addr, err)
 		return
 	}
-	defer g.Close()
+	if !r.track(g) {
+		return
+	}
+	defer r.untrack(g)
 	done := make(chan struct{}, 2)
 	go func() { io.Copy(g, c); done <- struct{}{} }()
 	go func() { io.Copy(c, g); done <- struct{}{} }()
 	<-done
 }
 
-// HostToPlugin is only needed when the plugin dials the host (a broker
-// without multiplexing); with GRPCBrokerMultiplex it is not used.
+// HostToPlugin is only needed when the plugin dials the host (go-plugin's
+// broker); lab brokers nothing, so it is never called.
 func (r *guestRunner) HostToPlugin(hostNet, hostAddr string) (string, string, error) {
 	return "", "", fmt.Errorf("plugin %s: the guest cannot dial host address %s %s", r.bundle.Name, hostNet, hostAddr)
+}
+
+// track records an open tunnel end, or closes it and returns false if the
+// plugin has already exited.
+func (r *guestRunner) track(c net.Conn) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.proc != nil && isDone(r.proc.Done()) {
+		c.Close()
+		return false
+	}
+	if r.tunnels == nil {
+		r.tunnels = map[net.Conn]bool{}
+	}
+	r.tunnels[c] = true
+	return true
+}
+
+func (r *guestRunner) untrack(c net.Conn) {
+	r.mu.Lock()
+	delete(r.tunnels, c)
+	r.mu.Unlock()
+	c.Close()
+}
+
+// closeTunnels closes every open tunnel end.
+func (r *guestRunner) closeTunnels() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for c := range r.tunnels {
+		c.Close()
+	}
+}
+
+func isDone(ch <-chan struct{}) bool {
+	select {
+	case <-ch:
+		return true
+	default:
+		return false
+	}
 }
 
 func (r *guestRunner) closeListeners() {
@@ -331,7 +388,7 @@ type OpenOptions struct {
 
 // Open pushes bundle into the guest behind lc, starts it and returns a
 // session whose Client speaks to it, over mutual TLS with the VM's
-// certificates (opt.TLS) and GRPCBrokerMultiplex; no ReattachConfig is
+// certificates (opt.TLS); no ReattachConfig is
 // used (its pid is a guest pid and Kill would signal a host process).
 func Open(ctx context.Context, lc *link.Client, bundle *Bundle, opt OpenOptions) (*Session, error) {
 	if opt.TLS == nil {
@@ -426,14 +483,13 @@ func Open(ctx context.Context, lc *link.Client, bundle *Bundle, opt OpenOptions)
 // TLSProvider go-plugin makes no key in the guest.
 func clientConfig(t *VMTLS, startTimeout time.Duration, logger hclog.Logger) *plugin.ClientConfig {
 	return &plugin.ClientConfig{
-		HandshakeConfig:     plugins.Handshake,
-		Plugins:             plugins.PluginMap,
-		AllowedProtocols:    []plugin.Protocol{plugin.ProtocolGRPC},
-		TLSConfig:           t.ClientTLS(),
-		GRPCBrokerMultiplex: true,
-		SkipHostEnv:         true,
-		StartTimeout:        startTimeout,
-		Logger:              logger,
+		HandshakeConfig:  Handshake,
+		Plugins:          PluginMap,
+		AllowedProtocols: []plugin.Protocol{plugin.ProtocolGRPC},
+		TLSConfig:        t.ClientTLS(),
+		SkipHostEnv:      true,
+		StartTimeout:     startTimeout,
+		Logger:           logger,
 	}
 }
 

@@ -182,12 +182,56 @@ func TestTLSPluginRefusesClient(t *testing.T) {
 			if err == nil {
 				t.Fatalf("the plugin of vm a served a host with %s\nplugin stderr:\n%s", tt.name, stderr)
 			}
-			if !strings.Contains(err.Error(), tt.want) {
-				t.Errorf("error %q does not say %q", err, tt.want)
-			}
 			t.Logf("refused: %v", err)
+			if tt.cfg == nil {
+				if !strings.Contains(err.Error(), tt.want) {
+					t.Errorf("error %q does not say %q", err, tt.want)
+				}
+				return
+			}
+			// Under TLS 1.3 the client's handshake is over before the
+			// plugin checks its certificate, so gRPC may be writing its
+			// preface when the alert arrives, and report the closed
+			// connection instead. A client that reads gets the alert.
+			alert := readAlert(t, a.PluginEnv(), tt.cfg)
+			if !strings.Contains(alert, tt.want) {
+				t.Errorf("the plugin's answer to a TLS client with %s is %q; want %q", tt.name, alert, tt.want)
+			}
 		})
 	}
+}
+
+// readAlert starts the plugin handed env, connects to its socket over TLS
+// with cfg and returns the error of the first read (the plugin's alert).
+func readAlert(t *testing.T, env []string, cfg *tls.Config) string {
+	t.Helper()
+	var alert string
+	line, stderr := runPluginDirectly(t, env, func(line string) {
+		parts := strings.Split(line, "|")
+		if len(parts) < 4 {
+			return
+		}
+		c, err := net.Dial(parts[2], parts[3])
+		if err != nil {
+			alert = "dial: " + err.Error()
+			return
+		}
+		defer c.Close()
+		c.SetDeadline(time.Now().Add(10 * time.Second))
+		cfg := cfg.Clone()
+		cfg.NextProtos = []string{"h2"}
+		tc := tls.Client(c, cfg)
+		if err := tc.Handshake(); err != nil {
+			alert = err.Error()
+			return
+		}
+		_, err = tc.Read(make([]byte, 1))
+		alert = fmt.Sprint(err)
+	})
+	if line == "" {
+		t.Fatalf("the plugin did not serve\nstderr:\n%s", stderr)
+	}
+	return alert
 }
 
 // With a TLSProvider go-plugin's handshake line carries no server
@@ -195,7 +239,7 @@ func TestTLSPluginRefusesClient(t *testing.T) {
 // trust but the VM's CA.
 func TestTLSHandshakeLineCarriesNoCertificate(t *testing.T) {
 	a := testTLS(t, "a")
-	line, _ := runPluginDirectly(t, a.PluginEnv())
+	line, _ := runPluginDirectly(t, a.PluginEnv(), nil)
 	parts := strings.Split(line, "|")
 	if len(parts) < 6 || parts[4] != "grpc" {
 		t.Fatalf("handshake line %q: want core|version|net|addr|grpc|cert|...", line)
@@ -222,7 +266,7 @@ func TestTLSPluginWithoutMaterialFails(t *testing.T) {
 		{"a certificate that does not load", garbage, plugins.TLSCertEnv},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			line, stderr := runPluginDirectly(t, tt.env)
+			line, stderr := runPluginDirectly(t, tt.env, nil)
 			if line != "" {
 				t.Errorf("the plugin served (handshake line %q)", line)
 			}
@@ -234,10 +278,11 @@ func TestTLSPluginWithoutMaterialFails(t *testing.T) {
 }
 
 // runPluginDirectly runs this test binary as a plugin with go-plugin's
-// environment (the magic cookie, protocol versions, multiplexing) plus
+// environment (the magic cookie, protocol versions) plus
 // env, and returns its handshake line (empty if it exited without one) and
-// its stderr. It kills the plugin once it has the line.
-func runPluginDirectly(t *testing.T, env []string) (string, string) {
+// its stderr. It calls serving (if not nil) with the line while the plugin
+// serves, then kills it.
+func runPluginDirectly(t *testing.T, env []string, serving func(line string)) (string, string) {
 	t.Helper()
 	exe, err := os.Executable()
 	if err != nil {
@@ -246,8 +291,7 @@ func runPluginDirectly(t *testing.T, env []string) (string, string) {
 	cmd := exec.Command(exe)
 	cmd.Env = append([]string{testPluginEnv + "=1", "TMPDIR=" + t.TempDir(),
 		plugins.Handshake.MagicCookieKey + "=" + plugins.Handshake.MagicCookieValue,
-		fmt.Sprintf("PLUGIN_PROTOCOL_VERSIONS=%d", plugins.Handshake.ProtocolVersion),
-		"PLUGIN_MULTIPLEX_GRPC=true"}, env...)
+		fmt.Sprintf("PLUGIN_PROTOCOL_VERSIONS=%d", plugins.Handshake.ProtocolVersion)}, env...)
 	var stderr syncBuffer
 	cmd.Stderr = &stderr
 	out, err := cmd.StdoutPipe()
@@ -267,6 +311,9 @@ func runPluginDirectly(t *testing.T, env []string) (string, string) {
 	case line = <-done:
 	case <-time.After(30 * time.Second):
 		t.Error("the plugin neither served nor exited in 30 s")
+	}
+	if line != "" && serving != nil {
+		serving(line)
 	}
 	_ = cmd.Process.Kill()
 	_ = cmd.Wait()
@@ -504,4 +551,44 @@ func (s *syncBuffer) String() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.String()
+}
+
+// plugins.Serve speaks go-plugin's protocol without go-plugin: its
+// client's health check passes, and its Kill asks the plugin to shut down
+// through the controller service, so the plugin exits by itself with
+// status 0 rather than being killed after go-plugin's 2 s grace.
+func TestGoPluginProtocol(t *testing.T) {
+	a := testTLS(t, "a")
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr syncBuffer
+	cfg := clientConfig(a, 30*time.Second, hclog.New(&hclog.LoggerOptions{Level: hclog.Off, Output: io.Discard}))
+	cmd := exec.Command(exe)
+	cmd.Env = append([]string{testPluginEnv + "=1", "TMPDIR=" + t.TempDir()}, a.PluginEnv()...)
+	cfg.Cmd = cmd
+	cfg.Stderr = &stderr
+	c := plugin.NewClient(cfg)
+	defer c.Kill()
+	rpc, err := c.Client()
+	if err != nil {
+		t.Fatalf("go-plugin client: %v\nplugin stderr:\n%s", err, stderr.String())
+	}
+	if err := rpc.Ping(); err != nil {
+		t.Errorf("health check (go-plugin's Ping): %v", err)
+	}
+	if v := c.NegotiatedVersion(); v != int(plugins.Handshake.ProtocolVersion) {
+		t.Errorf("negotiated protocol %d, want %d", v, plugins.Handshake.ProtocolVersion)
+	}
+	start := time.Now()
+	c.Kill()
+	took := time.Since(start)
+	if cmd.ProcessState == nil {
+		t.Fatal("Kill returned before the plugin exited")
+	}
+	if code := cmd.ProcessState.ExitCode(); code != 0 || took > 1500*time.Millisecond {
+		t.Errorf("after Kill the plugin ended with status %d in %v; want status 0 well before go-plugin's 2 s force-kill (%s)\nplugin stderr:\n%s",
+			code, took, cmd.ProcessState, stderr.String())
+	}
 }

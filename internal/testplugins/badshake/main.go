@@ -10,6 +10,7 @@ import (
 	"github.com/hashicorp/go-plugin"
 
 	"lab/plugins"
+	"lab/plugins/host"
 )
 
 //go:embed description.json
@@ -24,7 +25,7 @@ func (bench) Run(context.Context, *plugins.RunRequest, func(plugins.Progress)) (
 func main() {
 	plugin.Serve(&plugin.ServeConfig{
 		HandshakeConfig: plugin.HandshakeConfig{ProtocolVersion: 99, MagicCookieKey: plugins.Handshake.MagicCookieKey, MagicCookieValue: plugins.Handshake.MagicCookieValue},
-		Plugins: map[string]plugin.Plugin{plugins.PluginName: &plugins.GRPCPlugin{
+		Plugins: map[string]plugin.Plugin{plugins.PluginName: &host.GRPCPlugin{
 			Description: plugins.MustParseDescription(description), Impl: bench{}}},
 		GRPCServer: plugin.DefaultGRPCServer,
 	})

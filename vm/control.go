@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -30,6 +31,8 @@ const (
 type ctlRequest struct {
 	Op    string        `json:"op"`
 	Grace time.Duration `json:"grace,omitempty"`
+	// Discard (with ctlDown): end QEMU without powering the guest off.
+	Discard bool `json:"discard,omitempty"`
 }
 
 type ctlResponse struct {
@@ -264,7 +267,21 @@ func (h *Handle) Status(ctx context.Context) (*Status, error) {
 // Down powers the VM off (forced after grace) and waits until its state is
 // gone.
 func (h *Handle) Down(ctx context.Context, grace time.Duration) error {
-	conn, _, err := h.ctl(ctx, ctlRequest{Op: ctlDown, Grace: grace})
+	return h.down(ctx, ctlRequest{Op: ctlDown, Grace: grace})
+}
+
+// Discard ends the VM without powering the guest off (QMP quit) and waits
+// until its state is gone: for a throwaway VM whose run is saved.
+func (h *Handle) Discard(ctx context.Context) error {
+	err := h.down(ctx, ctlRequest{Op: ctlDown, Discard: true})
+	if f, ok := owners.LoadAndDelete(h.Name); ok {
+		f.(*os.File).Close()
+	}
+	return err
+}
+
+func (h *Handle) down(ctx context.Context, req ctlRequest) error {
+	conn, _, err := h.ctl(ctx, req)
 	if err != nil {
 		if !supervisorAlive(h.State.SupervisorPID) {
 			cleanStale(h.Dir, h.State)

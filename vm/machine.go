@@ -44,6 +44,10 @@ type Config struct {
 	// saved (see preload.go); part of the snapshot's key. Only with a
 	// Snapshot.
 	Preload []PreloadFile `json:"preload,omitempty"`
+	// Throwaway VMs live only as long as the process that asked for them
+	// (UpOptions.Throwaway): the supervisor watches the owner pipe on fd 4
+	// and discards the VM when it closes.
+	Throwaway bool `json:"throwaway,omitempty"`
 }
 
 // Machine is a running QEMU process and the link to its agent. It belongs
@@ -491,6 +495,25 @@ func (m *Machine) Shutdown(ctx context.Context, grace time.Duration) error {
 	}
 	m.Kill()
 	return fmt.Errorf("machine %s did not power off within %v; killed", m.cfg.Name, grace)
+}
+
+// Discard ends the machine without powering the guest off: QMP quit, then
+// SIGKILL. For a guest whose state nobody keeps (a throwaway VM after its
+// run), it saves the guest's shutdown.
+func (m *Machine) Discard(ctx context.Context) error {
+	m.shutting.Store(true)
+	qctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
+	if q, err := m.monitor(qctx); err == nil {
+		_ = q.Quit(qctx)
+	}
+	cancel()
+	select {
+	case <-m.exited:
+		return nil
+	case <-time.After(3 * time.Second):
+	}
+	m.Kill()
+	return nil
 }
 
 // Kill kills QEMU and waits for it.

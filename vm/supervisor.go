@@ -51,6 +51,18 @@ func Supervise(dir string, ready *os.File, logw io.Writer) int {
 	}
 	ctx, cancel := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
 	defer cancel()
+	// A throwaway VM's owner holds the write end of the pipe on fd 4; it
+	// closes when the owner ends, however it ends.
+	ownerGone := make(chan struct{})
+	if cfg.Throwaway {
+		owner := os.NewFile(4, "owner")
+		go func() {
+			_, _ = io.Copy(io.Discard, owner)
+			logger.Printf("the process that owns this throwaway vm is gone; discarding it")
+			close(ownerGone)
+			cancel()
+		}()
+	}
 
 	st := &State{Config: cfg, Phase: PhaseBooting, SupervisorPID: os.Getpid(), Started: time.Now()}
 	if err := writeState(dir, st); err != nil {
@@ -102,14 +114,22 @@ func Supervise(dir string, ready *os.File, logw io.Writer) int {
 	go s.serve(ln)
 	var grace time.Duration
 	var downConn net.Conn
+	discard := false
 	select {
 	case <-m.Exited():
 		logger.Printf("qemu exited: %v", m.waitErr)
+	case <-ownerGone:
+		discard = true
 	case <-ctx.Done():
+		if isClosed(ownerGone) {
+			discard = true
+			break
+		}
 		logger.Printf("signalled; powering off")
 		grace = 5 * time.Second
 	case req := <-s.down:
 		grace = req.Grace
+		discard = req.Discard
 		downConn = s.downConn
 	}
 	ln.Close()
@@ -119,6 +139,10 @@ func Supervise(dir string, ready *os.File, logw io.Writer) int {
 	select {
 	case <-m.Exited():
 	default:
+		if discard {
+			derr = m.Discard(context.Background())
+			break
+		}
 		if grace <= 0 {
 			grace = 30 * time.Second
 		}
@@ -228,4 +252,13 @@ func splice(a, b net.Conn) {
 	a.Close()
 	b.Close()
 	<-done
+}
+
+func isClosed(ch <-chan struct{}) bool {
+	select {
+	case <-ch:
+		return true
+	default:
+		return false
+	}
 }

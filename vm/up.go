@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"regexp"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -36,6 +37,10 @@ type UpOptions struct {
 	Exe string
 	// Log receives progress and notes for the user.
 	Log io.Writer
+	// Throwaway ties the VM to this process: when it ends, however it
+	// ends (SIGKILL too), the supervisor discards the VM. Take it down
+	// with Handle.Discard.
+	Throwaway bool
 }
 
 var nameRE = regexp.MustCompile(`^[a-zA-Z0-9][a-zA-Z0-9._-]{0,62}$`)
@@ -105,7 +110,7 @@ func Prepare(ctx context.Context, o UpOptions) (*Config, error) {
 		Name: o.Name, Profile: p, Argv: argv, QEMUVersion: version, Snapshot: snapshot, Preload: preload,
 		Accel: accel, Clock: o.Clock,
 		KernelID: k.ID, KernelSHA256: k.Vmlinuz, KernelPackage: k.Package + " " + k.Version, KernelRelease: k.Release,
-		Initrd: initrd, BootTimeout: timeout,
+		Initrd: initrd, BootTimeout: timeout, Throwaway: o.Throwaway,
 	}, nil
 }
 
@@ -159,8 +164,13 @@ func Up(ctx context.Context, o UpOptions) (*State, error) {
 		os.RemoveAll(dir)
 		return nil, err
 	}
-	return startSupervisor(ctx, o.Exe, dir, o.Name)
+	return startSupervisor(ctx, o.Exe, dir, o.Name, o.Throwaway)
 }
+
+// owners holds the write ends of the owner pipes of this process's
+// throwaway VMs, by name. They are never inherited (O_CLOEXEC); when the
+// process ends the kernel closes them, and each supervisor sees EOF.
+var owners sync.Map // name -> *os.File
 
 func modTime(path string) time.Time {
 	fi, err := os.Stat(path)
@@ -170,7 +180,7 @@ func modTime(path string) time.Time {
 	return fi.ModTime()
 }
 
-func startSupervisor(ctx context.Context, exe, dir, name string) (*State, error) {
+func startSupervisor(ctx context.Context, exe, dir, name string, throwaway bool) (*State, error) {
 	logf, err := os.OpenFile(dir+"/"+SupervisorLog, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
 	if err != nil {
 		os.RemoveAll(dir)
@@ -186,15 +196,32 @@ func startSupervisor(ctx context.Context, exe, dir, name string) (*State, error)
 	cmd := exec.Command(exe, SuperviseArg, dir)
 	cmd.Stdout, cmd.Stderr = logf, logf
 	cmd.ExtraFiles = []*os.File{pw}
+	var ownR, ownW *os.File
+	if throwaway {
+		if ownR, ownW, err = os.Pipe(); err != nil {
+			pw.Close()
+			os.RemoveAll(dir)
+			return nil, err
+		}
+		cmd.ExtraFiles = append(cmd.ExtraFiles, ownR) // fd 4
+	}
 	// Its own session: a Ctrl-C on the terminal is relayed by Up, not
 	// delivered behind its back.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	if err := cmd.Start(); err != nil {
 		pw.Close()
+		if throwaway {
+			ownR.Close()
+			ownW.Close()
+		}
 		os.RemoveAll(dir)
 		return nil, fmt.Errorf("starting the supervisor (%s): %w", exe, err)
 	}
 	pw.Close()
+	if throwaway {
+		ownR.Close()
+		owners.Store(name, ownW)
+	}
 	exited := make(chan struct{})
 	go func() { cmd.Wait(); close(exited) }()
 

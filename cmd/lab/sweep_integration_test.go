@@ -285,3 +285,82 @@ func TestIntegrationRunProfiles(t *testing.T) {
 		t.Errorf("lab run --profile A --profile B: exit %d, no comparison table:\n%s\n%s", r.code, r.stdout, r.stderr)
 	}
 }
+
+// TestIntegrationRunSweepFailures: in one guest, a point whose workload
+// fails is recorded and the sweep goes on; a plugin that dies at a point
+// ends the sweep there, keeping the points before; --timeout ends a sweep
+// at the point it reaches. After each the VM works.
+func TestIntegrationRunSweepFailures(t *testing.T) {
+	p := itProfile(t, "celeron-2.4")
+	dir := itTestPlugins(t)
+	repo, err := labtest.RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	itMust(t, 5*time.Minute, nil, "plugin", "build", "--out", dir, filepath.Join(repo, "internal", "testplugins", "sweeptest"))
+	itBootEnv(t, p)
+	itUp(t, p.Name, "sweepfail")
+	statuses := func(res *results.Result) string {
+		var s []string
+		for _, pt := range res.Sweep.Points {
+			s = append(s, results.FormatLabels(pt.Labels)+":"+pt.Status)
+		}
+		return strings.Join(s, " ")
+	}
+
+	t.Run("a point fails, the sweep goes on", func(t *testing.T) {
+		res, _ := itRunJSON(t, 1, "sweeptest", "--sweep", "point=ok,fail,expected-crash", "--sweep", "value=2", "--repeat", "2")
+		if got, want := statuses(res), "point=ok value=2:ok point=fail value=2:failed point=expected-crash value=2:expected-crash"; got != want {
+			t.Errorf("points %s, want %s", got, want)
+		}
+		if res.Outcome.Status != "failed" || !strings.Contains(res.Outcome.Reason, "1 of 3 sweep points failed: point=fail value=2: repeat 1/2: sweeptest: failing on purpose") {
+			t.Errorf("outcome %+v", res.Outcome)
+		}
+		if got := pointSamples(res, "t_ms", "point"); got["ok"] != 2 || got["fail"] != 0 || got["expected-crash"] != 1 {
+			t.Errorf("samples per point %v, want 2 at ok, none at fail, the 1 before the expected crash", got)
+		}
+	})
+
+	t.Run("the plugin dies at a point", func(t *testing.T) {
+		res, r := itRunJSON(t, 1, "sweeptest", "--sweep", "point=ok,crash,fail")
+		if got, want := statuses(res), "point=ok:ok point=crash:failed point=fail:not run"; got != want {
+			t.Errorf("points %s, want %s", got, want)
+		}
+		for _, w := range []string{"sweep point 2 of 3 (point=crash)", "the plugin crashed", "the 1 point(s) after it were not run"} {
+			if !strings.Contains(res.Outcome.Reason, w) {
+				t.Errorf("reason %q does not say %q", res.Outcome.Reason, w)
+			}
+		}
+		if !strings.Contains(r.stderr, "sweeptest: about to crash") {
+			t.Errorf("lab run does not quote the plugin's stderr:\n%s", r.stderr)
+		}
+		if got := pointSamples(res, "t_ms", "point"); got["ok"] != 1 {
+			t.Errorf("samples per point %v, want the ok point's kept", got)
+		}
+	})
+
+	t.Run("--timeout mid-sweep", func(t *testing.T) {
+		start := time.Now()
+		res, _ := itRunJSON(t, 1, "labtest", "-e", "slow", "--sweep", "seconds=1,60", "--timeout", "10s")
+		if took := time.Since(start); took > 40*time.Second {
+			t.Errorf("--timeout 10s took %v", took)
+		}
+		if got, want := statuses(res), "seconds=1:ok seconds=60:failed"; got != want {
+			t.Errorf("points %s, want %s", got, want)
+		}
+		if !strings.Contains(res.Outcome.Reason, "sweep point 2 of 2 (seconds=60): timed out after 10s") {
+			t.Errorf("outcome %+v, want the second point timed out", res.Outcome)
+		}
+		if got := pointSamples(res, "tick", "seconds"); got["1"] != 1 || got["60"] < 3 {
+			t.Errorf("samples per point %v, want 1 at seconds=1 and those measured before the timeout at 60", got)
+		}
+		if left := itGuestProcs(t, "labtest"); left != "" {
+			t.Errorf("the plugin still runs in the guest: %s", left)
+		}
+	})
+
+	res, _ := itRunJSON(t, 0, "sweeptest", "--sweep", "value=1,2")
+	if res.Outcome.Status != "ok" || res.Sweep.Done() != 2 {
+		t.Errorf("the VM is not usable after the failures: %+v %s", res.Outcome, statuses(res))
+	}
+}

@@ -267,7 +267,7 @@ func (e *env) runOn(ctx context.Context, plan *runPlan, profile *images.Profile,
 		_, _ = rand.Read(b[:])
 		name := p.Name + "-run-" + hex.EncodeToString(b[:])
 		fmt.Fprintf(e.stderr, "booting throwaway vm %s (profile %s)...\n", name, p.Name)
-		st, err := vm.Up(ctx, vm.UpOptions{Name: name, Profile: p, Accel: "auto", Clock: clock, Preload: preloadFor(p.Arch, e.stderr), Exe: exe, Log: e.stderr})
+		st, err := vm.Up(ctx, vm.UpOptions{Name: name, Profile: p, Accel: "auto", Clock: clock, Preload: preloadFor(p.Arch, e.stderr), Exe: exe, Log: e.stderr, Throwaway: true})
 		if err != nil {
 			return nil, "", err
 		}
@@ -278,7 +278,10 @@ func (e *env) runOn(ctx context.Context, plan *runPlan, profile *images.Profile,
 		defer func() {
 			dctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 			defer cancel()
-			if err := h.Down(dctx, 20*time.Second); err != nil {
+			// The run is saved: nothing in the guest is worth a clean
+			// power-off. Killed instead, this process still takes the
+			// VM with it (vm.UpOptions.Throwaway).
+			if err := h.Discard(dctx); err != nil {
 				fmt.Fprintf(e.stderr, "warning: powering off %s: %v\n", name, err)
 			}
 		}()

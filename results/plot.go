@@ -197,7 +197,11 @@ func sweepPlot(runs []*Result, o PlotOptions) (*figure, error) {
 		ylo = 0
 	}
 
-	for _, m := range crossoverMarks(o.Claims, o.X, nominal == nil) {
+	// Marks in warm colours the series palette does not start with, told
+	// apart by colour and dash.
+	markColors := []color.NRGBA{{R: 200, G: 110, B: 0, A: 255}, {R: 140, G: 60, B: 160, A: 255}, {R: 120, G: 120, B: 120, A: 255}}
+	for i, m := range crossoverMarks(o.Claims, o.X, nominal == nil) {
+		mc := markColors[i%len(markColors)]
 		lo, hi := m.at-m.tol, m.at+m.tol
 		if logX {
 			lo = math.Max(lo, m.at/10)
@@ -207,7 +211,7 @@ func sweepPlot(runs []*Result, o PlotOptions) (*figure, error) {
 			if err != nil {
 				return nil, err
 			}
-			band.Color = color.NRGBA{R: 255, G: 170, B: 0, A: 48}
+			band.Color = color.NRGBA{R: mc.R, G: mc.G, B: mc.B, A: 40}
 			band.LineStyle.Width = 0
 			p.Add(band)
 		}
@@ -215,11 +219,23 @@ func sweepPlot(runs []*Result, o PlotOptions) (*figure, error) {
 		if err != nil {
 			return nil, err
 		}
-		l.Color = color.NRGBA{R: 200, G: 110, B: 0, A: 255}
+		l.Color = mc
 		l.Width = vg.Points(1.5)
-		l.Dashes = []vg.Length{vg.Points(6), vg.Points(3)}
+		l.Dashes = []vg.Length{vg.Points(float64(6 + 3*i)), vg.Points(3)}
 		p.Add(l)
 		legend.Add(m.name, l)
+	}
+	// Where this run's curves crossed, as its verdict placed it.
+	for _, m := range measuredCrossings(runs, o.Claims, o.X, nominal == nil) {
+		pts, err := plotter.NewScatter(plotter.XYs{{X: m.at, Y: ylo}})
+		if err != nil {
+			return nil, err
+		}
+		pts.Shape = draw.PyramidGlyph{}
+		pts.Radius = vg.Points(5)
+		pts.Color = color.Black
+		p.Add(pts)
+		legend.Add(m.name, pts)
 	}
 
 	for i, s := range series {
@@ -498,6 +514,39 @@ func crossoverMarks(claims []Claim, x string, numericX bool) []mark {
 			name += " (" + c.Profile + ")"
 		}
 		out = append(out, mark{name: name, at: *k.At, tol: k.Tolerance})
+	}
+	return out
+}
+
+// measuredCrossings are the crossings the runs' verdicts on crossover
+// claims over x found (the "crossing" number), one per run and claim.
+func measuredCrossings(runs []*Result, claims []Claim, x string, numericX bool) []mark {
+	over := map[string]bool{}
+	for _, c := range claims {
+		if c.Crossover != nil && c.Crossover.Sweep == x {
+			over[c.ID] = true
+		}
+	}
+	if !numericX || len(over) == 0 {
+		return nil
+	}
+	var out []mark
+	seen := map[string]bool{}
+	for _, r := range runs {
+		for _, v := range r.Verdicts {
+			if !over[v.Claim] {
+				continue
+			}
+			for _, n := range v.Numbers {
+				key := ProfileName(r.Machine) + " " + FormatValue(n.Value)
+				if n.Name != "crossing" || seen[key] {
+					continue
+				}
+				seen[key] = true
+				name := fmt.Sprintf("measured crossing %s=%s (%s, %s: %s)", x, FormatValue(n.Value), ProfileName(r.Machine), v.Claim, v.Verdict)
+				out = append(out, mark{name: name, at: n.Value})
+			}
+		}
 	}
 	return out
 }

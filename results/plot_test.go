@@ -49,6 +49,11 @@ func sweepRun(profile, key string, values []string, metrics map[string]string, r
 	return r
 }
 
+func withVerdicts(r *Result, vs ...Verdict) *Result {
+	r.Verdicts = vs
+	return r
+}
+
 // svgTexts checks that data is well-formed XML with an <svg> root and
 // returns the content of its <text> elements in document order.
 func svgTexts(t *testing.T, data []byte) []string {
@@ -153,11 +158,12 @@ func TestWriteSweepPlot(t *testing.T) {
 			// Several series labels and the published crossover; x spans
 			// three decades: log scale.
 			name: "crossover",
-			runs: []*Result{sweepRun("celeron-2.4", "count", []string{"5", "500", "5000"},
-				map[string]string{"process_s": "s", "thread_s": "s"}, []map[string]string{{"stdout": "pty"}, {"stdout": "null"}}, 2, mode)},
+			runs: []*Result{withVerdicts(sweepRun("celeron-2.4", "count", []string{"5", "500", "5000"},
+				map[string]string{"process_s": "s", "thread_s": "s"}, []map[string]string{{"stdout": "pty"}, {"stdout": "null"}}, 2, mode),
+				Verdict{Claim: "E1.1", Verdict: Reproduced, Numbers: []Number{{Name: "crossing", Value: 612.5}, {Name: "between", Value: 500}}})},
 			opts: PlotOptions{Metrics: []string{"process_s", "thread_s"}, Claims: []Claim{cross}},
 			wants: []string{"count (log scale)", "time (s)", "process_s stdout=pty", "thread_s stdout=null",
-				"E1.1 published crossover count=600 ±100 (celeron-2.4)"},
+				"E1.1 published crossover count=600 ±100 (celeron-2.4)", "measured crossing count=612 (celeron-2.4, E1.1: reproduced)"},
 		},
 		{
 			// One series per profile.

@@ -46,6 +46,9 @@ type SweepPoint struct {
 	Repeats int `json:"repeats"`
 	// Seconds is the point's wall time on the host.
 	Seconds float64 `json:"seconds,omitempty"`
+	// StderrTail is the end of what the workload or plugin wrote to
+	// stderr, for a point that failed or crashed.
+	StderrTail string `json:"stderr_tail,omitempty"`
 }
 
 // Keys returns the swept keys in order.
@@ -152,7 +155,7 @@ func (r *Result) AtPoint(labels map[string]string) *Result {
 		sub.Parameters = map[string]string{}
 	}
 	maps.Copy(sub.Parameters, labels)
-	sub.Outcome = Outcome{Status: point.Status, Reason: point.Reason}
+	sub.Outcome = Outcome{Status: point.Status, Reason: point.Reason, StderrTail: point.StderrTail}
 	if point.Status == StatusInterrupted || point.Status == PointNotRun {
 		// A point cut short decides what its samples can; a rule that
 		// takes the outcome into account (crash) sees it did not end.

@@ -159,6 +159,7 @@ func TestAtPoint(t *testing.T) {
 	r := ratioSweep("run", "celeron-2.4", map[string]float64{"50": 2, "100": 8}, []string{"50", "100"})
 	r.Samples = append(r.Samples, Sample{Metric: "fork_wait_us", Unit: "µs", Value: 1, Labels: map[string]string{"n": "100", "mode": "x"}})
 	r.Sweep.Points[1].Status, r.Sweep.Points[1].Reason = StatusInterrupted, "interrupted after 3 of 4 repeats"
+	r.Sweep.Points[1].StderrTail = "last words"
 	sub := r.AtPoint(map[string]string{"n": "50"})
 	if sub == nil || len(sub.Samples) != 8 || sub.Parameters["n"] != "50" || sub.Sweep != nil || sub.Outcome.Status != "ok" {
 		t.Fatalf("AtPoint(n=50): %+v", sub)
@@ -172,7 +173,7 @@ func TestAtPoint(t *testing.T) {
 	if len(sub.Samples) != 9 || sub.Samples[8].Labels["mode"] != "x" || sub.Samples[8].Labels["n"] != "" {
 		t.Errorf("AtPoint(n=100) samples %+v; want the other labels kept, n gone", sub.Samples)
 	}
-	if sub.Outcome.Status != "failed" || !strings.Contains(sub.Outcome.Reason, "interrupted") {
+	if sub.Outcome.Status != "failed" || !strings.Contains(sub.Outcome.Reason, "interrupted") || sub.Outcome.StderrTail != "last words" {
 		t.Errorf("an interrupted point's outcome %+v; want it seen as not finished", sub.Outcome)
 	}
 	if r.Parameters["n"] != "50,100" || r.Samples[0].Labels["n"] != "50" {

@@ -56,7 +56,7 @@ func (e *env) runSweep(ctx, runCtx context.Context, plan *runPlan, h *vm.Handle,
 			}
 			res.Samples = append(res.Samples, partial...)
 			o := runFailure(ctx, runCtx, h, sess, err, f.timeout)
-			sp.Status, sp.Reason = o.Status, o.Reason
+			sp.Status, sp.Reason, sp.StderrTail = o.Status, o.Reason, o.StderrTail
 			if ctx.Err() != nil {
 				sp.Status = results.StatusInterrupted
 				sp.Reason = fmt.Sprintf("interrupted after %d of %d repeats", sp.Repeats, f.repeat)
@@ -69,6 +69,9 @@ func (e *env) runSweep(ctx, runCtx context.Context, plan *runPlan, h *vm.Handle,
 		res.Guest = mergeEnv(res.Guest, host.Env(resp.Env))
 		o := host.Outcome(resp.Outcome)
 		sp.Status, sp.Reason = o.Status, o.Reason
+		if o.Status != "ok" {
+			sp.StderrTail = o.StderrTail
+		}
 		switch o.Status {
 		case "ok":
 			sp.Repeats = f.repeat

@@ -364,3 +364,37 @@ func TestIntegrationRunSweepFailures(t *testing.T) {
 		t.Errorf("the VM is not usable after the failures: %+v %s", res.Outcome, statuses(res))
 	}
 }
+
+// TestIntegrationRunProfilesOneFails: a profile whose guest fails to boot
+// does not stop the next; the run exits 1 naming it, with the other's
+// result saved.
+func TestIntegrationRunProfilesOneFails(t *testing.T) {
+	p := itProfile(t, "celeron-2.4")
+	root := itBootEnv(t, p)
+	file := itProfileFile(t, "it-broken", "lab.stack=bogus")
+	dir := itResultsDir(t)
+	r := itLab(t, itRunTimeout, nil, "run", "--json", "--out", dir, "--profile-file", file, "forkbench",
+		"--profile", "it-broken", "--profile", p.Name, "-e", "forktime", "-p", "n=50")
+	if r.code != 1 {
+		t.Fatalf("exit %d, want 1\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	if !strings.Contains(r.stderr, "profile it-broken:") || !strings.Contains(r.stderr, "failed to boot") {
+		t.Errorf("the error does not name the profile that failed and why:\n%s", r.stderr)
+	}
+	var out profilesOutput
+	if err := json.Unmarshal([]byte(r.stdout), &out); err != nil {
+		t.Fatalf("--json: %v\n%s", err, r.stdout)
+	}
+	if len(out.Results) != 1 || results.ProfileName(out.Results[0].Machine) != p.Name || out.Results[0].Outcome.Status != "ok" {
+		t.Fatalf("results %+v, want the %s run only, ok", out.Results, p.Name)
+	}
+	if _, err := results.Load(out.Paths[0]); err != nil {
+		t.Errorf("the %s result was not saved: %v", p.Name, err)
+	}
+	if st := itMust(t, itCallTimeout, nil, "status", "--json"); strings.TrimSpace(st.stdout) != "[]" {
+		t.Errorf("VMs still listed:\n%s", st.stdout)
+	}
+	if procs := labtest.WaitNoProcs(root, 5*time.Second); len(procs) > 0 {
+		t.Errorf("processes left: %v", procs)
+	}
+}

@@ -26,6 +26,11 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/go-plugin"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials"
+	"google.golang.org/grpc/health/grpc_health_v1"
+	"google.golang.org/grpc/status"
 
 	"lab/plugins"
 )
@@ -590,5 +595,37 @@ func TestGoPluginProtocol(t *testing.T) {
 	if code := cmd.ProcessState.ExitCode(); code != 0 || took > 1500*time.Millisecond {
 		t.Errorf("after Kill the plugin ended with status %d in %v; want status 0 well before go-plugin's 2 s force-kill (%s)\nplugin stderr:\n%s",
 			code, took, cmd.ProcessState, stderr.String())
+	}
+}
+
+// The hand-described health service answers as grpc's own does:
+// SERVING for go-plugin's service name and for the server as a whole,
+// NotFound for any other service.
+func TestGoPluginHealth(t *testing.T) {
+	a := testTLS(t, "a")
+	checked := false
+	line, stderr := runPluginDirectly(t, a.PluginEnv(), func(line string) {
+		parts := strings.Split(line, "|")
+		conn, err := grpc.NewClient("unix:"+parts[3], grpc.WithTransportCredentials(credentials.NewTLS(a.ClientTLS())))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close()
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		defer cancel()
+		h := grpc_health_v1.NewHealthClient(conn)
+		for _, svc := range []string{"plugin", ""} {
+			resp, err := h.Check(ctx, &grpc_health_v1.HealthCheckRequest{Service: svc})
+			if err != nil || resp.GetStatus() != grpc_health_v1.HealthCheckResponse_SERVING {
+				t.Errorf("health check of %q: %v, %v; want SERVING", svc, resp.GetStatus(), err)
+			}
+		}
+		if _, err := h.Check(ctx, &grpc_health_v1.HealthCheckRequest{Service: "nope"}); status.Code(err) != codes.NotFound {
+			t.Errorf("health check of an unknown service: %v; want NotFound", err)
+		}
+		checked = true
+	})
+	if !checked {
+		t.Fatalf("the plugin did not serve (handshake line %q)\nstderr:\n%s", line, stderr)
 	}
 }

@@ -483,6 +483,23 @@ func (m *Machine) Shutdown(ctx context.Context, grace time.Duration) error {
 	case <-time.After(grace):
 	case <-ctx.Done():
 	}
+	if m.quit(ctx) {
+		return nil
+	}
+	return fmt.Errorf("machine %s did not power off within %v; killed", m.cfg.Name, grace)
+}
+
+// Discard ends the machine without powering the guest off: QMP quit, then
+// SIGKILL. For a guest whose state nobody keeps (a throwaway VM after its
+// run), it saves the guest's shutdown.
+func (m *Machine) Discard(ctx context.Context) {
+	m.shutting.Store(true)
+	m.quit(ctx)
+}
+
+// quit asks QEMU to quit over QMP and waits up to 3 s for it to exit,
+// then kills it. It reports whether QEMU quit by itself.
+func (m *Machine) quit(ctx context.Context) bool {
 	qctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 3*time.Second)
 	if q, err := m.monitor(qctx); err == nil {
 		_ = q.Quit(qctx)
@@ -490,30 +507,11 @@ func (m *Machine) Shutdown(ctx context.Context, grace time.Duration) error {
 	cancel()
 	select {
 	case <-m.exited:
-		return nil
+		return true
 	case <-time.After(3 * time.Second):
 	}
 	m.Kill()
-	return fmt.Errorf("machine %s did not power off within %v; killed", m.cfg.Name, grace)
-}
-
-// Discard ends the machine without powering the guest off: QMP quit, then
-// SIGKILL. For a guest whose state nobody keeps (a throwaway VM after its
-// run), it saves the guest's shutdown.
-func (m *Machine) Discard(ctx context.Context) error {
-	m.shutting.Store(true)
-	qctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
-	if q, err := m.monitor(qctx); err == nil {
-		_ = q.Quit(qctx)
-	}
-	cancel()
-	select {
-	case <-m.exited:
-		return nil
-	case <-time.After(3 * time.Second):
-	}
-	m.Kill()
-	return nil
+	return false
 }
 
 // Kill kills QEMU and waits for it.

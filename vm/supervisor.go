@@ -140,7 +140,7 @@ func Supervise(dir string, ready *os.File, logw io.Writer) int {
 	case <-m.Exited():
 	default:
 		if discard {
-			derr = m.Discard(context.Background())
+			m.Discard(context.Background())
 			break
 		}
 		if grace <= 0 {

@@ -229,6 +229,17 @@ func Lookup(name string, files ...string) (Profile, error) {
 // closest returns the candidate nearest to name by edit distance, or "" if
 // none is near enough to be a plausible typo.
 func closest(name string, candidates []string) string {
+	// A name cut short ("xeon5130-1") means the one profile it begins,
+	// even where another is fewer edits away ("xeon5130-fb").
+	var prefixed []string
+	for _, c := range candidates {
+		if strings.HasPrefix(c, strings.ToLower(name)) {
+			prefixed = append(prefixed, c)
+		}
+	}
+	if len(prefixed) == 1 && len(name) >= 3 {
+		return prefixed[0]
+	}
 	best, bestD := "", -1
 	for _, c := range candidates {
 		d := editDistance(strings.ToLower(name), c)

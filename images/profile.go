@@ -32,7 +32,12 @@ type Profile struct {
 	Cmdline string `yaml:"cmdline,omitempty" json:"cmdline,omitempty"`
 	// Guest holds settings the agent applies before anything runs.
 	Guest Guest `yaml:"guest" json:"guest"`
-	// Console is "serial" (default) or "vga" (a VGA text console for VTs).
+	// Console is the guest's console kind (see Consoles): "serial"
+	// (default: the serial port only, no display, so the kernel's virtual
+	// terminals have nothing to draw on), "vga" (an emulated VGA card in
+	// text mode: tty1..tty6, one of them shown) or "fb" (the same card in
+	// a VESA graphics mode set at boot, drawn by vesafb and fbcon). The
+	// serial port and ptys are there with every kind.
 	Console string `yaml:"console,omitempty" json:"console,omitempty"`
 	// Clock is "host" (default) or "icount" / "icount:SHIFT".
 	Clock string `yaml:"clock,omitempty" json:"clock,omitempty"`

@@ -8,7 +8,11 @@ import (
 )
 
 func TestBuiltinProfilesValid(t *testing.T) {
-	want := []string{"celeron-2.4", "modern-x86_64", "p4-2.4", "rockhopper-2.4", "split-3g1g", "xeon5130-1core", "xeon5130-2core"}
+	want := []string{"celeron-2.4", "modern-x86_64", "p4-2.4", "rockhopper-2.4", "split-3g1g", "xeon5130-1core", "xeon5130-2core", "xeon5130-fb"}
+	// The console each built-in has: E3's profile draws its VTs on a
+	// framebuffer, the others keep the serial port only (a VGA card would
+	// cost them boot time and change nothing they measure).
+	consoles := map[string]string{"xeon5130-fb": "fb"}
 	got := Builtin()
 	if len(got) != len(want) {
 		t.Fatalf("Builtin() has %d profiles, want %d", len(got), len(want))
@@ -23,8 +27,12 @@ func TestBuiltinProfilesValid(t *testing.T) {
 		if p.Summary == "" || len(p.Experiments) == 0 || p.Original.Kernel == "" || len(p.Original.Differences) == 0 {
 			t.Errorf("built-in %s: summary, experiments, original.kernel and original.differences must be filled in", p.Name)
 		}
-		if p.Console != "serial" || p.Clock != "host" {
-			t.Errorf("built-in %s: console %q clock %q, want serial host", p.Name, p.Console, p.Clock)
+		wantConsole := consoles[p.Name]
+		if wantConsole == "" {
+			wantConsole = "serial"
+		}
+		if p.Console != wantConsole || p.Clock != "host" {
+			t.Errorf("built-in %s: console %q clock %q, want %s host", p.Name, p.Console, p.Clock, wantConsole)
 		}
 		if p.Arch == "i386" && !hasString(p.CPU.Drop, "hypervisor") {
 			t.Errorf("built-in %s: historical CPUs had no hypervisor flag; drop it", p.Name)
@@ -49,6 +57,7 @@ func TestBuiltinProfileDetails(t *testing.T) {
 		{"celeron-2.4", "qemu32", "Intel(R) Celeron(R) CPU 2.00GHz", 15, 2, 1, 1, 256, "debian-6.1-686"},
 		{"xeon5130-1core", "core2duo", "Intel(R) Xeon(R) CPU            5130  @ 2.00GHz", 6, 15, 2, 1, 512, "debian-6.1-686"},
 		{"xeon5130-2core", "core2duo", "Intel(R) Xeon(R) CPU            5130  @ 2.00GHz", 6, 15, 2, 2, 512, "debian-6.1-686"},
+		{"xeon5130-fb", "core2duo", "Intel(R) Xeon(R) CPU            5130  @ 2.00GHz", 6, 15, 2, 1, 512, "debian-6.1-686"},
 		{"split-3g1g", "pentium3", "", 0, 0, 1, 1, 1024, "debian-6.1-686"},
 		{"p4-2.4", "qemu32", "Intel(R) Pentium(R) 4 CPU 2.60GHz", 15, 2, 1, 1, 512, "debian-6.1-686"},
 		{"rockhopper-2.4", "pentium3", "Intel(R) Pentium(R) III CPU family      733MHz", 6, 8, 2, 2, 1331, "debian-6.1-686"},
@@ -121,7 +130,7 @@ func TestValidateRejects(t *testing.T) {
 		{"offline not online", func(p *Profile) { p.Topology.Online = 1; p.Guest.OfflineCPUs = []int{1} }, []string{"guest.offline_cpus:"}},
 		{"offline twice", func(p *Profile) { p.Topology.Cores = 4; p.Guest.OfflineCPUs = []int{1, 1} }, []string{"guest.offline_cpus:", "twice"}},
 		{"sysctl", func(p *Profile) { p.Guest.Sysctls = map[string]string{"../etc/passwd": "x"} }, []string{"guest.sysctls:"}},
-		{"console", func(p *Profile) { p.Console = "tty" }, []string{"console:", "serial, vga"}},
+		{"console", func(p *Profile) { p.Console = "tty" }, []string{"console:", "serial, vga, fb"}},
 		{"clock", func(p *Profile) { p.Clock = "realtime" }, []string{"clock:", "host, icount"}},
 		{"clock shift", func(p *Profile) { p.Clock = "icount:11" }, []string{"clock:", "0 <= N <= 10"}},
 		{"icount smp", func(p *Profile) { p.Clock = "icount:2" }, []string{"clock:", "exactly one online CPU", "SMP bring-up"}},
@@ -154,6 +163,7 @@ func TestValidateAccepts(t *testing.T) {
 		{"icount one present", func(p *Profile) { p.Clock = "icount"; p.Topology.Cores = 1 }},
 		{"offline cpu1", func(p *Profile) { p.Guest.OfflineCPUs = []int{1} }},
 		{"vga q35", func(p *Profile) { p.Console = "vga"; p.Machine = "q35" }},
+		{"fb", func(p *Profile) { p.Console = "fb" }},
 		{"imported kernel", func(p *Profile) { p.Kernel = "my-2.6.32" }},
 		{"i386 max memory", func(p *Profile) { p.MemoryMB = 3072 }},
 	}
@@ -243,7 +253,7 @@ func TestLookupSuggests(t *testing.T) {
 	tests := []struct {
 		name, want string
 	}{
-		{"celeron2.4", `unknown profile "celeron2.4"; did you mean "celeron-2.4"? known: celeron-2.4, modern-x86_64, p4-2.4, rockhopper-2.4, split-3g1g, xeon5130-1core, xeon5130-2core`},
+		{"celeron2.4", `unknown profile "celeron2.4"; did you mean "celeron-2.4"? known: celeron-2.4, modern-x86_64, p4-2.4, rockhopper-2.4, split-3g1g, xeon5130-1core, xeon5130-2core, xeon5130-fb`},
 		{"xeon5130-1", `did you mean "xeon5130-1core"?`},
 		{"modern-x86-64", `did you mean "modern-x86_64"?`},
 		{"Rockhopper-2.4", `did you mean "rockhopper-2.4"?`},
@@ -382,4 +392,26 @@ func hasString(list []string, s string) bool {
 		}
 	}
 	return false
+}
+
+// TestConsoleKinds pins what each console kind gives a guest.
+func TestConsoleKinds(t *testing.T) {
+	tests := []struct {
+		console, kind string
+		vts           bool
+	}{
+		{"", "serial", false},
+		{"serial", "serial", false},
+		{"vga", "vga", true},
+		{"fb", "fb", true},
+	}
+	for _, tt := range tests {
+		p := Profile{Console: tt.console}
+		if got := p.ConsoleKind(); got != tt.kind {
+			t.Errorf("Console %q: ConsoleKind() = %q, want %q", tt.console, got, tt.kind)
+		}
+		if got := HasVTs(p.ConsoleKind()); got != tt.vts {
+			t.Errorf("HasVTs(%q) = %v, want %v", p.ConsoleKind(), got, tt.vts)
+		}
+	}
 }

@@ -31,8 +31,9 @@ var (
 	Arches = []string{"i386", "x86_64"}
 	// Machines are the QEMU machine types a profile may use.
 	Machines = []string{"pc", "q35"}
-	// Consoles are the accepted console kinds.
-	Consoles = []string{"serial", "vga"}
+	// Consoles are the accepted console kinds: the serial port only; a
+	// VGA text console; a VESA framebuffer console (see FBMode).
+	Consoles = []string{"serial", "vga", "fb"}
 	// Experiments are the experiments of SEEDS.md.
 	Experiments = []string{"E1", "E2", "E3", "E4", "E5"}
 
@@ -75,6 +76,17 @@ func (p Profile) ClockSetting() Clock {
 	c, _ := ParseClock(p.Clock)
 	return c
 }
+
+// FBMode is the VESA mode a console "fb" guest boots in (`vga=0x317`:
+// 1024x768, 16 bits per pixel, 128x48 characters of 8x16), which the
+// kernel's boot code sets through the VGA BIOS and vesafb and fbcon (built
+// into Debian's 686 kernel) then draw on.
+const FBMode = "0x317"
+
+// HasVTs says whether the console kind shows virtual terminals: with
+// "serial" the kernel's VTs exist but are drawn by the dummy console, so
+// nothing is ever shown and printing to one costs what a buffer copy does.
+func HasVTs(kind string) bool { return kind == "vga" || kind == "fb" }
 
 // ConsoleKind is the profile's console with the default applied.
 func (p Profile) ConsoleKind() string {

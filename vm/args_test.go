@@ -426,3 +426,43 @@ func TestCmdlineOfflineList(t *testing.T) {
 		t.Errorf("Cmdline = %q, want maxcpus=3", got)
 	}
 }
+
+// TestArgsConsole: each console kind gives the guest what it needs for
+// its VTs, and the guest is told its profile and console.
+func TestArgsConsole(t *testing.T) {
+	tests := []struct {
+		console          string
+		vgaCard, vgaMode bool
+	}{
+		{"", false, false},
+		{"serial", false, false},
+		{"vga", true, false},
+		{"fb", true, true},
+	}
+	for _, tt := range tests {
+		t.Run("console="+tt.console, func(t *testing.T) {
+			p := images.Builtin()[0]
+			p.Console = tt.console
+			argv, err := Args(goldenOptions(p))
+			if err != nil {
+				t.Fatal(err)
+			}
+			joined := strings.Join(argv, " ")
+			if got := strings.Contains(joined, " -vga std "); got != tt.vgaCard {
+				t.Errorf("-vga std in argv = %v, want %v: %s", got, tt.vgaCard, joined)
+			}
+			cmdline := Cmdline(p)
+			if got := strings.Contains(cmdline, " vga="+images.FBMode); got != tt.vgaMode {
+				t.Errorf("vga=%s in cmdline = %v, want %v: %s", images.FBMode, got, tt.vgaMode, cmdline)
+			}
+			for _, want := range []string{"lab.profile=" + p.Name, "lab.console=" + p.ConsoleKind()} {
+				if !strings.Contains(cmdline, want) {
+					t.Errorf("cmdline %q lacks %s", cmdline, want)
+				}
+			}
+			if !slices.Contains(argv, "none") || !strings.Contains(joined, "-display none") {
+				t.Errorf("argv has no -display none: a guest never opens a window: %s", joined)
+			}
+		})
+	}
+}

@@ -82,12 +82,12 @@ func TestCLIProfilesTable(t *testing.T) {
 	r := cliRun(t, "profiles")
 	wantOutput(t, r, "profiles", 0, "stdout")
 	lines := strings.Split(strings.TrimRight(r.stdout, "\n"), "\n")
-	if got := strings.Fields(lines[0]); !slices.Equal(got, []string{"NAME", "ARCH", "CPU", "IDENTITY", "CPUS", "MEMORY", "KERNEL", "STACK", "REPRODUCES"}) {
+	if got := strings.Fields(lines[0]); !slices.Equal(got, []string{"NAME", "ARCH", "CPU", "IDENTITY", "CPUS", "MEMORY", "KERNEL", "STACK", "CONSOLE", "REPRODUCES"}) {
 		t.Errorf("header = %q", lines[0])
 	}
 	builtins := images.Builtin()
-	if got, want := len(lines)-1, len(builtins); got != want || want != 7 {
-		t.Errorf("%d profile rows, %d built-ins; want 7 of each:\n%s", got, want, r.stdout)
+	if got, want := len(lines)-1, len(builtins); got != want || want != 8 {
+		t.Errorf("%d profile rows, %d built-ins; want 8 of each:\n%s", got, want, r.stdout)
 	}
 	rows := map[string]string{}
 	for _, l := range lines[1:] {
@@ -102,7 +102,8 @@ func TestCLIProfilesTable(t *testing.T) {
 		name string
 		want []string
 	}{
-		{"celeron-2.4", []string{"i386", "Intel(R) Celeron(R) CPU 2.00GHz (family 15 model 2)", " 1/1 ", "256 MB", "debian-6.1-686", "8192 KB", "E1"}},
+		{"celeron-2.4", []string{"i386", "Intel(R) Celeron(R) CPU 2.00GHz (family 15 model 2)", " 1/1 ", "256 MB", "debian-6.1-686", "8192 KB", " serial ", "E1"}},
+		{"xeon5130-fb", []string{" 1/2 ", "512 MB", " fb ", "E1,E3"}},
 		{"xeon5130-1core", []string{"Intel(R) Xeon(R) CPU 5130 @ 2.00GHz (family 6 model 15)", " 1/2 ", "512 MB"}},
 		{"xeon5130-2core", []string{" 2/2 "}},
 		{"rockhopper-2.4", []string{" 2/2 ", "1331 MB", "E2"}},
@@ -132,16 +133,16 @@ func TestCLIProfilesJSON(t *testing.T) {
 		if row.Source != images.BuiltinSource {
 			t.Errorf("%s: source %q, want %q", row.Name, row.Source, images.BuiltinSource)
 		}
-		if row.Arch == "" || row.CPU == "" || row.Online < 1 || row.Present < row.Online || row.MemoryMB == 0 || row.Kernel == "" || row.StackKB == 0 || len(row.Experiments) == 0 || row.Summary == "" {
+		if row.Arch == "" || row.CPU == "" || row.Online < 1 || row.Present < row.Online || row.MemoryMB == 0 || row.Kernel == "" || row.StackKB == 0 || row.Console == "" || len(row.Experiments) == 0 || row.Summary == "" {
 			t.Errorf("%s: incomplete row %+v", row.Name, row)
 		}
 	}
-	want := []string{"celeron-2.4", "modern-x86_64", "p4-2.4", "rockhopper-2.4", "split-3g1g", "xeon5130-1core", "xeon5130-2core"}
+	want := []string{"celeron-2.4", "modern-x86_64", "p4-2.4", "rockhopper-2.4", "split-3g1g", "xeon5130-1core", "xeon5130-2core", "xeon5130-fb"}
 	if !slices.Equal(names, want) {
 		t.Errorf("names = %q, want %q", names, want)
 	}
 	// The JSON keys are a format for scripts.
-	for _, k := range []string{`"cpus_online"`, `"cpus_present"`, `"memory_mb"`, `"stack_kb"`, `"experiments"`} {
+	for _, k := range []string{`"cpus_online"`, `"cpus_present"`, `"memory_mb"`, `"stack_kb"`, `"console"`, `"experiments"`} {
 		if !strings.Contains(r.stdout, k) {
 			t.Errorf("JSON lacks key %s", k)
 		}

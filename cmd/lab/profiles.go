@@ -14,14 +14,17 @@ import (
 
 // profileRow is one line of `lab profiles`.
 type profileRow struct {
-	Name        string   `json:"name"`
-	Arch        string   `json:"arch"`
-	CPU         string   `json:"cpu"`
-	Online      int      `json:"cpus_online"`
-	Present     int      `json:"cpus_present"`
-	MemoryMB    int      `json:"memory_mb"`
-	Kernel      string   `json:"kernel"`
-	StackKB     int      `json:"stack_kb"`
+	Name     string `json:"name"`
+	Arch     string `json:"arch"`
+	CPU      string `json:"cpu"`
+	Online   int    `json:"cpus_online"`
+	Present  int    `json:"cpus_present"`
+	MemoryMB int    `json:"memory_mb"`
+	Kernel   string `json:"kernel"`
+	StackKB  int    `json:"stack_kb"`
+	// Console is the console kind: serial, vga or fb (virtual terminals
+	// on an emulated screen with the last two).
+	Console     string   `json:"console"`
 	Experiments []string `json:"experiments"`
 	Source      string   `json:"source"`
 	Summary     string   `json:"summary"`
@@ -32,8 +35,10 @@ func profilesCommand(e *env) *cli.Command {
 		Name:  "profiles",
 		Usage: "list the machines lab can emulate",
 		Description: "Built-in profiles, plus your own from the profiles directory\n" +
-			"(" + images.UserProfileDir() + ") and --profile-file.\n\n" +
-			"Examples:\n   lab profiles\n   lab profiles show celeron-2.4",
+			"(" + images.UserProfileDir() + ") and --profile-file. CONSOLE is the guest's\n" +
+			"console: serial (the serial port only), vga (VGA text VTs, tty1 shown) or fb\n" +
+			"(VTs on a VESA framebuffer drawn by fbcon); printfbench's VT targets need vga or fb.\n\n" +
+			"Examples:\n   lab profiles\n   lab profiles show xeon5130-fb",
 		Flags: []cli.Flag{profileFileFlag, jsonFlag},
 		Action: func(c *cli.Context) error {
 			cat, err := images.DefaultCatalog(c.StringSlice("profile-file")...)
@@ -48,15 +53,15 @@ func profilesCommand(e *env) *cli.Command {
 				}
 				rows = append(rows, profileRow{Name: p.Name, Arch: p.Arch, CPU: cpuIdentity(p.CPU),
 					Online: p.Topology.OnlineCPUs(), Present: p.Topology.Present(), MemoryMB: p.MemoryMB,
-					Kernel: p.Kernel, StackKB: stack, Experiments: p.Experiments, Source: cat.Source(p.Name), Summary: p.Summary})
+					Kernel: p.Kernel, StackKB: stack, Console: p.ConsoleKind(), Experiments: p.Experiments, Source: cat.Source(p.Name), Summary: p.Summary})
 			}
 			if c.Bool("json") {
 				return printJSON(e.stdout, rows)
 			}
 			tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "NAME\tARCH\tCPU IDENTITY\tCPUS\tMEMORY\tKERNEL\tSTACK\tREPRODUCES")
+			fmt.Fprintln(tw, "NAME\tARCH\tCPU IDENTITY\tCPUS\tMEMORY\tKERNEL\tSTACK\tCONSOLE\tREPRODUCES")
 			for _, r := range rows {
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%d/%d\t%d MB\t%s\t%d KB\t%s\n", r.Name, r.Arch, r.CPU, r.Online, r.Present, r.MemoryMB, r.Kernel, r.StackKB, strings.Join(r.Experiments, ","))
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%d/%d\t%d MB\t%s\t%d KB\t%s\t%s\n", r.Name, r.Arch, r.CPU, r.Online, r.Present, r.MemoryMB, r.Kernel, r.StackKB, r.Console, strings.Join(r.Experiments, ","))
 			}
 			return tw.Flush()
 		},

@@ -1,0 +1,319 @@
+package main
+
+import (
+	"context"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"lab/plugins"
+)
+
+// fakeSystem is a guest's screen as the tests want it.
+type fakeSystem struct {
+	cmdline  string
+	consoles []string
+}
+
+func (f fakeSystem) Cmdline() string      { return f.cmdline }
+func (f fakeSystem) VTConsoles() []string { return f.consoles }
+
+var (
+	// serialGuest is what a console serial guest shows: the VTs exist,
+	// drawn by the dummy console only.
+	serialGuest = fakeSystem{"console=ttyS0,115200 rdinit=/init lab.profile=celeron-2.4 lab.console=serial\n", []string{"(S) dummy device"}}
+	// fbGuest is a console fb guest (measured in xeon5130-fb).
+	fbGuest = fakeSystem{"console=ttyS0,115200 lab.profile=xeon5130-fb lab.console=fb vga=0x317\n", []string{"(M) frame buffer device"}}
+)
+
+func testBench(sys system) bench { return bench{desc: plugins.MustParseDescription(description), sys: sys} }
+
+var workloadNames = []string{"targets", "logging"}
+
+// buildWorkloads compiles the C workloads with cc into a temporary
+// directory, as `lab plugin build` does for the guests.
+func buildWorkloads(t *testing.T, cc string) string {
+	t.Helper()
+	if _, err := exec.LookPath(cc); err != nil {
+		t.Skipf("%s not installed: %v", cc, err)
+	}
+	dir := t.TempDir()
+	for _, name := range workloadNames {
+		out, err := exec.Command(cc, "-static", "-O2", "-pthread", "-Wall", "-Werror",
+			"-o", filepath.Join(dir, name), filepath.Join("workload", name+".c")).CombinedOutput()
+		if err != nil {
+			t.Fatalf("%s %s.c: %v\n%s", cc, name, err, out)
+		}
+	}
+	return dir
+}
+
+func run(t *testing.T, sys system, dir, exp string, params map[string]string, repeat int) *plugins.RunResponse {
+	t.Helper()
+	// Never switch the VTs of the machine the tests run on.
+	t.Setenv("PRINTFBENCH_LEAVE_SCREEN", "1")
+	resp, err := testBench(sys).Run(context.Background(), &plugins.RunRequest{Experiment: exp, Params: params, Repeat: repeat, WorkloadDir: dir}, nil)
+	if err != nil {
+		t.Fatalf("Run %s %v: %v", exp, params, err)
+	}
+	return resp
+}
+
+// series groups samples by metric and label.
+func series(samples []plugins.Sample) map[string][]float64 {
+	out := map[string][]float64{}
+	for _, s := range samples {
+		k := s.Metric
+		for _, l := range []string{"target", "sink"} {
+			if v, ok := s.Labels[l]; ok {
+				k += " " + l + "=" + v
+			}
+		}
+		out[k] = append(out[k], s.Value)
+	}
+	return out
+}
+
+func TestDescription(t *testing.T) {
+	d, err := plugins.ParseDescription(description)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Name != "printfbench" {
+		t.Errorf("name = %q, want printfbench (the directory's)", d.Name)
+	}
+	var names []string
+	for _, e := range d.Experiments {
+		names = append(names, e.Name)
+	}
+	if !slices.Equal(names, workloadNames) {
+		t.Errorf("experiments = %v, want %v (each runs its workload)", names, workloadNames)
+	}
+	want := map[string]string{"E3.1": "targets", "E3.1.sys": "targets", "E3.2": "targets", "E3.2.user": "targets", "E3.3": "targets",
+		"E3.4": "logging", "E3.4.counter": "logging"}
+	got := map[string]string{}
+	for _, e := range d.Experiments {
+		for _, c := range e.Claims {
+			got[c.ID] = e.Name
+			if c.Kind() != plugins.KindRatio || c.Rationale == "" {
+				t.Errorf("claim %s: kind %q, rationale %q; want a ratio with its rationale", c.ID, c.Kind(), c.Rationale)
+			}
+			// The bounds come from E3's words, never from our numbers:
+			// "far" is E3's own smallest far factor.
+			if r := c.Ratio; strings.Contains(c.Statement, "far") && r.Min != 8.5 {
+				t.Errorf("claim %s says far, min %v; want E3's 8.5", c.ID, r.Min)
+			}
+			if e.Name == "targets" && c.Params["buffering"] != "auto" {
+				t.Errorf("claim %s: params %v; want buffering=auto, as E3 ran", c.ID, c.Params)
+			}
+		}
+	}
+	for id, exp := range want {
+		if got[id] != exp {
+			t.Errorf("claim %s in experiment %q, want %q", id, got[id], exp)
+		}
+	}
+	// E3's table: six runs, real/user/sys each, labelled by target.
+	e := d.Experiments[0]
+	if len(e.References) != 18 {
+		t.Errorf("%d references, want E3's 6 runs x 3 times", len(e.References))
+	}
+	for _, r := range e.References {
+		if !slices.Contains(Targets, r.Labels["target"]) || r.Profile != "xeon5130-fb" {
+			t.Errorf("reference %+v: want a target label and profile xeon5130-fb", r)
+		}
+	}
+	// The default is how E3 ran: stdio's own buffering.
+	for _, p := range e.Params {
+		if p.Name == "buffering" && p.Default != "auto" {
+			t.Errorf("buffering defaults to %q, want auto (E3: line-buffered on a terminal)", p.Default)
+		}
+	}
+}
+
+func TestScreen(t *testing.T) {
+	s := testBench(serialGuest).screen()
+	if s.profile != "celeron-2.4" || s.console != "serial" || s.shown {
+		t.Errorf("serial guest: %+v, want profile celeron-2.4, console serial, not shown", s)
+	}
+	s = testBench(fbGuest).screen()
+	if s.profile != "xeon5130-fb" || s.console != "fb" || !s.shown {
+		t.Errorf("fb guest: %+v, want profile xeon5130-fb, console fb, shown", s)
+	}
+	s = testBench(fakeSystem{"", []string{"(S) dummy device", "(S) VGA+"}}).screen()
+	if !s.shown {
+		t.Errorf("vgacon bound: %+v, want shown", s)
+	}
+}
+
+func TestTargetsFor(t *testing.T) {
+	serial, fb := testBench(serialGuest).screen(), testBench(fbGuest).screen()
+	tests := []struct {
+		param   string
+		s       screen
+		want    []string
+		skipped int
+		err     []string
+	}{
+		{"all", fb, Targets, 0, nil},
+		{"all", serial, []string{"serial", "pty", "pipe", "null", "file"}, 2, nil},
+		{"null", serial, []string{"null"}, 0, nil},
+		{"pty_undrained", fb, []string{"pty_undrained"}, 0, nil},
+		{"vt_shown", fb, []string{"vt_shown"}, 0, nil},
+		{"vt_shown", serial, nil, 0, []string{"target vt_shown", "profile celeron-2.4", "console serial", "dummy device", "console vga or fb", "--profile xeon5130-fb", "lab profiles"}},
+		{"vt_hidden", screen{}, nil, 0, []string{"target vt_hidden", "this guest", "console unknown", "drivers: none"}},
+	}
+	for _, tt := range tests {
+		got, skipped, err := targetsFor(tt.param, tt.s)
+		if tt.err != nil {
+			if err == nil {
+				t.Errorf("targetsFor(%s, %s) = %v, want an error", tt.param, tt.s.console, got)
+				continue
+			}
+			for _, w := range tt.err {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("targetsFor(%s, %s) error %q, want it to contain %q", tt.param, tt.s.console, err, w)
+				}
+			}
+			continue
+		}
+		if err != nil || !slices.Equal(got, tt.want) || skipped != tt.skipped {
+			t.Errorf("targetsFor(%s, %s) = %v, %d, %v; want %v, %d", tt.param, tt.s.console, got, skipped, err, tt.want, tt.skipped)
+		}
+	}
+}
+
+// TestRunTargets prints to the targets that leave the host alone (not its
+// VTs or serial port), with workloads built for both guest arches.
+func TestRunTargets(t *testing.T) {
+	for _, cc := range []string{"gcc", "i686-linux-gnu-gcc"} {
+		dir := buildWorkloads(t, cc)
+		for _, target := range []string{"pty", "pipe", "null", "file"} {
+			t.Run(cc+"/"+target, func(t *testing.T) {
+				resp := run(t, fbGuest, dir, "targets", map[string]string{"target": target, "lines": "500"}, 2)
+				if resp.Outcome.Status != plugins.StatusOK {
+					t.Fatalf("outcome = %+v\nlog:\n%s", resp.Outcome, resp.Log)
+				}
+				s := series(resp.Samples)
+				if len(resp.Samples) != 2*4 {
+					t.Errorf("%d samples, want 8 (4 metrics x 2 repeats): %v", len(resp.Samples), s)
+				}
+				for _, v := range s["real_s target="+target] {
+					if v <= 0 {
+						t.Errorf("real_s = %v, want > 0", v)
+					}
+				}
+				// 500 lines of "############  %d\n": 500 x 15 bytes and 1390 digits.
+				if !strings.Contains(resp.Log, "bytes 8890\n") {
+					t.Errorf("the printer did not report 8890 bytes:\n%s", resp.Log)
+				}
+				// stdio line-buffers a terminal only (E3's default).
+				wantTerm := map[string]string{"pty": "1"}[target]
+				if wantTerm == "" {
+					wantTerm = "0"
+				}
+				if !strings.Contains(resp.Log, "terminal "+wantTerm+"\n") {
+					t.Errorf("target %s: want terminal %s in:\n%s", target, wantTerm, resp.Log)
+				}
+				if !strings.HasPrefix(resp.Env.Libc, "glibc-") {
+					t.Errorf("env libc = %q", resp.Env.Libc)
+				}
+			})
+		}
+	}
+}
+
+// TestRunTargetsBuffering: each buffering mode runs and is what the
+// printer used.
+func TestRunTargetsBuffering(t *testing.T) {
+	dir := buildWorkloads(t, "gcc")
+	for _, b := range []string{"auto", "line", "full", "none"} {
+		resp := run(t, fbGuest, dir, "targets", map[string]string{"target": "pipe", "lines": "200", "buffering": b}, 1)
+		if resp.Outcome.Status != plugins.StatusOK || !strings.Contains(resp.Log, "buffering "+b+"\n") {
+			t.Errorf("buffering=%s: outcome %+v\n%s", b, resp.Outcome, resp.Log)
+		}
+	}
+}
+
+// TestRunVTOnSerialGuest: a VT target on a guest whose VTs show nothing
+// fails before anything prints, naming the profile and the fix; with
+// target=all the VT targets are skipped and the result counts them.
+func TestRunVTOnSerialGuest(t *testing.T) {
+	dir := buildWorkloads(t, "gcc")
+	resp := run(t, serialGuest, dir, "targets", map[string]string{"target": "vt_shown", "lines": "10"}, 1)
+	if resp.Outcome.Status != plugins.StatusFailed || !strings.Contains(resp.Outcome.Reason, "profile celeron-2.4") ||
+		!strings.Contains(resp.Outcome.Reason, "xeon5130-fb") || len(resp.Samples) != 0 {
+		t.Errorf("outcome %+v, %d samples; want failed naming the profile and one with VTs, no samples", resp.Outcome, len(resp.Samples))
+	}
+	if strings.Contains(resp.Log, "targets vt_shown") {
+		t.Errorf("the workload ran anyway:\n%s", resp.Log)
+	}
+}
+
+// TestRunPtyUndrained: a target that blocks is ended by the timeout and
+// reported, never hangs the run.
+func TestRunPtyUndrained(t *testing.T) {
+	dir := buildWorkloads(t, "gcc")
+	start := time.Now()
+	resp := run(t, fbGuest, dir, "targets", map[string]string{"target": "pty_undrained", "lines": "100000", "timeout": "1s"}, 1)
+	if d := time.Since(start); d > 15*time.Second {
+		t.Errorf("the blocked run took %v, want about the 1 s timeout", d)
+	}
+	if resp.Outcome.Status != plugins.StatusFailed || !strings.Contains(resp.Outcome.Reason, "target pty_undrained") ||
+		!strings.Contains(resp.Outcome.Reason, "status 4") || !strings.Contains(resp.Outcome.StderrTail, "blocked") ||
+		!strings.Contains(resp.Outcome.StderrTail, "within 1 s") {
+		t.Errorf("outcome %+v; want failed naming the target, the block and the timeout", resp.Outcome)
+	}
+}
+
+// TestRunLogging records events in the sinks that leave the host alone.
+func TestRunLogging(t *testing.T) {
+	for _, cc := range []string{"gcc", "i686-linux-gnu-gcc"} {
+		dir := buildWorkloads(t, cc)
+		for _, sink := range []string{"file", "counter", "socket"} {
+			t.Run(cc+"/"+sink, func(t *testing.T) {
+				resp := run(t, fbGuest, dir, "logging", map[string]string{"sink": sink, "events": "2000"}, 2)
+				if resp.Outcome.Status != plugins.StatusOK {
+					t.Fatalf("outcome = %+v\nlog:\n%s", resp.Outcome, resp.Log)
+				}
+				s := series(resp.Samples)
+				if got := s["event_us sink="+sink]; len(got) != 2 || got[0] <= 0 {
+					t.Errorf("event_us at sink=%s: %v, want 2 samples > 0", sink, got)
+				}
+				for _, m := range []string{"real_s", "user_s", "sys_s"} {
+					if len(s[m+" sink="+sink]) != 2 {
+						t.Errorf("%s at sink=%s: %v, want 2 samples", m, sink, s[m+" sink="+sink])
+					}
+				}
+			})
+		}
+	}
+}
+
+// TestBadParams: values the description refuses, before any workload runs
+// (lab checks the same before it boots anything).
+func TestBadParams(t *testing.T) {
+	d := plugins.MustParseDescription(description)
+	tests := []struct {
+		exp    string
+		params map[string]string
+		want   string
+	}{
+		{"targets", map[string]string{"target": "tty9"}, "tty9"},
+		{"targets", map[string]string{"buffering": "big"}, "big"},
+		{"targets", map[string]string{"lines": "0"}, "out of range"},
+		{"targets", map[string]string{"timeout": "0s"}, "out of range"},
+		{"targets", map[string]string{"sink": "file"}, "sink"},
+		{"logging", map[string]string{"sink": "syslog"}, "syslog"},
+		{"logging", map[string]string{"events": "-1"}, "out of range"},
+	}
+	for _, tt := range tests {
+		_, _, err := d.Resolve(tt.exp, tt.params)
+		if err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("Resolve(%s, %v) = %v, want an error containing %q", tt.exp, tt.params, err, tt.want)
+		}
+	}
+}

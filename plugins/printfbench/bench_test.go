@@ -29,7 +29,9 @@ var (
 	fbGuest = fakeSystem{"console=ttyS0,115200 lab.profile=xeon5130-fb lab.console=fb vga=0x317\n", []string{"(M) frame buffer device"}}
 )
 
-func testBench(sys system) bench { return bench{desc: plugins.MustParseDescription(description), sys: sys} }
+func testBench(sys system) bench {
+	return bench{desc: plugins.MustParseDescription(description), sys: sys}
+}
 
 var workloadNames = []string{"targets", "logging"}
 

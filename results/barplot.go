@@ -1,0 +1,230 @@
+package results
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"image/color"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+	"gonum.org/v1/plot/vg/vgsvg"
+)
+
+// barKeys are the labels whose values a bar plot can take its bars from:
+// printfbench's targets and sinks.
+var barKeys = []string{"target", "sink"}
+
+// BarKey is the label key whose values are the bars of r's bar plot, ""
+// when r has none: a run that is not a sweep, whose user_s and sys_s
+// samples all carry exactly that one label.
+func BarKey(r *Result) string {
+	if r == nil || r.Sweep != nil {
+		return ""
+	}
+	for _, key := range barKeys {
+		n := 0
+		ok := true
+		for _, s := range r.Samples {
+			if s.Metric != "user_s" && s.Metric != "sys_s" {
+				continue
+			}
+			if _, has := s.Labels[key]; !has || len(s.Labels) != 1 {
+				ok = false
+				break
+			}
+			n++
+		}
+		if ok && n > 0 {
+			return key
+		}
+	}
+	return ""
+}
+
+// bar is one bar: the medians of one label value.
+type bar struct {
+	name            string
+	user, sys, real float64
+	hasReal         bool
+}
+
+// barData is r's bars under key, in the order the run measured them.
+func barData(r *Result, key string) []bar {
+	var names []string
+	for _, s := range r.Samples {
+		if v, ok := s.Labels[key]; ok && !slices.Contains(names, v) {
+			names = append(names, v)
+		}
+	}
+	median := func(metric, v string) (float64, bool) {
+		for _, s := range r.Summary {
+			if s.Metric == metric && len(s.Labels) == 1 && s.Labels[key] == v {
+				return s.Median, true
+			}
+		}
+		return 0, false
+	}
+	var out []bar
+	for _, n := range names {
+		b := bar{name: n}
+		b.user, _ = median("user_s", n)
+		b.sys, _ = median("sys_s", n)
+		b.real, b.hasReal = median("real_s", n)
+		out = append(out, b)
+	}
+	return out
+}
+
+// WriteBarPlot draws r as horizontal bars, one per value of label key
+// (BarKey), in the order the run measured them from the top: the median
+// user time with the median system time stacked on it, the median real
+// time written at the bar's end. The axis is linear: a target a hundred
+// times cheaper than the costliest is a sliver, which is the finding.
+func WriteBarPlot(w io.Writer, r *Result, key string) error {
+	if key == "" {
+		return fmt.Errorf("%w: run %s has no user_s and sys_s samples by target or sink", ErrNothingToPlot, r.ID)
+	}
+	bars := barData(r, key)
+	if len(bars) == 0 {
+		return fmt.Errorf("%w: run %s has no samples", ErrNothingToPlot, r.ID)
+	}
+	// The first measured on top: NominalY counts from the bottom.
+	slices.Reverse(bars)
+	user, sys := make(plotter.Values, len(bars)), make(plotter.Values, len(bars))
+	names := make([]string, len(bars))
+	var texts plotter.XYLabels
+	for i, b := range bars {
+		user[i], sys[i], names[i] = b.user, b.sys, b.name
+		label := fmt.Sprintf("  user %s + sys %s s", fmtSeconds(b.user), fmtSeconds(b.sys))
+		if b.hasReal {
+			label = fmt.Sprintf("  real %s s (user %s, sys %s)", fmtSeconds(b.real), fmtSeconds(b.user), fmtSeconds(b.sys))
+		}
+		texts.XYs = append(texts.XYs, plotter.XY{X: b.user + b.sys, Y: float64(i)})
+		texts.Labels = append(texts.Labels, label)
+	}
+
+	p := plot.New()
+	p.Title.Text = fmt.Sprintf("%s/%s: CPU time per %s", r.Plugin, r.Experiment, key)
+	if params := paramLine(r); params != "" {
+		p.Title.Text += " (" + params + ")"
+	}
+	p.X.Label.Text = "median CPU time of the printer (s): user, then sys stacked on it"
+	p.X.Min = 0
+	p.NominalY(names...)
+	width := vg.Points(min(28, 260/float64(len(bars))))
+	ub, err := plotter.NewBarChart(user, width)
+	if err != nil {
+		return err
+	}
+	ub.Horizontal = true
+	ub.Color = color.RGBA{R: 0x4c, G: 0x78, B: 0xa8, A: 0xff}
+	ub.LineStyle.Width = vg.Points(0.5)
+	sb, err := plotter.NewBarChart(sys, width)
+	if err != nil {
+		return err
+	}
+	sb.Horizontal = true
+	sb.Color = color.RGBA{R: 0xe4, G: 0x57, B: 0x56, A: 0xff}
+	sb.LineStyle.Width = vg.Points(0.5)
+	sb.StackOn(ub)
+	lb, err := plotter.NewLabels(texts)
+	if err != nil {
+		return err
+	}
+	for i := range lb.TextStyle {
+		lb.TextStyle[i].YAlign = draw.YCenter
+		lb.TextStyle[i].Font.Size = vg.Points(9)
+	}
+	p.Add(ub, sb, lb)
+	// Room on the right for the costliest bar's text.
+	maxX := 0.0
+	for _, b := range bars {
+		maxX = max(maxX, b.user+b.sys)
+	}
+	if maxX > 0 {
+		p.X.Max = maxX * 1.6
+	} else {
+		p.X.Max = 1
+	}
+
+	legend := plot.NewLegend()
+	legend.Top, legend.Left = true, true
+	legend.TextStyle.Font.Size = vg.Points(10)
+	legend.Padding = vg.Points(2)
+	legend.Add("user_s (median)", ub)
+	legend.Add("sys_s (median)", sb)
+	caption := plotCaption([]*Result{r})
+	caption = caption[:len(caption)-1]
+	n := r.Parameters["repeat"]
+	if n == "" {
+		n = "?"
+	}
+	caption = append(caption, "each bar: the medians of "+n+" repeat(s); real: elapsed time, CLOCK_MONOTONIC; emulated machines under QEMU, not the original hardware or kernel")
+	fig := &figure{plot: p, legend: legend, caption: wrapCaption(caption)}
+	svg := vgsvg.New(fig.size())
+	fig.draw(draw.New(svg))
+	_, err = svg.WriteTo(w)
+	return err
+}
+
+// paramLine is the run's parameters other than repeat, "k=v, ...".
+func paramLine(r *Result) string {
+	var parts []string
+	for _, k := range sortedKeys(r.Parameters) {
+		if k != "repeat" {
+			parts = append(parts, k+"="+r.Parameters[k])
+		}
+	}
+	return strings.Join(parts, ", ")
+}
+
+// fmtSeconds renders a time in seconds to three significant digits.
+func fmtSeconds(s float64) string { return fmt.Sprintf("%.3g", s) }
+
+// BarPlotBeside writes the bar plot of r beside its result document at
+// path (NAME.svg for NAME.json), whole or not at all, and returns the line
+// for `lab run` to print: "plot: PATH", a warning naming the plot, or ""
+// when r has nothing to draw as bars (a sweep has its own plot). A plot
+// that cannot be drawn never fails the run.
+func BarPlotBeside(path string, r *Result) string {
+	key := BarKey(r)
+	if key == "" || path == "" {
+		return ""
+	}
+	out := strings.TrimSuffix(path, filepath.Ext(path)) + ".svg"
+	var buf bytes.Buffer
+	if err := WriteBarPlot(&buf, r, key); err != nil {
+		if errors.Is(err, ErrNothingToPlot) {
+			return "no plot: " + err.Error()
+		}
+		return fmt.Sprintf("warning: plot %s: %v", out, err)
+	}
+	f, err := os.CreateTemp(filepath.Dir(out), ".plot-*.svg")
+	if err != nil {
+		return fmt.Sprintf("warning: plot %s: %v", out, err)
+	}
+	tmp := f.Name()
+	defer os.Remove(tmp)
+	_, err = f.Write(buf.Bytes())
+	if err == nil {
+		err = f.Chmod(0o644)
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp, out)
+	}
+	if err != nil {
+		return fmt.Sprintf("warning: plot %s: %v", out, err)
+	}
+	return "plot: " + out
+}

@@ -85,7 +85,7 @@ func runCommand(e *env) *cli.Command {
 			"main metric against the first numeric key is written beside it and its path\n" +
 			"printed. Ctrl-C saves the points that finished (outcome interrupted, exit\n" +
 			"130).\n\n" +
-			"--profile P boots a throwaway VM and powers it off afterwards; given several\n" +
+			"--profile P boots a throwaway VM and discards it afterwards; given several\n" +
 			"times, runs on each profile in turn (one result each) and prints their\n" +
 			"comparison: per metric the median on each and the speed-up over the first.\n\n" +
 			"lab run holds the VM's run lock for the whole run: `lab exec` and `lab cp`\n" +
@@ -99,12 +99,12 @@ func runCommand(e *env) *cli.Command {
 			"   lab run forkbench --profile xeon5130-1core --json > result.json",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "vm", Usage: "VM to run in (default: the only VM up)"},
-			&cli.StringSliceFlag{Name: "profile", Usage: "boot a throwaway VM from `PROFILE`, run, and power it off; repeatable: one run per profile, then their comparison"},
+			&cli.StringSliceFlag{Name: "profile", Usage: "boot a throwaway VM from `PROFILE`, run, and discard it; repeatable: one run per profile, then their comparison"},
 			&cli.StringFlag{Name: "clock", Usage: "with --profile: guest clock host, icount or icount:SHIFT (TCG, one online CPU); default: the profile's clock, else host"},
 			profileFileFlag,
 			&cli.StringFlag{Name: "experiment", Aliases: []string{"e"}, Usage: "experiment (default: the plugin's first; see `lab plugins show PLUGIN`)"},
 			&cli.StringSliceFlag{Name: "param", Aliases: []string{"p"}, Usage: "parameter `KEY=VALUE`; repeatable"},
-			&cli.GenericFlag{Name: "sweep", Value: sweeps, Usage: "run once per value of parameter KEY: `KEY=V1,V2,...`; repeatable (the cross product)"},
+			&cli.GenericFlag{Name: "sweep", Value: sweeps, Usage: "sweep a parameter, `KEY=V1,V2,...`: one run per value, all in one VM and one result; repeatable (the cross product)"},
 			&cli.IntFlag{Name: "repeat", Value: 1, Usage: "run the workload `N` times (per sweep point; medians, min/max and CV over the repeats)"},
 			&cli.DurationFlag{Name: "timeout", Value: time.Hour, Usage: "give up after this long, the whole sweep included (the plugin is killed, the VM stays usable)"},
 			&cli.StringFlag{Name: "out", Usage: "directory for result files (default: $LAB_RESULTS_DIR, else $XDG_DATA_HOME/lab/results, else ~/.local/share/lab/results)"},

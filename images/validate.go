@@ -83,9 +83,11 @@ func (p Profile) ClockSetting() Clock {
 // into Debian's 686 kernel) then draw on.
 const FBMode = "0x317"
 
-// HasVTs says whether the console kind shows virtual terminals: with
-// "serial" the kernel's VTs exist but are drawn by the dummy console, so
-// nothing is ever shown and printing to one costs what a buffer copy does.
+// HasVTs says whether the console kind shows virtual terminals on an
+// emulated screen. With "serial" the kernel's VTs exist too, but nothing
+// shows them: there is no display device, and vgacon, finding no EGA/VGA
+// reported by the BIOS, binds as "*CGA" and writes into memory that no
+// device is behind.
 func HasVTs(kind string) bool { return kind == "vga" || kind == "fb" }
 
 // ConsoleKind is the profile's console with the default applied.

@@ -22,9 +22,10 @@ func (f fakeSystem) Cmdline() string      { return f.cmdline }
 func (f fakeSystem) VTConsoles() []string { return f.consoles }
 
 var (
-	// serialGuest is what a console serial guest shows: the VTs exist,
-	// drawn by the dummy console only.
-	serialGuest = fakeSystem{"console=ttyS0,115200 rdinit=/init lab.profile=celeron-2.4 lab.console=serial\n", []string{"(S) dummy device"}}
+	// serialGuest is what a console serial guest shows (measured in
+	// celeron-2.4): the VTs exist, vgacon's guess "*CGA" draws them into
+	// memory with no device behind it.
+	serialGuest = fakeSystem{"console=ttyS0,115200 rdinit=/init lab.profile=celeron-2.4 lab.console=serial\n", []string{"(S) *CGA"}}
 	// fbGuest is a console fb guest (measured in xeon5130-fb).
 	fbGuest = fakeSystem{"console=ttyS0,115200 lab.profile=xeon5130-fb lab.console=fb vga=0x317\n", []string{"(M) frame buffer device"}}
 )
@@ -145,9 +146,20 @@ func TestScreen(t *testing.T) {
 	if s.profile != "xeon5130-fb" || s.console != "fb" || !s.shown {
 		t.Errorf("fb guest: %+v, want profile xeon5130-fb, console fb, shown", s)
 	}
-	s = testBench(fakeSystem{"", []string{"(S) dummy device", "(S) VGA+"}}).screen()
-	if !s.shown {
-		t.Errorf("vgacon bound: %+v, want shown", s)
+	// Without lab.console (an older lab's guest), the bound drivers say.
+	for _, tt := range []struct {
+		drivers []string
+		shown   bool
+	}{
+		{[]string{"(S) dummy device", "(S) VGA+"}, true},
+		{[]string{"(S) dummy device", "(M) frame buffer device"}, true},
+		{[]string{"(S) *CGA"}, false},
+		{[]string{"(S) dummy device"}, false},
+		{nil, false},
+	} {
+		if s := testBench(fakeSystem{"console=ttyS0", tt.drivers}).screen(); s.shown != tt.shown {
+			t.Errorf("drivers %v without lab.console: shown %v, want %v", tt.drivers, s.shown, tt.shown)
+		}
 	}
 }
 
@@ -165,7 +177,7 @@ func TestTargetsFor(t *testing.T) {
 		{"null", serial, []string{"null"}, 0, nil},
 		{"pty_undrained", fb, []string{"pty_undrained"}, 0, nil},
 		{"vt_shown", fb, []string{"vt_shown"}, 0, nil},
-		{"vt_shown", serial, nil, 0, []string{"target vt_shown", "profile celeron-2.4", "console serial", "dummy device", "console vga or fb", "--profile xeon5130-fb", "lab profiles"}},
+		{"vt_shown", serial, nil, 0, []string{"target vt_shown", "profile celeron-2.4", "console serial", "*CGA", "console vga or fb", "--profile xeon5130-fb", "lab profiles"}},
 		{"vt_hidden", screen{}, nil, 0, []string{"target vt_hidden", "this guest", "console unknown", "drivers: none"}},
 	}
 	for _, tt := range tests {

@@ -239,3 +239,67 @@ func alive(pid int) bool {
 	i := strings.LastIndexByte(s, ')')
 	return i < 0 || i+2 >= len(s) || s[i+2] != 'Z'
 }
+
+// An OOM kill during a workload (the kernel's oom_kill count went up) is
+// said plainly, whether the workload died of it or carried on: its
+// figures are not of the run asked for. The count is faked here; the
+// threadbench integration tests run a guest out of memory for real.
+func TestRunWorkloadReportsOOM(t *testing.T) {
+	vmstat := filepath.Join(t.TempDir(), "vmstat")
+	old := vmstatPath
+	vmstatPath = vmstat
+	t.Cleanup(func() { vmstatPath = old })
+	for _, tt := range []struct {
+		name, body string
+		want       []string
+	}{
+		{"killed", `echo "oom_kill 3" > ` + vmstat + `; kill -9 $$`, []string{"killed by signal SIGKILL", "ran out of memory", "killed 2 process(es)"}},
+		{"carried on", `echo "oom_kill 2" > ` + vmstat + `; echo "n 1"`, []string{"ran out of memory", "killed 1 process(es)"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			if err := os.WriteFile(vmstat, []byte("nr_free_pages 1\noom_kill 1\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			_, err := RunWorkload(context.Background(), script(t, tt.body))
+			if err == nil {
+				t.Fatal("no error")
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q does not say %q", err, w)
+				}
+			}
+		})
+	}
+	// No OOM kill: no error.
+	if err := os.WriteFile(vmstat, []byte("oom_kill 1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := RunWorkload(context.Background(), script(t, `echo "n 1"`)); err != nil {
+		t.Errorf("without an OOM kill: %v", err)
+	}
+}
+
+// A workload does not inherit the plugin's oom_score_adj (protectFromOOM
+// lowers it to -900 in the guest): it runs with 0, as any program would.
+// Here the test raises its own (lowering needs a privilege this host may
+// not grant), and the workload must still get 0.
+func TestRunWorkloadOOMScore(t *testing.T) {
+	const self = "/proc/self/oom_score_adj"
+	before, err := os.ReadFile(self)
+	if err != nil {
+		t.Fatalf("%s: %v", self, err)
+	}
+	if err := os.WriteFile(self, []byte("500"), 0); err != nil {
+		t.Fatalf("raising our oom_score_adj: %v", err)
+	}
+	t.Cleanup(func() { _ = os.WriteFile(self, before, 0) })
+	// The adjustment is written just after the exec: read it a moment on.
+	res, err := RunWorkload(context.Background(), script(t, `sleep 0.3; echo "adj $(cat /proc/self/oom_score_adj)"`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := res.Values["adj"].Text; got != "0" {
+		t.Errorf("the workload's oom_score_adj is %s, want 0", got)
+	}
+}

@@ -91,6 +91,7 @@ func Serve(description []byte, b Benchmark) {
 		fmt.Fprintf(os.Stderr, "plugin %s: this binary is a lab plugin; it must be started by lab (`lab run %s`), which runs it in a guest\n", d.Name, d.Name)
 		os.Exit(1)
 	}
+	protectFromOOM()
 	if err := serveGoPlugin(d, b, tc, os.Stdout); err != nil {
 		fmt.Fprintf(os.Stderr, "plugin %s: %v\n", d.Name, err)
 		os.Exit(1)

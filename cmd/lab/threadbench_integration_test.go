@@ -118,17 +118,24 @@ func TestIntegrationThreadbench(t *testing.T) {
 	})
 
 	// More processes than the guest can hold: in this 256 MB guest the
-	// kernel's threads-max (about 3700 tasks) stops fork with EAGAIN before
-	// memory runs out (a process here takes ~50 KB). The run ends, says
-	// what failed, and the VM stays usable.
+	// kernel's threads-max (about 3700 tasks) stops fork with EAGAIN, or
+	// memory runs out first. The run ends, says what failed, and the VM
+	// stays usable.
 	t.Run("too many processes", func(t *testing.T) {
 		start := time.Now()
 		res, r := itRunJSON(t, 1, "threadbench", "--vm", "tb", "-e", "hello", "-p", "workers=5000", "-p", "count=1000",
 			"-p", "mode=process", "--timeout", "4m")
-		if res.Outcome.Status != "failed" || !strings.Contains(res.Outcome.Reason, "fork worker") ||
-			!strings.Contains(res.Outcome.Reason, "of 5000") || !strings.Contains(res.Outcome.Reason, "Resource temporarily unavailable") {
-			t.Errorf("outcome %+v, want failed naming the fork that failed and why", res.Outcome)
+		// Which limit comes first depends on what else the guest holds
+		// (the preloaded plugin bundles are in its RAM): fork's EAGAIN at
+		// threads-max, or the OOM killer, which takes a workload process
+		// and never the plugin (plugins.protectFromOOM).
+		forkFailed := strings.Contains(res.Outcome.Reason, "fork worker") &&
+			strings.Contains(res.Outcome.Reason, "of 5000") && strings.Contains(res.Outcome.Reason, "Resource temporarily unavailable")
+		oom := strings.Contains(res.Outcome.Reason, "the guest ran out of memory during workload hello: the kernel's OOM killer killed")
+		if res.Outcome.Status != "failed" || !(forkFailed || oom) {
+			t.Errorf("outcome %+v, want failed naming the fork that failed and why, or the OOM kill", res.Outcome)
 		}
+		t.Logf("outcome: %s", res.Outcome.Reason)
 		if !strings.Contains(r.stderr, "run failed") {
 			t.Errorf("lab run does not say the run failed:\n%s", r.stderr)
 		}

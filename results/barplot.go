@@ -116,7 +116,8 @@ func WriteBarPlot(w io.Writer, r *Result, key string) error {
 	if params := paramLine(r); params != "" {
 		p.Title.Text += " (" + params + ")"
 	}
-	p.X.Label.Text = "median CPU time of the printer (s): user, then sys stacked on it"
+	who := map[string]string{"target": "the printer", "sink": "the recording process"}[key]
+	p.X.Label.Text = "median CPU time of " + who + " (s): user, then sys stacked on it"
 	p.X.Min = 0
 	p.NominalY(names...)
 	width := vg.Points(min(28, 260/float64(len(bars))))

@@ -82,10 +82,10 @@ func TestIntegrationPrintfbench(t *testing.T) {
 		if v := itVerdict(t, res, "E3.1"); v.Verdict != results.Inconclusive {
 			t.Errorf("E3.1 from 2 repeats: %+v, want inconclusive", v)
 		}
-		// The bar chart of this run.
+		// lab run draws the bar chart of this run beside its result.
 		path := itPrinted(t, r.stderr, "result: ")
-		if msg := results.BarPlotBeside(path, res); msg != "plot: "+strings.TrimSuffix(path, ".json")+".svg" {
-			t.Errorf("BarPlotBeside = %q", msg)
+		if plot := itPrinted(t, r.stderr, "plot: "); plot != strings.TrimSuffix(path, ".json")+".svg" {
+			t.Errorf("lab run printed plot %q, want the one beside %s", plot, path)
 		}
 		itCheckSVG(t, strings.TrimSuffix(path, ".json")+".svg", ">vt_shown<", ">null<", "profile xeon5130-fb")
 	})

@@ -314,6 +314,11 @@ func (e *env) runOn(ctx context.Context, plan *runPlan, profile *images.Profile,
 		path, err := e.finishRun(res, plan.refs, plan.claims, plan.outDir, f, func(path string) {
 			if path != "" {
 				e.writePlot(plan, []*results.Result{res}, strings.TrimSuffix(path, filepath.Ext(path))+".svg")
+				// A run whose samples are by target or sink (printfbench)
+				// gets a bar chart; "" for anything else, sweeps included.
+				if msg := results.BarPlotBeside(path, res); msg != "" {
+					fmt.Fprintln(e.stderr, msg)
+				}
 			}
 		})
 		return res, path, err

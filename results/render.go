@@ -235,10 +235,12 @@ func writeTable(w io.Writer, r *Result, all bool) error {
 
 	fmt.Fprintln(w)
 	tw := tabwriter.NewWriter(w, 0, 8, 2, ' ', 0)
-	fmt.Fprintln(tw, "metric\tlabels\tn\tmedian\tmin..max\tCV\tunit")
+	// trimmed is E1's own estimator (drop min and max, average), beside
+	// the median we decide on.
+	fmt.Fprintln(tw, "metric\tlabels\tn\tmedian\ttrimmed\tmin..max\tCV\tunit")
 	for _, s := range summaries(r) {
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s..%s\t%s\t%s\n", s.Metric, labelCell(s.Labels), s.N,
-			FormatValue(s.Median), FormatValue(s.Min), FormatValue(s.Max), formatCV(s.CV), s.Unit)
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s..%s\t%s\t%s\n", s.Metric, labelCell(s.Labels), s.N,
+			FormatValue(s.Median), FormatValue(s.TrimmedMean), FormatValue(s.Min), FormatValue(s.Max), formatCV(s.CV), s.Unit)
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -403,11 +405,11 @@ func WriteMarkdown(w io.Writer, r *Result) error {
 	} else {
 		b.WriteString("\nNo claims declared for this experiment.\n")
 	}
-	b.WriteString("\n| metric | labels | n | median | min..max | CV | unit |\n")
-	b.WriteString("|---|---|---:|---:|---:|---:|---|\n")
+	b.WriteString("\n| metric | labels | n | median | trimmed | min..max | CV | unit |\n")
+	b.WriteString("|---|---|---:|---:|---:|---:|---:|---|\n")
 	for _, s := range summaries(r) {
-		fmt.Fprintf(&b, "| %s | %s | %d | %s | %s..%s | %s | %s |\n", mdCell(s.Metric), mdCell(labelCell(s.Labels)),
-			s.N, FormatValue(s.Median), FormatValue(s.Min), FormatValue(s.Max), formatCV(s.CV), mdCell(s.Unit))
+		fmt.Fprintf(&b, "| %s | %s | %d | %s | %s | %s..%s | %s | %s |\n", mdCell(s.Metric), mdCell(labelCell(s.Labels)),
+			s.N, FormatValue(s.Median), FormatValue(s.TrimmedMean), FormatValue(s.Min), FormatValue(s.Max), formatCV(s.CV), mdCell(s.Unit))
 	}
 	if cs := comparisons(r); len(cs) > 0 {
 		b.WriteString("\nPublished figures (* = the machine this profile stands for):\n\n")

@@ -330,6 +330,9 @@ func decide(c *Claim, r *Result, store []*Result) Verdict {
 	if r.Outcome.Status == "failed" {
 		return Verdict{Verdict: Inconclusive, Reason: "the run failed (" + r.Outcome.Reason + "); its samples decide nothing"}
 	}
+	if r.Outcome.Status == StatusInterrupted {
+		return Verdict{Verdict: Inconclusive, Reason: "the run was interrupted (" + r.Outcome.Reason + "); its samples decide nothing"}
+	}
 	switch c.Kind {
 	case KindRatio:
 		q := c.Ratio

@@ -371,7 +371,7 @@ func speedupVerdict(c *SpeedupRule, r *Result, store []*Result) Verdict {
 	var match *Result
 	for _, o := range store {
 		if o.ID != r.ID && o.Plugin == r.Plugin && o.Experiment == r.Experiment && ProfileName(o.Machine) == other &&
-			o.Outcome.Status != "failed" && sameParams(o.Parameters, r.Parameters) {
+			o.Outcome.Status != "failed" && o.Outcome.Status != StatusInterrupted && sameParams(o.Parameters, r.Parameters) {
 			match = o
 			break
 		}
@@ -424,7 +424,7 @@ func decideCrash(c *CrashRule, r *Result) Verdict {
 	at := fmt.Sprintf("at %s=%s (claimed: crashes from %s)", c.Param, sv, FormatValue(c.From))
 	v := Verdict{Numbers: nums}
 	switch st := r.Outcome.Status; {
-	case st == "failed":
+	case st == "failed" || st == StatusInterrupted:
 		v.Verdict, v.Reason = Inconclusive, "the run failed otherwise ("+r.Outcome.Reason+") "+at
 	case size >= c.From && st == "expected-crash" && named:
 		v.Verdict, v.Reason = Reproduced, "crashed with "+c.Signal+" "+at+": "+r.Outcome.Reason

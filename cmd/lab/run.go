@@ -363,7 +363,7 @@ func (e *env) runOn(ctx context.Context, plan *runPlan, profile *images.Profile,
 	sess, err := host.Open(runCtx, h.Link(), bundle, host.OpenOptions{TLS: vmTLS})
 	if err != nil {
 		bar.abort()
-		res.Outcome = results.Outcome{Status: "failed", Reason: classify(ctx, runCtx, h, err, f.timeout)}
+		res.Outcome = results.Outcome{Status: failedOrInterrupted(ctx), Reason: classify(ctx, runCtx, h, err, f.timeout)}
 		if plan.axes != nil {
 			res.Sweep = newSweep(plan)
 		}
@@ -418,7 +418,17 @@ func runFailure(ctx, runCtx context.Context, h *vm.Handle, sess *host.Session, e
 			reason = fmt.Sprintf("the guest died mid-run (vm %s is gone): %v", h.Name, err)
 		}
 	}
-	return results.Outcome{Status: "failed", Reason: reason, StderrTail: sess.StderrTail()}
+	return results.Outcome{Status: failedOrInterrupted(ctx), Reason: reason, StderrTail: sess.StderrTail()}
+}
+
+// failedOrInterrupted is the status of a run that broke: interrupted if
+// the user stopped it (Ctrl-C: what finished is kept, exit 130), else
+// failed.
+func failedOrInterrupted(ctx context.Context) string {
+	if ctx.Err() != nil {
+		return results.StatusInterrupted
+	}
+	return "failed"
 }
 
 // classify turns a run error into a reason a user can act on.

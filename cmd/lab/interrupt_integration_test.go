@@ -1,0 +1,82 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"lab/internal/labtest"
+	"lab/results"
+)
+
+// TestIntegrationRunCtrlC: Ctrl-C in the middle of a plain run (no sweep)
+// saves what the finished repeats measured with outcome interrupted, exits
+// 130 as an interrupted sweep does, decides no claim on it, and leaves the
+// VM usable with no plugin running.
+func TestIntegrationRunCtrlC(t *testing.T) {
+	p := itProfile(t, "celeron-2.4")
+	itBootEnv(t, p)
+	labBin := filepath.Join(labtest.LibDir(), "lab")
+	if _, err := os.Stat(labBin); err != nil {
+		labtest.Unavailable(t, "%s missing: run `make build`", labBin)
+	}
+	itUp(t, p.Name, "ctrlc")
+	// n=2000 takes a second or two per repeat under TCG.
+	cmd := exec.Command(labBin, "run", "forkbench", "--vm", "ctrlc", "--out", t.TempDir(), "-e", "forktime", "-p", "n=2000", "--repeat", "100")
+	var stdout bytes.Buffer
+	stderr := &syncBuffer{}
+	cmd.Stdout, cmd.Stderr = &stdout, stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	t.Cleanup(func() { _ = cmd.Process.Kill() })
+	deadline := time.Now().Add(2 * time.Minute)
+	for !strings.Contains(stderr.String(), "[2/100]") {
+		if time.Now().After(deadline) {
+			t.Fatalf("the run never finished its second repeat:\n%s", stderr.String())
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-done:
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) || ee.ExitCode() != 130 {
+			t.Errorf("lab run interrupted: %v, want exit status 130\n%s", err, stderr.String())
+		}
+	case <-time.After(45 * time.Second):
+		t.Fatalf("lab run still running 45 s after SIGINT\n%s", stderr.String())
+	}
+	saved, err := results.Load(itPrinted(t, stderr.String(), "result: "))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if saved.Outcome.Status != results.StatusInterrupted || !strings.Contains(saved.Outcome.Reason, "Ctrl-C") {
+		t.Errorf("outcome %+v, want interrupted (Ctrl-C)", saved.Outcome)
+	}
+	if n := len(itSeries(saved, "fork_wait_us", nil)); n < 2 {
+		t.Errorf("%d fork_wait_us samples kept, want those of the 2 or more repeats that finished", n)
+	}
+	for _, v := range saved.Verdicts {
+		if v.Verdict == results.Reproduced || v.Verdict == results.NotReproduced {
+			t.Errorf("claim %s decided on an interrupted run: %+v", v.Claim, v)
+		}
+	}
+	if left := itGuestProcs(t, "forkbench"); left != "" {
+		t.Errorf("the plugin still runs in the guest after Ctrl-C: %s", left)
+	}
+	again, _ := itRunJSON(t, 0, "forkbench", "--vm", "ctrlc", "-e", "forktime", "-p", "n=50")
+	if again.Outcome.Status != "ok" {
+		t.Errorf("a run after the interrupted one: %+v", again.Outcome)
+	}
+}

@@ -140,6 +140,9 @@ type Harness struct {
 	PushSeconds float64 `json:"push_seconds"`
 	FilesSent   int     `json:"files_sent"`
 	FilesCached int     `json:"files_cached"`
+	// StartRetried is why the plugin's first start failed, if it had to
+	// be started twice (it ended before writing anything).
+	StartRetried string `json:"start_retried,omitempty"`
 }
 
 // Summary is the statistics of one metric (and label set) across repeats.

@@ -371,7 +371,10 @@ func (e *env) runOn(ctx context.Context, plan *runPlan, profile *images.Profile,
 	}
 	sent, cached, took := sess.Pushed()
 	res.Harness = &results.Harness{StartSeconds: sess.Ready.Sub(plan.t0).Seconds(), OpenSeconds: sess.Ready.Sub(t).Seconds(),
-		PushSeconds: took.Seconds(), FilesSent: sent, FilesCached: cached}
+		PushSeconds: took.Seconds(), FilesSent: sent, FilesCached: cached, StartRetried: sess.Retried}
+	if sess.Retried != "" {
+		fmt.Fprintf(e.stderr, "note: %s; started it again\n", sess.Retried)
+	}
 	bar.note(fmt.Sprintf("plugin %s started in %.2fs (pushed %d files in %.2fs, %d already in the guest)", bundle.Name, res.Harness.OpenSeconds, sent, took.Seconds(), cached))
 
 	if plan.axes != nil {

@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -373,6 +374,9 @@ type Session struct {
 	runner *guestRunner
 	// Started is when Open began; Ready when the first RPC was answered.
 	Started, Ready time.Time
+	// Retried is why the first start failed, if Open had to start the
+	// plugin twice (a plugin that ended before writing anything).
+	Retried string
 }
 
 // OpenOptions tune Open.
@@ -391,6 +395,38 @@ type OpenOptions struct {
 // certificates (opt.TLS); no ReattachConfig is
 // used (its pid is a guest pid and Kill would signal a host process).
 func Open(ctx context.Context, lc *link.Client, bundle *Bundle, opt OpenOptions) (*Session, error) {
+	started := time.Now()
+	s, err := open(ctx, lc, bundle, opt)
+	var silent *silentStart
+	if !errors.As(err, &silent) || ctx.Err() != nil {
+		return s, err
+	}
+	// Seen rarely on the first start after a restored boot, cause not yet
+	// found: the plugin's exec ends before it writes a byte. Once more,
+	// saying so; a plugin that really dies at start fails again.
+	s, err2 := open(ctx, lc, bundle, opt)
+	if err2 != nil {
+		return nil, fmt.Errorf("%w; started again: %v", err, err2)
+	}
+	s.Started = started
+	s.Retried = err.Error()
+	return s, nil
+}
+
+// silentStart is a plugin whose process ended before it wrote anything,
+// on stdout or stderr.
+type silentStart struct {
+	name, how string
+	err       error
+}
+
+func (e *silentStart) Error() string {
+	return fmt.Sprintf("plugin %s did not start: it ended before writing anything (%s): %v", e.name, e.how, e.err)
+}
+
+func (e *silentStart) Unwrap() error { return e.err }
+
+func open(ctx context.Context, lc *link.Client, bundle *Bundle, opt OpenOptions) (*Session, error) {
 	if opt.TLS == nil {
 		return nil, fmt.Errorf("plugin %s: no TLS material for the VM (host.EnsureTLS); a plugin is never spoken to in plaintext", bundle.Name)
 	}
@@ -441,6 +477,21 @@ func Open(ctx context.Context, lc *link.Client, bundle *Bundle, opt OpenOptions)
 		diag := ""
 		if s.runner != nil {
 			diag = strings.TrimSpace(s.runner.stderrTail.String())
+		}
+		if s.runner != nil && s.runner.proc != nil && diag == "" {
+			select {
+			case <-s.runner.proc.Done():
+				how := "the exec stream broke"
+				ex, werr := s.runner.proc.Wait()
+				if werr == nil {
+					how = fmt.Sprintf("exit status %d", ex.Code)
+				} else {
+					how += ": " + werr.Error()
+				}
+				s.client.Kill()
+				return nil, &silentStart{name: bundle.Name, how: how, err: r.err}
+			case <-time.After(time.Second):
+			}
 		}
 		s.client.Kill()
 		if s.runner != nil {

@@ -11,6 +11,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"sync"
 
 	"lab/images"
 	"lab/plugins"
@@ -99,15 +100,40 @@ func ReadRecord(dir, name string) (*plugins.Description, error) {
 	return d, nil
 }
 
+// hashes memoises fileSHA256 within this process, by path, size and
+// modification time: a `lab run --profile` hashes every built-in bundle
+// for the snapshot key (BuiltinPreload), then its plugin's binary for the
+// record check (Find), then its bundle for the push (bundleFiles).
+var hashes sync.Map // hashKey -> string
+
+type hashKey struct {
+	path        string
+	size, mtime int64
+}
+
+// fileSHA256 is the sha256 of the file at path, in hex.
 func fileSHA256(path string) (string, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return "", err
 	}
 	defer f.Close()
-	h := sha256.New()
-	if _, err := io.Copy(h, f); err != nil {
+	st, err := f.Stat()
+	if err != nil {
 		return "", err
 	}
-	return hex.EncodeToString(h.Sum(nil)), nil
+	k := hashKey{path, st.Size(), st.ModTime().UnixNano()}
+	if sum, ok := hashes.Load(k); ok {
+		return sum.(string), nil
+	}
+	h := sha256.New()
+	n, err := io.Copy(h, f)
+	if err != nil {
+		return "", err
+	}
+	sum := hex.EncodeToString(h.Sum(nil))
+	if n == st.Size() { // not one that grew while it was read
+		hashes.Store(k, sum)
+	}
+	return sum, nil
 }

@@ -1,12 +1,15 @@
 package host
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"os"
 	"path/filepath"
 	"reflect"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"lab/internal/labtest"
 	"lab/plugins"
@@ -197,4 +200,38 @@ func TestClaims(t *testing.T) {
 			t.Errorf("claim %s: SDK kind %q, results kind %q", c.ID, c.Kind(), got[i].Kind)
 		}
 	}
+}
+
+// fileSHA256 remembers a file's hash by path, size and modification
+// time, and hashes it again once it changes.
+func TestFileSHA256Memo(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "f")
+	write := func(content string, mtime time.Time) {
+		t.Helper()
+		if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chtimes(path, mtime, mtime); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want := func(content string) {
+		t.Helper()
+		got, err := fileSHA256(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sum := sha256.Sum256([]byte(content))
+		if got != hex.EncodeToString(sum[:]) {
+			t.Errorf("fileSHA256 after writing %q = %s, want the hash of %q", content, got, content)
+		}
+	}
+	t0 := time.Unix(1700000000, 0)
+	write("one", t0)
+	want("one")
+	want("one") // from the memo
+	write("three", t0)
+	want("three") // another size
+	write("four!", t0.Add(time.Second))
+	want("four!") // same size as three, another mtime
 }

@@ -310,16 +310,15 @@ func bundleFiles(dir string) ([]bundleFile, string, error) {
 		if rel == RecordFile {
 			return nil // the host's record of the build; the guest has no use for it
 		}
-		b, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
 		info, err := d.Info()
 		if err != nil {
 			return err
 		}
-		sum := sha256.Sum256(b)
-		files = append(files, bundleFile{rel: rel, sha256: hex.EncodeToString(sum[:]), size: int64(len(b)), mode: info.Mode().Perm()})
+		sum, err := fileSHA256(p)
+		if err != nil {
+			return err
+		}
+		files = append(files, bundleFile{rel: rel, sha256: sum, size: info.Size(), mode: info.Mode().Perm()})
 		return nil
 	})
 	if err != nil {

@@ -28,35 +28,9 @@ func TestIntegrationRunCtrlC(t *testing.T) {
 	}
 	itUp(t, p.Name, "ctrlc")
 	// n=2000 takes a second or two per repeat under TCG.
-	cmd := exec.Command(labBin, "run", "forkbench", "--vm", "ctrlc", "--out", t.TempDir(), "-e", "forktime", "-p", "n=2000", "--repeat", "100")
-	var stdout bytes.Buffer
-	stderr := &syncBuffer{}
-	cmd.Stdout, cmd.Stderr = &stdout, stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	t.Cleanup(func() { _ = cmd.Process.Kill() })
-	deadline := time.Now().Add(2 * time.Minute)
-	for !strings.Contains(stderr.String(), "[2/100]") {
-		if time.Now().After(deadline) {
-			t.Fatalf("the run never finished its second repeat:\n%s", stderr.String())
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
-		t.Fatal(err)
-	}
-	select {
-	case err := <-done:
-		var ee *exec.ExitError
-		if !errors.As(err, &ee) || ee.ExitCode() != 130 {
-			t.Errorf("lab run interrupted: %v, want exit status 130\n%s", err, stderr.String())
-		}
-	case <-time.After(45 * time.Second):
-		t.Fatalf("lab run still running 45 s after SIGINT\n%s", stderr.String())
-	}
+	cmd, _, stderr, done := itStartLab(t, labBin, "run", "forkbench", "--vm", "ctrlc", "--out", t.TempDir(), "-e", "forktime", "-p", "n=2000", "--repeat", "100")
+	itAwait(t, stderr, "[2/100]", 2*time.Minute)
+	itInterrupt(t, cmd, done, stderr)
 	saved, err := results.Load(itPrinted(t, stderr.String(), "result: "))
 	if err != nil {
 		t.Fatal(err)
@@ -79,4 +53,53 @@ func TestIntegrationRunCtrlC(t *testing.T) {
 	if again.Outcome.Status != "ok" {
 		t.Errorf("a run after the interrupted one: %+v", again.Outcome)
 	}
+}
+
+// itStartLab starts labBin with args, returning its stdout and stderr as
+// they fill and a channel that gets its Wait error; it is killed at the
+// end of the test.
+func itStartLab(t *testing.T, labBin string, args ...string) (*exec.Cmd, *bytes.Buffer, *syncBuffer, <-chan error) {
+	t.Helper()
+	cmd := exec.Command(labBin, args...)
+	var stdout bytes.Buffer
+	stderr := &syncBuffer{}
+	cmd.Stdout, cmd.Stderr = &stdout, stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	t.Cleanup(func() { _ = cmd.Process.Kill() })
+	return cmd, &stdout, stderr, done
+}
+
+// itAwait waits up to d for stderr to say s.
+func itAwait(t *testing.T, stderr *syncBuffer, s string, d time.Duration) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for !strings.Contains(stderr.String(), s) {
+		if time.Now().After(deadline) {
+			t.Fatalf("lab never said %q:\n%s", s, stderr.String())
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// itInterrupt sends cmd SIGINT and checks it exits 130 within 45 s.
+func itInterrupt(t *testing.T, cmd *exec.Cmd, done <-chan error, stderr *syncBuffer) {
+	t.Helper()
+	sent := time.Now()
+	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-done:
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) || ee.ExitCode() != 130 {
+			t.Errorf("lab run interrupted: %v, want exit status 130\n%s", err, stderr.String())
+		}
+	case <-time.After(45 * time.Second):
+		t.Fatalf("lab run still running 45 s after SIGINT\n%s", stderr.String())
+	}
+	t.Logf("ended %.1fs after SIGINT", time.Since(sent).Seconds())
 }

@@ -10,10 +10,8 @@ import (
 	"errors"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -146,38 +144,11 @@ func TestIntegrationRunSweepCtrlC(t *testing.T) {
 	itUp(t, p.Name, "sweepint")
 	out := t.TempDir()
 	// n=50 takes a fraction of a second; n=300000 forks minutes.
-	cmd := exec.Command(labBin, "run", "forkbench", "--vm", "sweepint", "--out", out, "--json", "-e", "forktime", "--sweep", "n=50,300000")
-	var stdout bytes.Buffer
-	stderr := &syncBuffer{}
-	cmd.Stdout, cmd.Stderr = &stdout, stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	t.Cleanup(func() { _ = cmd.Process.Kill() })
-	deadline := time.Now().Add(2 * time.Minute)
-	for !strings.Contains(stderr.String(), "point 2/2: n=300000") {
-		if time.Now().After(deadline) {
-			t.Fatalf("the sweep never reached its second point:\n%s", stderr.String())
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	cmd, stdout, stderr, done := itStartLab(t, labBin, "run", "forkbench", "--vm", "sweepint", "--out", out, "--json", "-e", "forktime", "--sweep", "n=50,300000")
+	itAwait(t, stderr, "point 2/2: n=300000", 2*time.Minute)
 	time.Sleep(time.Second) // well into the second point
-	sent := time.Now()
-	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
-		t.Fatal(err)
-	}
-	select {
-	case err := <-done:
-		var ee *exec.ExitError
-		if !errors.As(err, &ee) || ee.ExitCode() != 130 {
-			t.Errorf("lab run interrupted: %v, want exit status 130\n%s", err, stderr.String())
-		}
-	case <-time.After(45 * time.Second):
-		t.Fatalf("lab run still running 45 s after SIGINT\n%s", stderr.String())
-	}
-	t.Logf("ended %.1fs after SIGINT; stderr:\n%s", time.Since(sent).Seconds(), stderr.String())
+	itInterrupt(t, cmd, done, stderr)
+	t.Logf("stderr:\n%s", stderr.String())
 	var res results.Result
 	if err := json.Unmarshal(stdout.Bytes(), &res); err != nil {
 		t.Fatalf("lab run --json printed no document: %v\n%s", err, stdout.String())

@@ -209,14 +209,16 @@ func TestTLSPluginRefusesClient(t *testing.T) {
 	}
 }
 
-// readPlaintextAnswer starts the plugin handed env, sends its socket an
-// HTTP/2 client preface in plaintext and returns what the plugin answers
-// before it closes the connection.
-func readPlaintextAnswer(t *testing.T, env []string) []byte {
+// withPluginConn starts the plugin handed env and calls use with a
+// connection to its socket (closed after, with a 10 s deadline set).
+func withPluginConn(t *testing.T, env []string, use func(c net.Conn)) {
 	t.Helper()
-	var answer []byte
 	line, stderr := runPluginDirectly(t, env, func(line string) {
 		parts := strings.Split(line, "|")
+		if len(parts) < 4 {
+			t.Errorf("handshake line %q", line)
+			return
+		}
 		c, err := net.Dial(parts[2], parts[3])
 		if err != nil {
 			t.Errorf("dial: %v", err)
@@ -224,32 +226,31 @@ func readPlaintextAnswer(t *testing.T, env []string) []byte {
 		}
 		defer c.Close()
 		c.SetDeadline(time.Now().Add(10 * time.Second))
-		_, _ = c.Write([]byte("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"))
-		answer, _ = io.ReadAll(c)
+		use(c)
 	})
 	if line == "" {
 		t.Fatalf("the plugin did not serve\nstderr:\n%s", stderr)
 	}
+}
+
+// readPlaintextAnswer sends the plugin an HTTP/2 client preface in
+// plaintext and returns what it answers before it closes the connection.
+func readPlaintextAnswer(t *testing.T, env []string) []byte {
+	t.Helper()
+	var answer []byte
+	withPluginConn(t, env, func(c net.Conn) {
+		_, _ = c.Write([]byte("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"))
+		answer, _ = io.ReadAll(c)
+	})
 	return answer
 }
 
-// readAlert starts the plugin handed env, connects to its socket over TLS
-// with cfg and returns the error of the first read (the plugin's alert).
+// readAlert connects to the plugin over TLS with cfg and returns the error
+// of the first read (the plugin's alert).
 func readAlert(t *testing.T, env []string, cfg *tls.Config) string {
 	t.Helper()
 	var alert string
-	line, stderr := runPluginDirectly(t, env, func(line string) {
-		parts := strings.Split(line, "|")
-		if len(parts) < 4 {
-			return
-		}
-		c, err := net.Dial(parts[2], parts[3])
-		if err != nil {
-			alert = "dial: " + err.Error()
-			return
-		}
-		defer c.Close()
-		c.SetDeadline(time.Now().Add(10 * time.Second))
+	withPluginConn(t, env, func(c net.Conn) {
 		cfg := cfg.Clone()
 		cfg.NextProtos = []string{"h2"}
 		tc := tls.Client(c, cfg)
@@ -257,56 +258,10 @@ func readAlert(t *testing.T, env []string, cfg *tls.Config) string {
 			alert = err.Error()
 			return
 		}
-		_, err = tc.Read(make([]byte, 1))
+		_, err := tc.Read(make([]byte, 1))
 		alert = fmt.Sprint(err)
 	})
-	if line == "" {
-		t.Fatalf("the plugin did not serve\nstderr:\n%s", stderr)
-	}
 	return alert
-}
-
-// With a TLSProvider go-plugin's handshake line carries no server
-// certificate: the plugin made no key pair, and the host has nothing to
-// trust but the VM's CA.
-func TestTLSHandshakeLineCarriesNoCertificate(t *testing.T) {
-	a := testTLS(t, "a")
-	line, _ := runPluginDirectly(t, a.PluginEnv(), nil)
-	parts := strings.Split(line, "|")
-	if len(parts) < 6 || parts[4] != "grpc" {
-		t.Fatalf("handshake line %q: want core|version|net|addr|grpc|cert|...", line)
-	}
-	if parts[5] != "" {
-		t.Errorf("handshake line %q carries a server certificate (%d chars); want none", line, len(parts[5]))
-	}
-}
-
-// A plugin started without the TLS material lab hands over (by hand, or
-// by a host that does not give it) says it must be started by lab and
-// serves nothing, in plaintext or otherwise.
-func TestTLSPluginWithoutMaterialFails(t *testing.T) {
-	a := testTLS(t, "a")
-	garbage := append([]string{}, a.PluginEnv()...)
-	garbage[0] = plugins.TLSCertEnv + "=not a certificate"
-	for _, tt := range []struct {
-		name string
-		env  []string
-		want string
-	}{
-		{"none", nil, "must be started by lab"},
-		{"only the certificate", a.PluginEnv()[:1], "must be started by lab"},
-		{"a certificate that does not load", garbage, plugins.TLSCertEnv},
-	} {
-		t.Run(tt.name, func(t *testing.T) {
-			line, stderr := runPluginDirectly(t, tt.env, nil)
-			if line != "" {
-				t.Errorf("the plugin served (handshake line %q)", line)
-			}
-			if !strings.Contains(stderr, "plugin tlstest: ") || !strings.Contains(stderr, tt.want) {
-				t.Errorf("stderr %q does not name the plugin and say %q", stderr, tt.want)
-			}
-		})
-	}
 }
 
 // runPluginDirectly runs this test binary as a plugin with go-plugin's

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"maps"
 	"regexp"
+	"slices"
 	"strings"
 )
 
@@ -15,6 +16,7 @@ const (
 	KindCrossover = "crossover"
 	KindSpeedup   = "speedup"
 	KindCrash     = "crash"
+	KindOrder     = "order"
 )
 
 // Claim is one statement of a write-up that an experiment's measurements
@@ -42,6 +44,7 @@ type Claim struct {
 	Crossover *CrossoverClaim `json:"crossover,omitempty"`
 	Speedup   *SpeedupClaim   `json:"speedup,omitempty"`
 	Crash     *CrashClaim     `json:"crash,omitempty"`
+	Order     *OrderClaim     `json:"order,omitempty"`
 }
 
 // RatioClaim: Numerator > Min x Denominator (and < Max x Denominator if
@@ -116,6 +119,21 @@ type CrashClaim struct {
 	From   float64 `json:"from"`
 }
 
+// OrderClaim: series of one metric told apart by label Label are ordered:
+// every series Metric{Label=a} (a in Above) is greater than Min times
+// every series Metric{Label=b} (b in Below), each pair decided with a
+// Mann-Whitney U test. Both sides' series also carry Labels. E5's "fork
+// per client costs far more server CPU than the pre-forked designs" is
+// one: cpu_beyond_s, label design, above 1, below 2..5, min 5.
+type OrderClaim struct {
+	Metric string            `json:"metric"`
+	Label  string            `json:"label"`
+	Above  []string          `json:"above"`
+	Below  []string          `json:"below"`
+	Min    float64           `json:"min"`
+	Labels map[string]string `json:"labels,omitempty"`
+}
+
 // Kind is the claim's kind (KindRatio...), "" when none is set.
 func (c *Claim) Kind() string {
 	kinds := c.kinds()
@@ -131,7 +149,7 @@ func (c *Claim) kinds() []string {
 		set  bool
 		name string
 	}{{c.Ratio != nil, KindRatio}, {c.Range != nil, KindRange}, {c.Near != nil, KindNear},
-		{c.Crossover != nil, KindCrossover}, {c.Speedup != nil, KindSpeedup}, {c.Crash != nil, KindCrash}} {
+		{c.Crossover != nil, KindCrossover}, {c.Speedup != nil, KindSpeedup}, {c.Crash != nil, KindCrash}, {c.Order != nil, KindOrder}} {
 		if x.set {
 			k = append(k, x.name)
 		}
@@ -153,7 +171,7 @@ func (c *Claim) validate(e *Experiment, where string) error {
 		return fmt.Errorf("%s needs a statement and a source", where)
 	}
 	if k := c.kinds(); len(k) != 1 {
-		return fmt.Errorf("%s sets %d kinds (%s); set exactly one of ratio, range, near, crossover, speedup, crash", where, len(k), strings.Join(k, ", "))
+		return fmt.Errorf("%s sets %d kinds (%s); set exactly one of ratio, range, near, crossover, speedup, crash, order", where, len(k), strings.Join(k, ", "))
 	}
 	metric := func(name string) error {
 		if e.metric(name) == nil {
@@ -233,6 +251,25 @@ func (c *Claim) validate(e *Experiment, where string) error {
 		k := c.Crash
 		if k.Signal == "" || e.param(k.Param) == nil {
 			return fmt.Errorf("%s: crash needs a signal and the size parameter (one of the experiment's); %s", where, e.paramList())
+		}
+	case c.Order != nil:
+		o := c.Order
+		if err := metric(o.Metric); err != nil {
+			return err
+		}
+		if o.Label == "" || len(o.Above) == 0 || len(o.Below) == 0 {
+			return fmt.Errorf("%s: order needs the label that tells the series apart and at least one value above and one below", where)
+		}
+		for _, a := range o.Above {
+			if slices.Contains(o.Below, a) {
+				return fmt.Errorf("%s: order puts %s=%s both above and below", where, o.Label, a)
+			}
+		}
+		if _, ok := o.Labels[o.Label]; ok {
+			return fmt.Errorf("%s: order's labels fix %s, the label it orders by; leave it out of labels", where, o.Label)
+		}
+		if o.Min <= 0 {
+			return fmt.Errorf("%s: order needs min > 0 (1: greater; 5: at least five times), got %v", where, o.Min)
 		}
 	}
 	return nil

@@ -24,7 +24,10 @@ func everyKind() *Description {
 			FirstLabels: map[string]string{"mode": "thread"}, SecondLabels: map[string]string{"mode": "process"}, FirstLowerBefore: true}},
 		{ID: "E1.8", Source: "src", Statement: "2x on 2 cores", Speedup: &SpeedupClaim{Metric: "t", Baseline: "one", Profile: "two", Min: 1.5, Max: Ptr(2.5)}},
 		{ID: "E1.4", Source: "src", Statement: "crashes from 350", Crash: &CrashClaim{Signal: "SIGSEGV", Param: "n", From: 350}},
+		{ID: "E5.1", Source: "src", Statement: "design 1 far above 2 and 3", Order: &OrderClaim{Metric: "t", Label: "design",
+			Above: []string{"1"}, Below: []string{"2", "3"}, Min: 5, Labels: map[string]string{"a": "b"}}},
 	}
+	d.Experiments[0].Peer = &Peer{Param: "mode", Value: "slow", Workload: "clientd", Args: []string{"7070"}}
 	return d
 }
 
@@ -38,7 +41,8 @@ func TestClaimsRoundTrip(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, s := range []string{`"ratio": {`, `"numerator": "t"`, `"near": {`, `"crossover": {`, `"none": true`, `"speedup": {`, `"crash": {`, `"from": 350`,
-		`"numeratorLabels": {`, `"denominatorLabels": {`, `"firstLabels": {`, `"secondLabels": {`, `"firstLowerBefore": true`} {
+		`"numeratorLabels": {`, `"denominatorLabels": {`, `"firstLabels": {`, `"secondLabels": {`, `"firstLowerBefore": true`,
+		`"order": {`, `"above": [`, `"peer": {`, `"workload": "clientd"`} {
 		if !strings.Contains(string(b), s) {
 			t.Errorf("description JSON lacks %s:\n%s", s, b)
 		}
@@ -54,7 +58,7 @@ func TestClaimsRoundTrip(t *testing.T) {
 	if back := descriptionFromWire(descriptionToWire(d)); !reflect.DeepEqual(back, d) {
 		t.Errorf("wire round trip differs: %+v", back.Experiments[0].Claims)
 	}
-	kinds := map[string]string{"E1.6": KindRatio, "E1.3": KindRange, "E1.7": KindNear, "E1.1": KindCrossover, "E1.8": KindSpeedup, "E1.4": KindCrash}
+	kinds := map[string]string{"E1.6": KindRatio, "E1.3": KindRange, "E1.7": KindNear, "E1.1": KindCrossover, "E1.8": KindSpeedup, "E1.4": KindCrash, "E5.1": KindOrder}
 	for _, c := range d.Experiments[0].Claims {
 		if want, ok := kinds[c.ID]; ok && c.Kind() != want {
 			t.Errorf("claim %s kind = %q, want %q", c.ID, c.Kind(), want)
@@ -87,6 +91,17 @@ func TestClaimsValidate(t *testing.T) {
 		{"crossover both", func(_ *Claim, d *Description) { d.Experiments[0].Claims[4].Crossover.At = Ptr(1) }, "exactly one of at"},
 		{"speedup same profile", func(_ *Claim, d *Description) { d.Experiments[0].Claims[7].Speedup.Profile = "one" }, "two different profiles"},
 		{"crash unknown param", func(_ *Claim, d *Description) { d.Experiments[0].Claims[8].Crash.Param = "size" }, "crash needs a signal and the size parameter"},
+		{"order no label", func(_ *Claim, d *Description) { d.Experiments[0].Claims[9].Order.Label = "" }, "order needs the label"},
+		{"order empty side", func(_ *Claim, d *Description) { d.Experiments[0].Claims[9].Order.Below = nil }, "one value above and one below"},
+		{"order both sides", func(_ *Claim, d *Description) { d.Experiments[0].Claims[9].Order.Below = []string{"1"} }, "puts design=1 both above and below"},
+		{"order fixes its label", func(_ *Claim, d *Description) {
+			d.Experiments[0].Claims[9].Order.Labels = map[string]string{"design": "1"}
+		}, "leave it out of labels"},
+		{"order min 0", func(_ *Claim, d *Description) { d.Experiments[0].Claims[9].Order.Min = 0 }, "order needs min > 0"},
+		{"order unknown metric", func(_ *Claim, d *Description) { d.Experiments[0].Claims[9].Order.Metric = "cpu" }, `unknown metric "cpu"`},
+		{"peer unknown param", func(_ *Claim, d *Description) { d.Experiments[0].Peer.Param = "clients" }, `peer names unknown parameter "clients"`},
+		{"peer bad value", func(_ *Claim, d *Description) { d.Experiments[0].Peer.Value = "peer" }, "peer: parameter mode"},
+		{"peer no workload", func(_ *Claim, d *Description) { d.Experiments[0].Peer.Workload = "" }, "peer workload"},
 		{"crossover of one series", func(_ *Claim, d *Description) {
 			d.Experiments[0].Claims[6].Crossover.SecondLabels = map[string]string{"mode": "thread"}
 		},
@@ -106,5 +121,16 @@ func TestClaimsValidate(t *testing.T) {
 				t.Errorf("error %q does not name the experiment", err)
 			}
 		})
+	}
+}
+
+func TestPeerWants(t *testing.T) {
+	p := &Peer{Param: "clients", Value: "peer", Workload: "clientd"}
+	if !p.Wants(map[string]string{"clients": "peer"}) || p.Wants(map[string]string{"clients": "local"}) || p.Wants(nil) {
+		t.Error("Wants does not follow the parameter")
+	}
+	var none *Peer
+	if none.Wants(map[string]string{"clients": "peer"}) {
+		t.Error("an experiment without a peer wants one")
 	}
 }

@@ -19,6 +19,7 @@ import (
 	"fmt"
 	"maps"
 	"math"
+	"os"
 	"regexp"
 	"slices"
 	"strconv"
@@ -75,6 +76,45 @@ type Experiment struct {
 	References []Reference `json:"references,omitempty"`
 	// Claims are the write-ups' statements this experiment decides.
 	Claims []Claim `json:"claims,omitempty"`
+	// Peer, if set, is the second guest the experiment can run with.
+	Peer *Peer `json:"peer,omitempty"`
+}
+
+// Peer asks for a second guest (lab.plugin.v1.Peer). When the run's
+// parameter Param has value Value, the host boots a second guest from the
+// same profile, joins the two on a link-local network (the run's guest
+// PeerSelfAddr, the peer PeerAddr, both /16), installs the plugin's
+// bundle in the peer and starts its workload Workload there with Args,
+// with LAB_SELF_ADDR and LAB_PEER_ADDR set from the peer's side. Once the
+// workload prints a line "ready" on stdout the plugin runs in the first
+// guest, where LAB_PEER_ADDR is the peer's address (see PeerAddress).
+// The peer is discarded when the run ends.
+type Peer struct {
+	Param    string   `json:"param"`
+	Value    string   `json:"value"`
+	Workload string   `json:"workload"`
+	Args     []string `json:"args,omitempty"`
+}
+
+// The link-local addresses of a run with a peer: the run's own guest and
+// the peer guest.
+const (
+	PeerSelfAddr = "169.254.0.1"
+	PeerAddr     = "169.254.0.2"
+)
+
+// PeerAddress is the peer guest's address, from LAB_PEER_ADDR, when the
+// host started the plugin with a peer; ok is false otherwise.
+func PeerAddress() (addr string, ok bool) {
+	addr = os.Getenv("LAB_PEER_ADDR")
+	return addr, addr != ""
+}
+
+// SelfAddress is this guest's address on the peer network, from
+// LAB_SELF_ADDR; ok is false without a peer.
+func SelfAddress() (addr string, ok bool) {
+	addr = os.Getenv("LAB_SELF_ADDR")
+	return addr, addr != ""
 }
 
 // Param is one typed parameter of an experiment. Values travel as strings.
@@ -307,8 +347,36 @@ func (d *Description) Validate() error {
 			}
 			claims[c.ID] = true
 		}
+		if err := e.Peer.validate(&e, where); err != nil {
+			return err
+		}
 	}
 	return nil
+}
+
+// validate checks a peer request: a parameter of the experiment and one
+// of its values, and a workload name.
+func (p *Peer) validate(e *Experiment, where string) error {
+	if p == nil {
+		return nil
+	}
+	param := e.param(p.Param)
+	if param == nil {
+		return fmt.Errorf("experiment %s: peer names unknown parameter %q; %s", where, p.Param, e.paramList())
+	}
+	if _, err := param.Check(p.Value); err != nil {
+		return fmt.Errorf("experiment %s: peer: %w", where, err)
+	}
+	if !nameRE.MatchString(p.Workload) {
+		return fmt.Errorf("experiment %s: peer workload %q: name one of the plugin's workload binaries (lower-case letters, digits, - and _)", where, p.Workload)
+	}
+	return nil
+}
+
+// Wants says whether a run with these (resolved) parameters needs the
+// peer guest.
+func (p *Peer) Wants(params map[string]string) bool {
+	return p != nil && params[p.Param] == p.Value
 }
 
 // nameRE is what a plugin name may look like: it is a directory and a

@@ -64,6 +64,9 @@ func descriptionToWire(d *Description) *wire.Description {
 		for _, c := range e.Claims {
 			we.Claims = append(we.Claims, claimToWire(c))
 		}
+		if p := e.Peer; p != nil {
+			we.Peer = &wire.Peer{Param: p.Param, Value: p.Value, Workload: p.Workload, Args: clone(p.Args)}
+		}
 		w.Experiments = append(w.Experiments, we)
 	}
 	return w
@@ -87,6 +90,9 @@ func descriptionFromWire(w *wire.Description) *Description {
 		}
 		for _, c := range we.GetClaims() {
 			e.Claims = append(e.Claims, claimFromWire(c))
+		}
+		if p := we.GetPeer(); p != nil {
+			e.Peer = &Peer{Param: p.GetParam(), Value: p.GetValue(), Workload: p.GetWorkload(), Args: clone(p.GetArgs())}
 		}
 		d.Experiments = append(d.Experiments, e)
 	}
@@ -121,6 +127,10 @@ func claimToWire(c Claim) *wire.Claim {
 			Min: s.Min, Max: clonePtr(s.Max), Labels: maps.Clone(s.Labels)}}
 	case c.Crash != nil:
 		w.Kind = &wire.Claim_Crash{Crash: &wire.CrashClaim{Signal: c.Crash.Signal, Param: c.Crash.Param, From: c.Crash.From}}
+	case c.Order != nil:
+		o := c.Order
+		w.Kind = &wire.Claim_Order{Order: &wire.OrderClaim{Metric: o.Metric, Label: o.Label, Above: clone(o.Above),
+			Below: clone(o.Below), Min: o.Min, Labels: maps.Clone(o.Labels)}}
 	}
 	return w
 }
@@ -152,6 +162,10 @@ func claimFromWire(w *wire.Claim) Claim {
 	}
 	if k := w.GetCrash(); k != nil {
 		c.Crash = &CrashClaim{Signal: k.GetSignal(), Param: k.GetParam(), From: k.GetFrom()}
+	}
+	if o := w.GetOrder(); o != nil {
+		c.Order = &OrderClaim{Metric: o.GetMetric(), Label: o.GetLabel(), Above: clone(o.GetAbove()),
+			Below: clone(o.GetBelow()), Min: o.GetMin(), Labels: cloneMap(o.GetLabels())}
 	}
 	return c
 }

@@ -29,6 +29,7 @@ type Claim struct {
 	Crossover *CrossoverRule `json:"crossover,omitempty"`
 	Speedup   *SpeedupRule   `json:"speedup,omitempty"`
 	Crash     *CrashRule     `json:"crash,omitempty"`
+	Order     *OrderRule     `json:"order,omitempty"`
 }
 
 // RatioRule: Numerator > Min x Denominator (< Max x Denominator if Max is
@@ -99,6 +100,18 @@ type CrashRule struct {
 	Signal string  `json:"signal"`
 	Param  string  `json:"param"`
 	From   float64 `json:"from"`
+}
+
+// OrderRule: every series Metric{Label=a} (a in Above) is greater than
+// Min x every series Metric{Label=b} (b in Below), each pair decided as a
+// ratio of one run; both sides' series also carry Labels.
+type OrderRule struct {
+	Metric string            `json:"metric"`
+	Label  string            `json:"label"`
+	Above  []string          `json:"above"`
+	Below  []string          `json:"below"`
+	Min    float64           `json:"min"`
+	Labels map[string]string `json:"labels,omitempty"`
 }
 
 // Verdicts.
@@ -196,6 +209,11 @@ func (c *Claim) Describe() string {
 		k := c.Crash
 		return fmt.Sprintf("the run crashes (%s, outcome expected-crash) when %s >= %s and runs to the end below",
 			k.Signal, k.Param, FormatValue(k.From))
+	case c.Order != nil:
+		o := c.Order
+		return fmt.Sprintf("%s at %s=%s above %s times %s at %s=%s%s: every pair, from one run's samples (%s)",
+			o.Metric, o.Label, strings.Join(o.Above, ","), FormatValue(o.Min), o.Metric, o.Label, strings.Join(o.Below, ","),
+			seriesNote(o.Labels), RankRule)
 	}
 	return "no rule"
 }
@@ -351,6 +369,8 @@ func decide(c *Claim, r *Result, store []*Result) Verdict {
 		return crossoverVerdict(c.Crossover, r)
 	case KindSpeedup:
 		return speedupVerdict(c.Speedup, r, store)
+	case KindOrder:
+		return orderVerdict(c.Order, r)
 	}
 	return Verdict{Verdict: Inconclusive, Reason: fmt.Sprintf("claim %s has no rule lab knows (kind %q); upgrade lab", c.ID, c.Kind)}
 }
@@ -393,6 +413,8 @@ func (c Claim) WithKind() Claim {
 		c.Kind = KindSpeedup
 	case c.Crash != nil:
 		c.Kind = KindCrash
+	case c.Order != nil:
+		c.Kind = KindOrder
 	}
 	c.Params = maps.Clone(c.Params)
 	return c
@@ -407,4 +429,5 @@ const (
 	KindCrossover = "crossover"
 	KindSpeedup   = "speedup"
 	KindCrash     = "crash"
+	KindOrder     = "order"
 )

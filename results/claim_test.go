@@ -337,3 +337,28 @@ func TestSchemaVersions(t *testing.T) {
 		t.Errorf("Load of a newer schema = %v, want it refused", err)
 	}
 }
+
+func TestOrderClaim(t *testing.T) {
+	order := func(min float64) Claim {
+		return Claim{Order: &OrderRule{Metric: "cpu_s", Label: "design", Above: []string{"1"}, Below: []string{"2", "3"}, Min: min}}
+	}
+	designs := func(vals map[string]float64, n int) *Result {
+		var ss [][]Sample
+		for d, v := range vals {
+			ss = append(ss, series("cpu_s", "s", map[string]string{"design": d}, repeatVals(v, quiet[:n]...)...))
+		}
+		return run("r1", "p3-450", "host", ss...)
+	}
+	checkVerdicts(t, []verdictCase{
+		{"far above both", order(5), designs(map[string]float64{"1": 20, "2": 2, "3": 3}, 5), Reproduced,
+			[]string{"all 2 pairs above 5", "the weakest, design=1 over design=3", "= 6.67"}},
+		{"above one only", order(5), designs(map[string]float64{"1": 20, "2": 2, "3": 8}, 5), NotReproduced,
+			[]string{"1 of 2 pairs the other way", "design=1 over design=3", "below 5"}},
+		{"plain order", order(1), designs(map[string]float64{"1": 4, "2": 2, "3": 3}, 5), Reproduced, []string{"all 2 pairs above 1"}},
+		{"a design not run", order(1), designs(map[string]float64{"1": 4, "2": 2}, 5), Inconclusive,
+			[]string{"1 of 2 pairs undecided", "too few samples: 5 of cpu_s at design=1 and 0 of cpu_s at design=3"}},
+		{"too few repeats", order(1), designs(map[string]float64{"1": 4, "2": 2, "3": 3}, 3), Inconclusive, []string{"2 of 2 pairs undecided", "--repeat 4"}},
+		{"other labels kept apart", Claim{Order: &OrderRule{Metric: "cpu_s", Label: "design", Above: []string{"1"}, Below: []string{"2"}, Min: 1,
+			Labels: map[string]string{"clients": "peer"}}}, designs(map[string]float64{"1": 4, "2": 2}, 5), Inconclusive, []string{"0 of cpu_s at design=1"}},
+	})
+}

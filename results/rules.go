@@ -439,3 +439,67 @@ func decideCrash(c *CrashRule, r *Result) Verdict {
 	}
 	return v
 }
+
+// orderVerdict decides an order: each pair of an above and a below series
+// as a ratio (factorVerdict). Any pair significantly the wrong way makes
+// it not reproduced; every pair significantly the right way, reproduced;
+// anything else is inconclusive, naming the pairs left undecided.
+func orderVerdict(o *OrderRule, r *Result) Verdict {
+	series := func(v string) (string, []float64) {
+		l := merged(o.Labels, map[string]string{o.Label: v})
+		return seriesLabel(o.Metric, map[string]string{o.Label: v}), r.values(o.Metric, l)
+	}
+	var nums []Number
+	seen := map[string]bool{}
+	for _, v := range append(slices.Clone(o.Above), o.Below...) {
+		name, xs := series(v)
+		if !seen[v] && len(xs) > 0 {
+			nums = append(nums, Number{Name: "median " + name, Value: Median(xs), Unit: r.unitOf(o.Metric)})
+		}
+		if !seen[v] {
+			nums = append(nums, Number{Name: "samples of " + name, Value: float64(len(xs))})
+		}
+		seen[v] = true
+	}
+	var wrong, undecided []string
+	// The weakest pair is the one with the smallest ratio of medians.
+	weakest, weakestRatio := "", math.Inf(1)
+	for _, a := range o.Above {
+		an, x := series(a)
+		for _, b := range o.Below {
+			bn, y := series(b)
+			v := factorVerdict(an, bn, x, y, o.Min, nil)
+			pair := fmt.Sprintf("%s=%s over %s=%s", o.Label, a, o.Label, b)
+			ratio := math.NaN()
+			for _, n := range v.Numbers {
+				if n.Name == "ratio of medians" {
+					ratio = n.Value
+				}
+			}
+			if !math.IsNaN(ratio) {
+				nums = append(nums, Number{Name: "ratio " + pair, Value: ratio, Unit: "x"})
+			}
+			switch v.Verdict {
+			case NotReproduced:
+				wrong = append(wrong, pair+": "+v.Reason)
+			case Reproduced:
+				if ratio < weakestRatio {
+					weakest, weakestRatio = pair+": "+v.Reason, ratio
+				}
+			default:
+				undecided = append(undecided, pair+": "+v.Reason)
+			}
+		}
+	}
+	pairs := len(o.Above) * len(o.Below)
+	switch {
+	case len(wrong) > 0:
+		return Verdict{Verdict: NotReproduced, Numbers: nums,
+			Reason: fmt.Sprintf("%d of %d pairs the other way: %s", len(wrong), pairs, strings.Join(wrong, "; "))}
+	case len(undecided) > 0:
+		return Verdict{Verdict: Inconclusive, Numbers: nums,
+			Reason: fmt.Sprintf("%d of %d pairs undecided: %s", len(undecided), pairs, strings.Join(undecided, "; "))}
+	}
+	return Verdict{Verdict: Reproduced, Numbers: nums,
+		Reason: fmt.Sprintf("all %d pairs above %s; the weakest, %s", pairs, FormatValue(o.Min), weakest)}
+}

@@ -2,6 +2,7 @@ package host
 
 import (
 	"maps"
+	"slices"
 
 	"lab/plugins"
 	"lab/results"
@@ -76,6 +77,10 @@ func Claims(plugin string, e *plugins.Experiment) []results.Claim {
 		}
 		if k := c.Crash; k != nil {
 			rc.Crash = &results.CrashRule{Signal: k.Signal, Param: k.Param, From: k.From}
+		}
+		if o := c.Order; o != nil {
+			rc.Order = &results.OrderRule{Metric: o.Metric, Label: o.Label, Above: slices.Clone(o.Above), Below: slices.Clone(o.Below),
+				Min: o.Min, Labels: maps.Clone(o.Labels)}
 		}
 		out = append(out, rc)
 	}

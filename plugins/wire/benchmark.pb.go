@@ -218,7 +218,9 @@ type Experiment struct {
 	References []*Reference `protobuf:"bytes,5,rep,name=references,proto3" json:"references,omitempty"`
 	// Statements of the write-ups that this experiment's measurements
 	// decide; the host evaluates them after every run.
-	Claims        []*Claim `protobuf:"bytes,6,rep,name=claims,proto3" json:"claims,omitempty"`
+	Claims []*Claim `protobuf:"bytes,6,rep,name=claims,proto3" json:"claims,omitempty"`
+	// Set when the experiment can use a second guest (see Peer).
+	Peer          *Peer `protobuf:"bytes,7,opt,name=peer,proto3" json:"peer,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -295,6 +297,90 @@ func (x *Experiment) GetClaims() []*Claim {
 	return nil
 }
 
+func (x *Experiment) GetPeer() *Peer {
+	if x != nil {
+		return x.Peer
+	}
+	return nil
+}
+
+// A second guest for an experiment: when the run's parameter param has
+// value value, the host boots a second guest from the same profile, joins
+// the two on a link-local network (the run's guest 169.254.0.1/16, the
+// peer 169.254.0.2/16), installs the plugin's bundle in the peer and
+// starts its workload there with args (env LAB_SELF_ADDR=169.254.0.2,
+// LAB_PEER_ADDR=169.254.0.1). The workload prints a line "ready" on
+// stdout once it serves; the plugin then runs in the first guest with
+// LAB_PEER_ADDR=169.254.0.2 and LAB_SELF_ADDR=169.254.0.1. The peer is
+// discarded when the run ends.
+type Peer struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Param         string                 `protobuf:"bytes,1,opt,name=param,proto3" json:"param,omitempty"`
+	Value         string                 `protobuf:"bytes,2,opt,name=value,proto3" json:"value,omitempty"`
+	Workload      string                 `protobuf:"bytes,3,opt,name=workload,proto3" json:"workload,omitempty"`
+	Args          []string               `protobuf:"bytes,4,rep,name=args,proto3" json:"args,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Peer) Reset() {
+	*x = Peer{}
+	mi := &file_benchmark_proto_msgTypes[3]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Peer) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Peer) ProtoMessage() {}
+
+func (x *Peer) ProtoReflect() protoreflect.Message {
+	mi := &file_benchmark_proto_msgTypes[3]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Peer.ProtoReflect.Descriptor instead.
+func (*Peer) Descriptor() ([]byte, []int) {
+	return file_benchmark_proto_rawDescGZIP(), []int{3}
+}
+
+func (x *Peer) GetParam() string {
+	if x != nil {
+		return x.Param
+	}
+	return ""
+}
+
+func (x *Peer) GetValue() string {
+	if x != nil {
+		return x.Value
+	}
+	return ""
+}
+
+func (x *Peer) GetWorkload() string {
+	if x != nil {
+		return x.Workload
+	}
+	return ""
+}
+
+func (x *Peer) GetArgs() []string {
+	if x != nil {
+		return x.Args
+	}
+	return nil
+}
+
 // A typed parameter of an experiment. Values travel as strings, checked by
 // the host against the type, range and choices before anything boots.
 type Param struct {
@@ -317,7 +403,7 @@ type Param struct {
 
 func (x *Param) Reset() {
 	*x = Param{}
-	mi := &file_benchmark_proto_msgTypes[3]
+	mi := &file_benchmark_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -329,7 +415,7 @@ func (x *Param) String() string {
 func (*Param) ProtoMessage() {}
 
 func (x *Param) ProtoReflect() protoreflect.Message {
-	mi := &file_benchmark_proto_msgTypes[3]
+	mi := &file_benchmark_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -342,7 +428,7 @@ func (x *Param) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Param.ProtoReflect.Descriptor instead.
 func (*Param) Descriptor() ([]byte, []int) {
-	return file_benchmark_proto_rawDescGZIP(), []int{3}
+	return file_benchmark_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *Param) GetName() string {
@@ -405,7 +491,7 @@ type Metric struct {
 
 func (x *Metric) Reset() {
 	*x = Metric{}
-	mi := &file_benchmark_proto_msgTypes[4]
+	mi := &file_benchmark_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -417,7 +503,7 @@ func (x *Metric) String() string {
 func (*Metric) ProtoMessage() {}
 
 func (x *Metric) ProtoReflect() protoreflect.Message {
-	mi := &file_benchmark_proto_msgTypes[4]
+	mi := &file_benchmark_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -430,7 +516,7 @@ func (x *Metric) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Metric.ProtoReflect.Descriptor instead.
 func (*Metric) Descriptor() ([]byte, []int) {
-	return file_benchmark_proto_rawDescGZIP(), []int{4}
+	return file_benchmark_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *Metric) GetName() string {
@@ -475,7 +561,7 @@ type Reference struct {
 
 func (x *Reference) Reset() {
 	*x = Reference{}
-	mi := &file_benchmark_proto_msgTypes[5]
+	mi := &file_benchmark_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -487,7 +573,7 @@ func (x *Reference) String() string {
 func (*Reference) ProtoMessage() {}
 
 func (x *Reference) ProtoReflect() protoreflect.Message {
-	mi := &file_benchmark_proto_msgTypes[5]
+	mi := &file_benchmark_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -500,7 +586,7 @@ func (x *Reference) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Reference.ProtoReflect.Descriptor instead.
 func (*Reference) Descriptor() ([]byte, []int) {
-	return file_benchmark_proto_rawDescGZIP(), []int{5}
+	return file_benchmark_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *Reference) GetExperiment() string {
@@ -596,6 +682,7 @@ type Claim struct {
 	//	*Claim_Crossover
 	//	*Claim_Speedup
 	//	*Claim_Crash
+	//	*Claim_Order
 	Kind          isClaim_Kind `protobuf_oneof:"kind"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -603,7 +690,7 @@ type Claim struct {
 
 func (x *Claim) Reset() {
 	*x = Claim{}
-	mi := &file_benchmark_proto_msgTypes[6]
+	mi := &file_benchmark_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -615,7 +702,7 @@ func (x *Claim) String() string {
 func (*Claim) ProtoMessage() {}
 
 func (x *Claim) ProtoReflect() protoreflect.Message {
-	mi := &file_benchmark_proto_msgTypes[6]
+	mi := &file_benchmark_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -628,7 +715,7 @@ func (x *Claim) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Claim.ProtoReflect.Descriptor instead.
 func (*Claim) Descriptor() ([]byte, []int) {
-	return file_benchmark_proto_rawDescGZIP(), []int{6}
+	return file_benchmark_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *Claim) GetId() string {
@@ -741,6 +828,15 @@ func (x *Claim) GetCrash() *CrashClaim {
 	return nil
 }
 
+func (x *Claim) GetOrder() *OrderClaim {
+	if x != nil {
+		if x, ok := x.Kind.(*Claim_Order); ok {
+			return x.Order
+		}
+	}
+	return nil
+}
+
 type isClaim_Kind interface {
 	isClaim_Kind()
 }
@@ -769,6 +865,10 @@ type Claim_Crash struct {
 	Crash *CrashClaim `protobuf:"bytes,15,opt,name=crash,proto3,oneof"`
 }
 
+type Claim_Order struct {
+	Order *OrderClaim `protobuf:"bytes,16,opt,name=order,proto3,oneof"`
+}
+
 func (*Claim_Ratio) isClaim_Kind() {}
 
 func (*Claim_Range) isClaim_Kind() {}
@@ -780,6 +880,8 @@ func (*Claim_Crossover) isClaim_Kind() {}
 func (*Claim_Speedup) isClaim_Kind() {}
 
 func (*Claim_Crash) isClaim_Kind() {}
+
+func (*Claim_Order) isClaim_Kind() {}
 
 // numerator is greater than denominator by at least a factor min (and at
 // most max, if set), both metrics of the same run. Decided with a
@@ -805,7 +907,7 @@ type RatioClaim struct {
 
 func (x *RatioClaim) Reset() {
 	*x = RatioClaim{}
-	mi := &file_benchmark_proto_msgTypes[7]
+	mi := &file_benchmark_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -817,7 +919,7 @@ func (x *RatioClaim) String() string {
 func (*RatioClaim) ProtoMessage() {}
 
 func (x *RatioClaim) ProtoReflect() protoreflect.Message {
-	mi := &file_benchmark_proto_msgTypes[7]
+	mi := &file_benchmark_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -830,7 +932,7 @@ func (x *RatioClaim) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RatioClaim.ProtoReflect.Descriptor instead.
 func (*RatioClaim) Descriptor() ([]byte, []int) {
-	return file_benchmark_proto_rawDescGZIP(), []int{7}
+	return file_benchmark_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *RatioClaim) GetNumerator() string {
@@ -897,7 +999,7 @@ type RangeClaim struct {
 
 func (x *RangeClaim) Reset() {
 	*x = RangeClaim{}
-	mi := &file_benchmark_proto_msgTypes[8]
+	mi := &file_benchmark_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -909,7 +1011,7 @@ func (x *RangeClaim) String() string {
 func (*RangeClaim) ProtoMessage() {}
 
 func (x *RangeClaim) ProtoReflect() protoreflect.Message {
-	mi := &file_benchmark_proto_msgTypes[8]
+	mi := &file_benchmark_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -922,7 +1024,7 @@ func (x *RangeClaim) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RangeClaim.ProtoReflect.Descriptor instead.
 func (*RangeClaim) Descriptor() ([]byte, []int) {
-	return file_benchmark_proto_rawDescGZIP(), []int{8}
+	return file_benchmark_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *RangeClaim) GetMetric() string {
@@ -975,7 +1077,7 @@ type NearClaim struct {
 
 func (x *NearClaim) Reset() {
 	*x = NearClaim{}
-	mi := &file_benchmark_proto_msgTypes[9]
+	mi := &file_benchmark_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -987,7 +1089,7 @@ func (x *NearClaim) String() string {
 func (*NearClaim) ProtoMessage() {}
 
 func (x *NearClaim) ProtoReflect() protoreflect.Message {
-	mi := &file_benchmark_proto_msgTypes[9]
+	mi := &file_benchmark_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1000,7 +1102,7 @@ func (x *NearClaim) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use NearClaim.ProtoReflect.Descriptor instead.
 func (*NearClaim) Descriptor() ([]byte, []int) {
-	return file_benchmark_proto_rawDescGZIP(), []int{9}
+	return file_benchmark_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *NearClaim) GetMetric() string {
@@ -1063,7 +1165,7 @@ type CrossoverClaim struct {
 
 func (x *CrossoverClaim) Reset() {
 	*x = CrossoverClaim{}
-	mi := &file_benchmark_proto_msgTypes[10]
+	mi := &file_benchmark_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1075,7 +1177,7 @@ func (x *CrossoverClaim) String() string {
 func (*CrossoverClaim) ProtoMessage() {}
 
 func (x *CrossoverClaim) ProtoReflect() protoreflect.Message {
-	mi := &file_benchmark_proto_msgTypes[10]
+	mi := &file_benchmark_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1088,7 +1190,7 @@ func (x *CrossoverClaim) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CrossoverClaim.ProtoReflect.Descriptor instead.
 func (*CrossoverClaim) Descriptor() ([]byte, []int) {
-	return file_benchmark_proto_rawDescGZIP(), []int{10}
+	return file_benchmark_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *CrossoverClaim) GetFirst() string {
@@ -1173,7 +1275,7 @@ type SpeedupClaim struct {
 
 func (x *SpeedupClaim) Reset() {
 	*x = SpeedupClaim{}
-	mi := &file_benchmark_proto_msgTypes[11]
+	mi := &file_benchmark_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1185,7 +1287,7 @@ func (x *SpeedupClaim) String() string {
 func (*SpeedupClaim) ProtoMessage() {}
 
 func (x *SpeedupClaim) ProtoReflect() protoreflect.Message {
-	mi := &file_benchmark_proto_msgTypes[11]
+	mi := &file_benchmark_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1198,7 +1300,7 @@ func (x *SpeedupClaim) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SpeedupClaim.ProtoReflect.Descriptor instead.
 func (*SpeedupClaim) Descriptor() ([]byte, []int) {
-	return file_benchmark_proto_rawDescGZIP(), []int{11}
+	return file_benchmark_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *SpeedupClaim) GetMetric() string {
@@ -1257,7 +1359,7 @@ type CrashClaim struct {
 
 func (x *CrashClaim) Reset() {
 	*x = CrashClaim{}
-	mi := &file_benchmark_proto_msgTypes[12]
+	mi := &file_benchmark_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1269,7 +1371,7 @@ func (x *CrashClaim) String() string {
 func (*CrashClaim) ProtoMessage() {}
 
 func (x *CrashClaim) ProtoReflect() protoreflect.Message {
-	mi := &file_benchmark_proto_msgTypes[12]
+	mi := &file_benchmark_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1282,7 +1384,7 @@ func (x *CrashClaim) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CrashClaim.ProtoReflect.Descriptor instead.
 func (*CrashClaim) Descriptor() ([]byte, []int) {
-	return file_benchmark_proto_rawDescGZIP(), []int{12}
+	return file_benchmark_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *CrashClaim) GetSignal() string {
@@ -1306,6 +1408,94 @@ func (x *CrashClaim) GetFrom() float64 {
 	return 0
 }
 
+// Series of one metric, told apart by the values of one label, are
+// ordered: every series in above (metric with label=a) is greater than
+// min times every series in below, each pair decided with a Mann-Whitney
+// U test. Both sides' series also carry labels.
+type OrderClaim struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Metric        string                 `protobuf:"bytes,1,opt,name=metric,proto3" json:"metric,omitempty"`
+	Label         string                 `protobuf:"bytes,2,opt,name=label,proto3" json:"label,omitempty"`
+	Above         []string               `protobuf:"bytes,3,rep,name=above,proto3" json:"above,omitempty"`
+	Below         []string               `protobuf:"bytes,4,rep,name=below,proto3" json:"below,omitempty"`
+	Min           float64                `protobuf:"fixed64,5,opt,name=min,proto3" json:"min,omitempty"`
+	Labels        map[string]string      `protobuf:"bytes,6,rep,name=labels,proto3" json:"labels,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *OrderClaim) Reset() {
+	*x = OrderClaim{}
+	mi := &file_benchmark_proto_msgTypes[14]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *OrderClaim) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*OrderClaim) ProtoMessage() {}
+
+func (x *OrderClaim) ProtoReflect() protoreflect.Message {
+	mi := &file_benchmark_proto_msgTypes[14]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use OrderClaim.ProtoReflect.Descriptor instead.
+func (*OrderClaim) Descriptor() ([]byte, []int) {
+	return file_benchmark_proto_rawDescGZIP(), []int{14}
+}
+
+func (x *OrderClaim) GetMetric() string {
+	if x != nil {
+		return x.Metric
+	}
+	return ""
+}
+
+func (x *OrderClaim) GetLabel() string {
+	if x != nil {
+		return x.Label
+	}
+	return ""
+}
+
+func (x *OrderClaim) GetAbove() []string {
+	if x != nil {
+		return x.Above
+	}
+	return nil
+}
+
+func (x *OrderClaim) GetBelow() []string {
+	if x != nil {
+		return x.Below
+	}
+	return nil
+}
+
+func (x *OrderClaim) GetMin() float64 {
+	if x != nil {
+		return x.Min
+	}
+	return 0
+}
+
+func (x *OrderClaim) GetLabels() map[string]string {
+	if x != nil {
+		return x.Labels
+	}
+	return nil
+}
+
 type RunRequest struct {
 	state      protoimpl.MessageState `protogen:"open.v1"`
 	Experiment string                 `protobuf:"bytes,1,opt,name=experiment,proto3" json:"experiment,omitempty"`
@@ -1321,7 +1511,7 @@ type RunRequest struct {
 
 func (x *RunRequest) Reset() {
 	*x = RunRequest{}
-	mi := &file_benchmark_proto_msgTypes[13]
+	mi := &file_benchmark_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1333,7 +1523,7 @@ func (x *RunRequest) String() string {
 func (*RunRequest) ProtoMessage() {}
 
 func (x *RunRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_benchmark_proto_msgTypes[13]
+	mi := &file_benchmark_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1346,7 +1536,7 @@ func (x *RunRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RunRequest.ProtoReflect.Descriptor instead.
 func (*RunRequest) Descriptor() ([]byte, []int) {
-	return file_benchmark_proto_rawDescGZIP(), []int{13}
+	return file_benchmark_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *RunRequest) GetExperiment() string {
@@ -1390,7 +1580,7 @@ type RunEvent struct {
 
 func (x *RunEvent) Reset() {
 	*x = RunEvent{}
-	mi := &file_benchmark_proto_msgTypes[14]
+	mi := &file_benchmark_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1402,7 +1592,7 @@ func (x *RunEvent) String() string {
 func (*RunEvent) ProtoMessage() {}
 
 func (x *RunEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_benchmark_proto_msgTypes[14]
+	mi := &file_benchmark_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1415,7 +1605,7 @@ func (x *RunEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RunEvent.ProtoReflect.Descriptor instead.
 func (*RunEvent) Descriptor() ([]byte, []int) {
-	return file_benchmark_proto_rawDescGZIP(), []int{14}
+	return file_benchmark_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *RunEvent) GetEvent() isRunEvent_Event {
@@ -1474,7 +1664,7 @@ type Progress struct {
 
 func (x *Progress) Reset() {
 	*x = Progress{}
-	mi := &file_benchmark_proto_msgTypes[15]
+	mi := &file_benchmark_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1486,7 +1676,7 @@ func (x *Progress) String() string {
 func (*Progress) ProtoMessage() {}
 
 func (x *Progress) ProtoReflect() protoreflect.Message {
-	mi := &file_benchmark_proto_msgTypes[15]
+	mi := &file_benchmark_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1499,7 +1689,7 @@ func (x *Progress) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Progress.ProtoReflect.Descriptor instead.
 func (*Progress) Descriptor() ([]byte, []int) {
-	return file_benchmark_proto_rawDescGZIP(), []int{15}
+	return file_benchmark_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *Progress) GetDone() int32 {
@@ -1544,7 +1734,7 @@ type Done struct {
 
 func (x *Done) Reset() {
 	*x = Done{}
-	mi := &file_benchmark_proto_msgTypes[16]
+	mi := &file_benchmark_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1556,7 +1746,7 @@ func (x *Done) String() string {
 func (*Done) ProtoMessage() {}
 
 func (x *Done) ProtoReflect() protoreflect.Message {
-	mi := &file_benchmark_proto_msgTypes[16]
+	mi := &file_benchmark_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1569,7 +1759,7 @@ func (x *Done) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Done.ProtoReflect.Descriptor instead.
 func (*Done) Descriptor() ([]byte, []int) {
-	return file_benchmark_proto_rawDescGZIP(), []int{16}
+	return file_benchmark_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *Done) GetResponse() *RunResponse {
@@ -1600,7 +1790,7 @@ type RunResponse struct {
 
 func (x *RunResponse) Reset() {
 	*x = RunResponse{}
-	mi := &file_benchmark_proto_msgTypes[17]
+	mi := &file_benchmark_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1612,7 +1802,7 @@ func (x *RunResponse) String() string {
 func (*RunResponse) ProtoMessage() {}
 
 func (x *RunResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_benchmark_proto_msgTypes[17]
+	mi := &file_benchmark_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1625,7 +1815,7 @@ func (x *RunResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RunResponse.ProtoReflect.Descriptor instead.
 func (*RunResponse) Descriptor() ([]byte, []int) {
-	return file_benchmark_proto_rawDescGZIP(), []int{17}
+	return file_benchmark_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *RunResponse) GetSamples() []*Sample {
@@ -1672,7 +1862,7 @@ type Sample struct {
 
 func (x *Sample) Reset() {
 	*x = Sample{}
-	mi := &file_benchmark_proto_msgTypes[18]
+	mi := &file_benchmark_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1684,7 +1874,7 @@ func (x *Sample) String() string {
 func (*Sample) ProtoMessage() {}
 
 func (x *Sample) ProtoReflect() protoreflect.Message {
-	mi := &file_benchmark_proto_msgTypes[18]
+	mi := &file_benchmark_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1697,7 +1887,7 @@ func (x *Sample) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Sample.ProtoReflect.Descriptor instead.
 func (*Sample) Descriptor() ([]byte, []int) {
-	return file_benchmark_proto_rawDescGZIP(), []int{18}
+	return file_benchmark_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *Sample) GetMetric() string {
@@ -1756,7 +1946,7 @@ type GuestEnv struct {
 
 func (x *GuestEnv) Reset() {
 	*x = GuestEnv{}
-	mi := &file_benchmark_proto_msgTypes[19]
+	mi := &file_benchmark_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1768,7 +1958,7 @@ func (x *GuestEnv) String() string {
 func (*GuestEnv) ProtoMessage() {}
 
 func (x *GuestEnv) ProtoReflect() protoreflect.Message {
-	mi := &file_benchmark_proto_msgTypes[19]
+	mi := &file_benchmark_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1781,7 +1971,7 @@ func (x *GuestEnv) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GuestEnv.ProtoReflect.Descriptor instead.
 func (*GuestEnv) Descriptor() ([]byte, []int) {
-	return file_benchmark_proto_rawDescGZIP(), []int{19}
+	return file_benchmark_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *GuestEnv) GetUname() string {
@@ -1865,7 +2055,7 @@ type Outcome struct {
 
 func (x *Outcome) Reset() {
 	*x = Outcome{}
-	mi := &file_benchmark_proto_msgTypes[20]
+	mi := &file_benchmark_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1877,7 +2067,7 @@ func (x *Outcome) String() string {
 func (*Outcome) ProtoMessage() {}
 
 func (x *Outcome) ProtoReflect() protoreflect.Message {
-	mi := &file_benchmark_proto_msgTypes[20]
+	mi := &file_benchmark_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1890,7 +2080,7 @@ func (x *Outcome) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Outcome.ProtoReflect.Descriptor instead.
 func (*Outcome) Descriptor() ([]byte, []int) {
-	return file_benchmark_proto_rawDescGZIP(), []int{20}
+	return file_benchmark_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *Outcome) GetStatus() Status {
@@ -1924,7 +2114,7 @@ const file_benchmark_proto_rawDesc = "" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x18\n" +
 	"\aversion\x18\x02 \x01(\tR\aversion\x12\x18\n" +
 	"\asummary\x18\x03 \x01(\tR\asummary\x12;\n" +
-	"\vexperiments\x18\x04 \x03(\v2\x19.lab.plugin.v1.ExperimentR\vexperiments\"\x81\x02\n" +
+	"\vexperiments\x18\x04 \x03(\v2\x19.lab.plugin.v1.ExperimentR\vexperiments\"\xaa\x02\n" +
 	"\n" +
 	"Experiment\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x18\n" +
@@ -1934,7 +2124,13 @@ const file_benchmark_proto_rawDesc = "" +
 	"\n" +
 	"references\x18\x05 \x03(\v2\x18.lab.plugin.v1.ReferenceR\n" +
 	"references\x12,\n" +
-	"\x06claims\x18\x06 \x03(\v2\x14.lab.plugin.v1.ClaimR\x06claims\"\xb5\x01\n" +
+	"\x06claims\x18\x06 \x03(\v2\x14.lab.plugin.v1.ClaimR\x06claims\x12'\n" +
+	"\x04peer\x18\a \x01(\v2\x13.lab.plugin.v1.PeerR\x04peer\"b\n" +
+	"\x04Peer\x12\x14\n" +
+	"\x05param\x18\x01 \x01(\tR\x05param\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value\x12\x1a\n" +
+	"\bworkload\x18\x03 \x01(\tR\bworkload\x12\x12\n" +
+	"\x04args\x18\x04 \x03(\tR\x04args\"\xb5\x01\n" +
 	"\x05Param\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x12\n" +
 	"\x04type\x18\x02 \x01(\tR\x04type\x12\x18\n" +
@@ -1963,7 +2159,7 @@ const file_benchmark_proto_rawDesc = "" +
 	"\x04note\x18\t \x01(\tR\x04note\x1a9\n" +
 	"\vLabelsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xdd\x04\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\x90\x05\n" +
 	"\x05Claim\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x16\n" +
 	"\x06source\x18\x02 \x01(\tR\x06source\x12\x1c\n" +
@@ -1978,7 +2174,8 @@ const file_benchmark_proto_rawDesc = "" +
 	"\x04near\x18\f \x01(\v2\x18.lab.plugin.v1.NearClaimH\x00R\x04near\x12=\n" +
 	"\tcrossover\x18\r \x01(\v2\x1d.lab.plugin.v1.CrossoverClaimH\x00R\tcrossover\x127\n" +
 	"\aspeedup\x18\x0e \x01(\v2\x1b.lab.plugin.v1.SpeedupClaimH\x00R\aspeedup\x121\n" +
-	"\x05crash\x18\x0f \x01(\v2\x19.lab.plugin.v1.CrashClaimH\x00R\x05crash\x1a9\n" +
+	"\x05crash\x18\x0f \x01(\v2\x19.lab.plugin.v1.CrashClaimH\x00R\x05crash\x121\n" +
+	"\x05order\x18\x10 \x01(\v2\x19.lab.plugin.v1.OrderClaimH\x00R\x05order\x1a9\n" +
 	"\vParamsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01B\x06\n" +
@@ -2055,7 +2252,18 @@ const file_benchmark_proto_rawDesc = "" +
 	"CrashClaim\x12\x16\n" +
 	"\x06signal\x18\x01 \x01(\tR\x06signal\x12\x14\n" +
 	"\x05param\x18\x02 \x01(\tR\x05param\x12\x12\n" +
-	"\x04from\x18\x03 \x01(\x01R\x04from\"\xe1\x01\n" +
+	"\x04from\x18\x03 \x01(\x01R\x04from\"\xf2\x01\n" +
+	"\n" +
+	"OrderClaim\x12\x16\n" +
+	"\x06metric\x18\x01 \x01(\tR\x06metric\x12\x14\n" +
+	"\x05label\x18\x02 \x01(\tR\x05label\x12\x14\n" +
+	"\x05above\x18\x03 \x03(\tR\x05above\x12\x14\n" +
+	"\x05below\x18\x04 \x03(\tR\x05below\x12\x10\n" +
+	"\x03min\x18\x05 \x01(\x01R\x03min\x12=\n" +
+	"\x06labels\x18\x06 \x03(\v2%.lab.plugin.v1.OrderClaim.LabelsEntryR\x06labels\x1a9\n" +
+	"\vLabelsEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xe1\x01\n" +
 	"\n" +
 	"RunRequest\x12\x1e\n" +
 	"\n" +
@@ -2135,84 +2343,90 @@ func file_benchmark_proto_rawDescGZIP() []byte {
 }
 
 var file_benchmark_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_benchmark_proto_msgTypes = make([]protoimpl.MessageInfo, 33)
+var file_benchmark_proto_msgTypes = make([]protoimpl.MessageInfo, 36)
 var file_benchmark_proto_goTypes = []any{
 	(Status)(0),             // 0: lab.plugin.v1.Status
 	(*DescribeRequest)(nil), // 1: lab.plugin.v1.DescribeRequest
 	(*Description)(nil),     // 2: lab.plugin.v1.Description
 	(*Experiment)(nil),      // 3: lab.plugin.v1.Experiment
-	(*Param)(nil),           // 4: lab.plugin.v1.Param
-	(*Metric)(nil),          // 5: lab.plugin.v1.Metric
-	(*Reference)(nil),       // 6: lab.plugin.v1.Reference
-	(*Claim)(nil),           // 7: lab.plugin.v1.Claim
-	(*RatioClaim)(nil),      // 8: lab.plugin.v1.RatioClaim
-	(*RangeClaim)(nil),      // 9: lab.plugin.v1.RangeClaim
-	(*NearClaim)(nil),       // 10: lab.plugin.v1.NearClaim
-	(*CrossoverClaim)(nil),  // 11: lab.plugin.v1.CrossoverClaim
-	(*SpeedupClaim)(nil),    // 12: lab.plugin.v1.SpeedupClaim
-	(*CrashClaim)(nil),      // 13: lab.plugin.v1.CrashClaim
-	(*RunRequest)(nil),      // 14: lab.plugin.v1.RunRequest
-	(*RunEvent)(nil),        // 15: lab.plugin.v1.RunEvent
-	(*Progress)(nil),        // 16: lab.plugin.v1.Progress
-	(*Done)(nil),            // 17: lab.plugin.v1.Done
-	(*RunResponse)(nil),     // 18: lab.plugin.v1.RunResponse
-	(*Sample)(nil),          // 19: lab.plugin.v1.Sample
-	(*GuestEnv)(nil),        // 20: lab.plugin.v1.GuestEnv
-	(*Outcome)(nil),         // 21: lab.plugin.v1.Outcome
-	nil,                     // 22: lab.plugin.v1.Reference.LabelsEntry
-	nil,                     // 23: lab.plugin.v1.Claim.ParamsEntry
-	nil,                     // 24: lab.plugin.v1.RatioClaim.LabelsEntry
-	nil,                     // 25: lab.plugin.v1.RatioClaim.NumeratorLabelsEntry
-	nil,                     // 26: lab.plugin.v1.RatioClaim.DenominatorLabelsEntry
-	nil,                     // 27: lab.plugin.v1.RangeClaim.LabelsEntry
-	nil,                     // 28: lab.plugin.v1.NearClaim.LabelsEntry
-	nil,                     // 29: lab.plugin.v1.CrossoverClaim.FirstLabelsEntry
-	nil,                     // 30: lab.plugin.v1.CrossoverClaim.SecondLabelsEntry
-	nil,                     // 31: lab.plugin.v1.SpeedupClaim.LabelsEntry
-	nil,                     // 32: lab.plugin.v1.RunRequest.ParamsEntry
-	nil,                     // 33: lab.plugin.v1.Sample.LabelsEntry
+	(*Peer)(nil),            // 4: lab.plugin.v1.Peer
+	(*Param)(nil),           // 5: lab.plugin.v1.Param
+	(*Metric)(nil),          // 6: lab.plugin.v1.Metric
+	(*Reference)(nil),       // 7: lab.plugin.v1.Reference
+	(*Claim)(nil),           // 8: lab.plugin.v1.Claim
+	(*RatioClaim)(nil),      // 9: lab.plugin.v1.RatioClaim
+	(*RangeClaim)(nil),      // 10: lab.plugin.v1.RangeClaim
+	(*NearClaim)(nil),       // 11: lab.plugin.v1.NearClaim
+	(*CrossoverClaim)(nil),  // 12: lab.plugin.v1.CrossoverClaim
+	(*SpeedupClaim)(nil),    // 13: lab.plugin.v1.SpeedupClaim
+	(*CrashClaim)(nil),      // 14: lab.plugin.v1.CrashClaim
+	(*OrderClaim)(nil),      // 15: lab.plugin.v1.OrderClaim
+	(*RunRequest)(nil),      // 16: lab.plugin.v1.RunRequest
+	(*RunEvent)(nil),        // 17: lab.plugin.v1.RunEvent
+	(*Progress)(nil),        // 18: lab.plugin.v1.Progress
+	(*Done)(nil),            // 19: lab.plugin.v1.Done
+	(*RunResponse)(nil),     // 20: lab.plugin.v1.RunResponse
+	(*Sample)(nil),          // 21: lab.plugin.v1.Sample
+	(*GuestEnv)(nil),        // 22: lab.plugin.v1.GuestEnv
+	(*Outcome)(nil),         // 23: lab.plugin.v1.Outcome
+	nil,                     // 24: lab.plugin.v1.Reference.LabelsEntry
+	nil,                     // 25: lab.plugin.v1.Claim.ParamsEntry
+	nil,                     // 26: lab.plugin.v1.RatioClaim.LabelsEntry
+	nil,                     // 27: lab.plugin.v1.RatioClaim.NumeratorLabelsEntry
+	nil,                     // 28: lab.plugin.v1.RatioClaim.DenominatorLabelsEntry
+	nil,                     // 29: lab.plugin.v1.RangeClaim.LabelsEntry
+	nil,                     // 30: lab.plugin.v1.NearClaim.LabelsEntry
+	nil,                     // 31: lab.plugin.v1.CrossoverClaim.FirstLabelsEntry
+	nil,                     // 32: lab.plugin.v1.CrossoverClaim.SecondLabelsEntry
+	nil,                     // 33: lab.plugin.v1.SpeedupClaim.LabelsEntry
+	nil,                     // 34: lab.plugin.v1.OrderClaim.LabelsEntry
+	nil,                     // 35: lab.plugin.v1.RunRequest.ParamsEntry
+	nil,                     // 36: lab.plugin.v1.Sample.LabelsEntry
 }
 var file_benchmark_proto_depIdxs = []int32{
 	3,  // 0: lab.plugin.v1.Description.experiments:type_name -> lab.plugin.v1.Experiment
-	4,  // 1: lab.plugin.v1.Experiment.params:type_name -> lab.plugin.v1.Param
-	5,  // 2: lab.plugin.v1.Experiment.metrics:type_name -> lab.plugin.v1.Metric
-	6,  // 3: lab.plugin.v1.Experiment.references:type_name -> lab.plugin.v1.Reference
-	7,  // 4: lab.plugin.v1.Experiment.claims:type_name -> lab.plugin.v1.Claim
-	22, // 5: lab.plugin.v1.Reference.labels:type_name -> lab.plugin.v1.Reference.LabelsEntry
-	23, // 6: lab.plugin.v1.Claim.params:type_name -> lab.plugin.v1.Claim.ParamsEntry
-	8,  // 7: lab.plugin.v1.Claim.ratio:type_name -> lab.plugin.v1.RatioClaim
-	9,  // 8: lab.plugin.v1.Claim.range:type_name -> lab.plugin.v1.RangeClaim
-	10, // 9: lab.plugin.v1.Claim.near:type_name -> lab.plugin.v1.NearClaim
-	11, // 10: lab.plugin.v1.Claim.crossover:type_name -> lab.plugin.v1.CrossoverClaim
-	12, // 11: lab.plugin.v1.Claim.speedup:type_name -> lab.plugin.v1.SpeedupClaim
-	13, // 12: lab.plugin.v1.Claim.crash:type_name -> lab.plugin.v1.CrashClaim
-	24, // 13: lab.plugin.v1.RatioClaim.labels:type_name -> lab.plugin.v1.RatioClaim.LabelsEntry
-	25, // 14: lab.plugin.v1.RatioClaim.numerator_labels:type_name -> lab.plugin.v1.RatioClaim.NumeratorLabelsEntry
-	26, // 15: lab.plugin.v1.RatioClaim.denominator_labels:type_name -> lab.plugin.v1.RatioClaim.DenominatorLabelsEntry
-	27, // 16: lab.plugin.v1.RangeClaim.labels:type_name -> lab.plugin.v1.RangeClaim.LabelsEntry
-	28, // 17: lab.plugin.v1.NearClaim.labels:type_name -> lab.plugin.v1.NearClaim.LabelsEntry
-	29, // 18: lab.plugin.v1.CrossoverClaim.first_labels:type_name -> lab.plugin.v1.CrossoverClaim.FirstLabelsEntry
-	30, // 19: lab.plugin.v1.CrossoverClaim.second_labels:type_name -> lab.plugin.v1.CrossoverClaim.SecondLabelsEntry
-	31, // 20: lab.plugin.v1.SpeedupClaim.labels:type_name -> lab.plugin.v1.SpeedupClaim.LabelsEntry
-	32, // 21: lab.plugin.v1.RunRequest.params:type_name -> lab.plugin.v1.RunRequest.ParamsEntry
-	16, // 22: lab.plugin.v1.RunEvent.progress:type_name -> lab.plugin.v1.Progress
-	17, // 23: lab.plugin.v1.RunEvent.done:type_name -> lab.plugin.v1.Done
-	19, // 24: lab.plugin.v1.Progress.samples:type_name -> lab.plugin.v1.Sample
-	18, // 25: lab.plugin.v1.Done.response:type_name -> lab.plugin.v1.RunResponse
-	19, // 26: lab.plugin.v1.RunResponse.samples:type_name -> lab.plugin.v1.Sample
-	20, // 27: lab.plugin.v1.RunResponse.env:type_name -> lab.plugin.v1.GuestEnv
-	21, // 28: lab.plugin.v1.RunResponse.outcome:type_name -> lab.plugin.v1.Outcome
-	33, // 29: lab.plugin.v1.Sample.labels:type_name -> lab.plugin.v1.Sample.LabelsEntry
-	0,  // 30: lab.plugin.v1.Outcome.status:type_name -> lab.plugin.v1.Status
-	1,  // 31: lab.plugin.v1.Benchmark.Describe:input_type -> lab.plugin.v1.DescribeRequest
-	14, // 32: lab.plugin.v1.Benchmark.Run:input_type -> lab.plugin.v1.RunRequest
-	2,  // 33: lab.plugin.v1.Benchmark.Describe:output_type -> lab.plugin.v1.Description
-	15, // 34: lab.plugin.v1.Benchmark.Run:output_type -> lab.plugin.v1.RunEvent
-	33, // [33:35] is the sub-list for method output_type
-	31, // [31:33] is the sub-list for method input_type
-	31, // [31:31] is the sub-list for extension type_name
-	31, // [31:31] is the sub-list for extension extendee
-	0,  // [0:31] is the sub-list for field type_name
+	5,  // 1: lab.plugin.v1.Experiment.params:type_name -> lab.plugin.v1.Param
+	6,  // 2: lab.plugin.v1.Experiment.metrics:type_name -> lab.plugin.v1.Metric
+	7,  // 3: lab.plugin.v1.Experiment.references:type_name -> lab.plugin.v1.Reference
+	8,  // 4: lab.plugin.v1.Experiment.claims:type_name -> lab.plugin.v1.Claim
+	4,  // 5: lab.plugin.v1.Experiment.peer:type_name -> lab.plugin.v1.Peer
+	24, // 6: lab.plugin.v1.Reference.labels:type_name -> lab.plugin.v1.Reference.LabelsEntry
+	25, // 7: lab.plugin.v1.Claim.params:type_name -> lab.plugin.v1.Claim.ParamsEntry
+	9,  // 8: lab.plugin.v1.Claim.ratio:type_name -> lab.plugin.v1.RatioClaim
+	10, // 9: lab.plugin.v1.Claim.range:type_name -> lab.plugin.v1.RangeClaim
+	11, // 10: lab.plugin.v1.Claim.near:type_name -> lab.plugin.v1.NearClaim
+	12, // 11: lab.plugin.v1.Claim.crossover:type_name -> lab.plugin.v1.CrossoverClaim
+	13, // 12: lab.plugin.v1.Claim.speedup:type_name -> lab.plugin.v1.SpeedupClaim
+	14, // 13: lab.plugin.v1.Claim.crash:type_name -> lab.plugin.v1.CrashClaim
+	15, // 14: lab.plugin.v1.Claim.order:type_name -> lab.plugin.v1.OrderClaim
+	26, // 15: lab.plugin.v1.RatioClaim.labels:type_name -> lab.plugin.v1.RatioClaim.LabelsEntry
+	27, // 16: lab.plugin.v1.RatioClaim.numerator_labels:type_name -> lab.plugin.v1.RatioClaim.NumeratorLabelsEntry
+	28, // 17: lab.plugin.v1.RatioClaim.denominator_labels:type_name -> lab.plugin.v1.RatioClaim.DenominatorLabelsEntry
+	29, // 18: lab.plugin.v1.RangeClaim.labels:type_name -> lab.plugin.v1.RangeClaim.LabelsEntry
+	30, // 19: lab.plugin.v1.NearClaim.labels:type_name -> lab.plugin.v1.NearClaim.LabelsEntry
+	31, // 20: lab.plugin.v1.CrossoverClaim.first_labels:type_name -> lab.plugin.v1.CrossoverClaim.FirstLabelsEntry
+	32, // 21: lab.plugin.v1.CrossoverClaim.second_labels:type_name -> lab.plugin.v1.CrossoverClaim.SecondLabelsEntry
+	33, // 22: lab.plugin.v1.SpeedupClaim.labels:type_name -> lab.plugin.v1.SpeedupClaim.LabelsEntry
+	34, // 23: lab.plugin.v1.OrderClaim.labels:type_name -> lab.plugin.v1.OrderClaim.LabelsEntry
+	35, // 24: lab.plugin.v1.RunRequest.params:type_name -> lab.plugin.v1.RunRequest.ParamsEntry
+	18, // 25: lab.plugin.v1.RunEvent.progress:type_name -> lab.plugin.v1.Progress
+	19, // 26: lab.plugin.v1.RunEvent.done:type_name -> lab.plugin.v1.Done
+	21, // 27: lab.plugin.v1.Progress.samples:type_name -> lab.plugin.v1.Sample
+	20, // 28: lab.plugin.v1.Done.response:type_name -> lab.plugin.v1.RunResponse
+	21, // 29: lab.plugin.v1.RunResponse.samples:type_name -> lab.plugin.v1.Sample
+	22, // 30: lab.plugin.v1.RunResponse.env:type_name -> lab.plugin.v1.GuestEnv
+	23, // 31: lab.plugin.v1.RunResponse.outcome:type_name -> lab.plugin.v1.Outcome
+	36, // 32: lab.plugin.v1.Sample.labels:type_name -> lab.plugin.v1.Sample.LabelsEntry
+	0,  // 33: lab.plugin.v1.Outcome.status:type_name -> lab.plugin.v1.Status
+	1,  // 34: lab.plugin.v1.Benchmark.Describe:input_type -> lab.plugin.v1.DescribeRequest
+	16, // 35: lab.plugin.v1.Benchmark.Run:input_type -> lab.plugin.v1.RunRequest
+	2,  // 36: lab.plugin.v1.Benchmark.Describe:output_type -> lab.plugin.v1.Description
+	17, // 37: lab.plugin.v1.Benchmark.Run:output_type -> lab.plugin.v1.RunEvent
+	36, // [36:38] is the sub-list for method output_type
+	34, // [34:36] is the sub-list for method input_type
+	34, // [34:34] is the sub-list for extension type_name
+	34, // [34:34] is the sub-list for extension extendee
+	0,  // [0:34] is the sub-list for field type_name
 }
 
 func init() { file_benchmark_proto_init() }
@@ -2220,20 +2434,21 @@ func file_benchmark_proto_init() {
 	if File_benchmark_proto != nil {
 		return
 	}
-	file_benchmark_proto_msgTypes[3].OneofWrappers = []any{}
-	file_benchmark_proto_msgTypes[6].OneofWrappers = []any{
+	file_benchmark_proto_msgTypes[4].OneofWrappers = []any{}
+	file_benchmark_proto_msgTypes[7].OneofWrappers = []any{
 		(*Claim_Ratio)(nil),
 		(*Claim_Range)(nil),
 		(*Claim_Near)(nil),
 		(*Claim_Crossover)(nil),
 		(*Claim_Speedup)(nil),
 		(*Claim_Crash)(nil),
+		(*Claim_Order)(nil),
 	}
-	file_benchmark_proto_msgTypes[7].OneofWrappers = []any{}
 	file_benchmark_proto_msgTypes[8].OneofWrappers = []any{}
-	file_benchmark_proto_msgTypes[10].OneofWrappers = []any{}
+	file_benchmark_proto_msgTypes[9].OneofWrappers = []any{}
 	file_benchmark_proto_msgTypes[11].OneofWrappers = []any{}
-	file_benchmark_proto_msgTypes[14].OneofWrappers = []any{
+	file_benchmark_proto_msgTypes[12].OneofWrappers = []any{}
+	file_benchmark_proto_msgTypes[16].OneofWrappers = []any{
 		(*RunEvent_Progress)(nil),
 		(*RunEvent_Done)(nil),
 	}
@@ -2243,7 +2458,7 @@ func file_benchmark_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_benchmark_proto_rawDesc), len(file_benchmark_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   33,
+			NumMessages:   36,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -11,6 +11,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/cavaliergopher/cpio"
@@ -25,9 +26,14 @@ import (
 // agent loads, one absolute path per line, in load order.
 const ModulesListPath = "/lib/modules/lab-modules"
 
+// NetModulesListPath lists the kernel's NetModules the same way: in the
+// archive but not loaded at boot; the host loads them when it gives the
+// guest a NIC (vm/nic.go). Empty when the kernel has none to load.
+const NetModulesListPath = "/lib/modules/lab-modules-net"
+
 // initramfsFormat versions the archive layout: bump it when the contents
-// change so old cached images are not reused.
-const initramfsFormat = "lab-initramfs-v1"
+// change so old cached images are not reused. v2: NetModulesListPath.
+const initramfsFormat = "lab-initramfs-v2"
 
 var initramfsDirs = []struct {
 	name string
@@ -56,7 +62,8 @@ const (
 
 // BuildInitramfs assembles the guest's initramfs from the agent (as
 // /init), busybox (as /bin/busybox, without applet links: the agent runs
-// `busybox --install -s` at boot) and the kernel's modules, and returns its
+// `busybox --install -s` at boot) and the kernel's modules (those the agent
+// loads at boot, and the network modules it does not), and returns its
 // path in the cache. The image is named by a hash of its inputs, so a
 // second call with the same inputs returns the cached file at once.
 func BuildInitramfs(k *Kernel, bb *Busybox, agentPath string) (string, error) {
@@ -73,7 +80,7 @@ func BuildInitramfs(k *Kernel, bb *Busybox, agentPath string) (string, error) {
 	if err := checkAgent(agentPath, k.Arch); err != nil {
 		return "", fmt.Errorf("initramfs: agent: %w", err)
 	}
-	for _, m := range k.Modules {
+	for _, m := range append(slices.Clip(k.Modules), k.NetModules...) {
 		if !fs.ValidPath(m.Path) {
 			return "", fmt.Errorf("initramfs: kernel %s: module %s has a bad path %q", k.ID, m.Name, m.Path)
 		}
@@ -99,6 +106,9 @@ func initramfsKey(k *Kernel, bb *Busybox, agentSHA string) string {
 	fmt.Fprintf(h, "%s\narch %s\nrelease %s\nagent %s\nbusybox %s\n", initramfsFormat, k.Arch, k.Release, agentSHA, bb.SHA256)
 	for _, m := range k.Modules {
 		fmt.Fprintf(h, "module %s %s\n", m.Path, m.SHA256)
+	}
+	for _, m := range k.NetModules {
+		fmt.Fprintf(h, "net module %s %s\n", m.Path, m.SHA256)
 	}
 	return hex.EncodeToString(h.Sum(nil))
 }
@@ -189,16 +199,21 @@ func writeInitramfs(w io.Writer, k *Kernel, bb *Busybox, agentPath string) error
 	if err := addBytes("etc/group", 0o644, []byte(etcGroup)); err != nil {
 		return err
 	}
-	var list strings.Builder
-	for _, m := range k.Modules {
-		name := path.Join("lib/modules", k.Release, m.Path)
-		if err := addFile(name, 0o644, BlobPath(m.SHA256)); err != nil {
-			return fmt.Errorf("module %s: %w", m.Name, err)
+	for _, l := range []struct {
+		path    string
+		modules []Module
+	}{{ModulesListPath, k.Modules}, {NetModulesListPath, k.NetModules}} {
+		var list strings.Builder
+		for _, m := range l.modules {
+			name := path.Join("lib/modules", k.Release, m.Path)
+			if err := addFile(name, 0o644, BlobPath(m.SHA256)); err != nil {
+				return fmt.Errorf("module %s: %w", m.Name, err)
+			}
+			list.WriteString("/" + name + "\n")
 		}
-		list.WriteString("/" + name + "\n")
-	}
-	if err := addBytes(strings.TrimPrefix(ModulesListPath, "/"), 0o644, []byte(list.String())); err != nil {
-		return err
+		if err := addBytes(strings.TrimPrefix(l.path, "/"), 0o644, []byte(list.String())); err != nil {
+			return err
+		}
 	}
 	return cw.Close()
 }

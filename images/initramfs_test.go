@@ -100,6 +100,10 @@ func fakeImages(t *testing.T) (*Kernel, *Busybox, string) {
 			{Name: "virtio", Path: "kernel/drivers/virtio/virtio.ko", SHA256: put("virtio.ko")},
 			{Name: "virtio_rng", Path: "kernel/drivers/char/hw_random/virtio-rng.ko", SHA256: put("virtio-rng.ko")},
 		},
+		NetModules: []Module{
+			{Name: "failover", Path: "kernel/net/core/failover.ko", SHA256: put("failover.ko")},
+			{Name: "virtio_net", Path: "kernel/drivers/net/virtio_net.ko", SHA256: put("virtio_net.ko")},
+		},
 	}
 	bb := &Busybox{Arch: "i386", Package: "busybox-static", Version: "1", SHA256: put("busybox binary")}
 	agent := filepath.Join(t.TempDir(), "agent-i386")
@@ -133,6 +137,12 @@ func TestBuildInitramfs(t *testing.T) {
 		"lib/modules/lab-modules": {cpio.TypeReg | 0o644,
 			"/lib/modules/6.1.0-99-686/kernel/drivers/virtio/virtio.ko\n" +
 				"/lib/modules/6.1.0-99-686/kernel/drivers/char/hw_random/virtio-rng.ko\n"},
+		// In the archive, listed apart: not loaded at boot.
+		"lib/modules/6.1.0-99-686/kernel/net/core/failover.ko":      {cpio.TypeReg | 0o644, "failover.ko"},
+		"lib/modules/6.1.0-99-686/kernel/drivers/net/virtio_net.ko": {cpio.TypeReg | 0o644, "virtio_net.ko"},
+		"lib/modules/lab-modules-net": {cpio.TypeReg | 0o644,
+			"/lib/modules/6.1.0-99-686/kernel/net/core/failover.ko\n" +
+				"/lib/modules/6.1.0-99-686/kernel/drivers/net/virtio_net.ko\n"},
 	}
 	for name, want := range files {
 		e, ok := got[name]
@@ -193,6 +203,13 @@ func TestBuildInitramfs(t *testing.T) {
 	if got, _ := readInitramfs(t, path3); got["init"].content != "#!agent v2\n" {
 		t.Errorf("new image's /init = %q", got["init"].content)
 	}
+
+	// Other network modules: a different image.
+	k2 := *k
+	k2.NetModules = k.NetModules[:1]
+	if path4, err := BuildInitramfs(&k2, bb, agent); err != nil || path4 == path3 {
+		t.Errorf("BuildInitramfs(other net modules) = %q, %v; want a new path", path4, err)
+	}
 }
 
 func TestBuildInitramfsErrors(t *testing.T) {
@@ -219,6 +236,11 @@ func TestBuildInitramfsErrors(t *testing.T) {
 		{"bad module path", func() (*Kernel, *Busybox, string) {
 			k2 := *k
 			k2.Modules = []Module{{Name: "evil", Path: "../../etc/evil.ko", SHA256: k.Modules[0].SHA256}}
+			return &k2, bb, agent
+		}, "bad path"},
+		{"bad net module path", func() (*Kernel, *Busybox, string) {
+			k2 := *k
+			k2.NetModules = []Module{{Name: "evil", Path: "/etc/evil.ko", SHA256: k.Modules[0].SHA256}}
 			return &k2, bb, agent
 		}, "bad path"},
 	}

@@ -45,6 +45,12 @@ type Kernel struct {
 	Modules []Module `json:"modules"`
 	// Builtin lists the wanted modules compiled into the kernel.
 	Builtin []string `json:"builtin,omitempty"`
+	// NetModules are NetModules' files and what they need beyond Modules,
+	// in load order: in the initramfs, but not loaded at boot. nil in a
+	// manifest written before lab knew them (FetchKernel fetches such a
+	// kernel again); empty when the kernel has virtio_net built in or
+	// has none.
+	NetModules []Module `json:"net_modules"`
 }
 
 // VmlinuzPath is the cached kernel image, for QEMU's -kernel.
@@ -58,6 +64,13 @@ var GuestModules = []string{
 	"virtio", "virtio_ring", "virtio_pci", "virtio_pci_modern_dev",
 	"virtio_pci_legacy_dev", "virtio_console", "virtio_rng",
 }
+
+// NetModules drive the NIC a guest gets when a run joins it to a peer
+// guest (vm/nic.go): virtio-net, with its dependencies (net_failover,
+// failover). They are not loaded at boot, so that a run without a peer
+// sees the same machine as before; the host loads them when it attaches
+// the NIC and unloads them when it takes it away.
+var NetModules = []string{"virtio_net"}
 
 type kernelSource struct {
 	Arch    string // guest arch
@@ -111,7 +124,7 @@ func LoadKernel(id string) (*Kernel, error) {
 	if err := Verify(k.Vmlinuz); err != nil {
 		return nil, fmt.Errorf("kernel %s: %w", id, err)
 	}
-	for _, m := range k.Modules {
+	for _, m := range append(slices.Clip(k.Modules), k.NetModules...) {
 		if err := Verify(m.SHA256); err != nil {
 			return nil, fmt.Errorf("kernel %s: module %s: %w", id, m.Name, err)
 		}
@@ -120,7 +133,8 @@ func LoadKernel(id string) (*Kernel, error) {
 }
 
 // FetchKernel makes kernel id available in the cache and returns it. If it
-// is already there and verifies, apt is not touched. Otherwise the
+// is already there and verifies, apt is not touched, unless its manifest
+// predates NetModules (the package is fetched again for them). Otherwise the
 // versioned Debian package is resolved, downloaded (not installed),
 // unpacked, and its image and guest modules stored. Progress goes to log.
 func FetchKernel(ctx context.Context, id string, log io.Writer) (*Kernel, error) {
@@ -128,7 +142,7 @@ func FetchKernel(ctx context.Context, id string, log io.Writer) (*Kernel, error)
 	if !ok {
 		return nil, fmt.Errorf("kernel %q: lab cannot fetch it (known: %s); use 'lab image import' for your own", id, strings.Join(KernelIDs(), ", "))
 	}
-	if k, err := LoadKernel(id); err == nil {
+	if k, err := LoadKernel(id); err == nil && k.NetModules != nil {
 		return k, nil
 	}
 	if log == nil {
@@ -139,7 +153,7 @@ func FetchKernel(ctx context.Context, id string, log io.Writer) (*Kernel, error)
 		return nil, fmt.Errorf("kernel %s: %w", id, err)
 	}
 	defer unlock()
-	if k, err := LoadKernel(id); err == nil {
+	if k, err := LoadKernel(id); err == nil && k.NetModules != nil {
 		return k, nil // another process fetched it while we waited
 	}
 
@@ -191,7 +205,7 @@ func FetchKernel(ctx context.Context, id string, log io.Writer) (*Kernel, error)
 	if err := k.store(vmlinuz, modDir, true, log); err != nil {
 		return nil, fmt.Errorf("kernel %s: %w", id, err)
 	}
-	fmt.Fprintf(log, "kernel %s: %s %s (release %s), %d modules\n", id, name, version, release, len(k.Modules))
+	fmt.Fprintf(log, "kernel %s: %s %s (release %s), %d modules, %d network modules\n", id, name, version, release, len(k.Modules), len(k.NetModules))
 	return k, nil
 }
 
@@ -243,7 +257,7 @@ func (k *Kernel) store(vmlinuz, modDir string, needBuiltin bool, log io.Writer) 
 		return err
 	}
 	k.Vmlinuz = sha
-	k.Modules = nil
+	k.Modules, k.NetModules = nil, nil
 	if modDir != "" {
 		files, builtin, err := resolveModules(modDir, GuestModules)
 		if err != nil {
@@ -266,9 +280,28 @@ func (k *Kernel) store(vmlinuz, modDir string, needBuiltin bool, log io.Writer) 
 			k.Modules = append(k.Modules, m)
 		}
 		k.Builtin = builtin
+		net, netBuiltin, err := resolveModules(modDir, NetModules)
+		if err != nil {
+			return err
+		}
+		k.Builtin = append(k.Builtin, netBuiltin...)
+		for _, m := range net {
+			if slices.ContainsFunc(k.Modules, func(b Module) bool { return b.Name == m.Name }) {
+				continue // loaded at boot already (virtio, virtio_ring)
+			}
+			sha, err := PutFile(filepath.Join(modDir, m.Path))
+			if err != nil {
+				return err
+			}
+			m.SHA256 = sha
+			k.NetModules = append(k.NetModules, m)
+		}
 	}
 	if k.Modules == nil {
 		k.Modules = []Module{}
+	}
+	if k.NetModules == nil {
+		k.NetModules = []Module{}
 	}
 	if err := writeJSONAtomic(kernelManifest(k.ID), k); err != nil {
 		return fmt.Errorf("writing manifest: %w", err)

@@ -207,7 +207,11 @@ func TestFetchReal(t *testing.T) {
 		if len(list) != len(k.Modules) {
 			t.Errorf("%s: lab-modules lists %d modules, want %d", tt.id, len(list), len(k.Modules))
 		}
-		for _, p := range list {
+		netList := strings.Fields(got["lib/modules/lab-modules-net"].content)
+		if len(netList) != len(k.NetModules) || !slices.ContainsFunc(k.NetModules, func(m Module) bool { return m.Name == "virtio_net" }) {
+			t.Errorf("%s: lab-modules-net lists %v; want virtio_net among the %d network modules %+v", tt.id, netList, len(k.NetModules), k.NetModules)
+		}
+		for _, p := range append(list, netList...) {
 			if e, ok := got[strings.TrimPrefix(p, "/")]; !ok || e.mode&cpio.ModeType != cpio.TypeReg {
 				t.Errorf("%s: %s listed but not in the archive", tt.id, p)
 			}
@@ -231,3 +235,102 @@ func TestFetchReal(t *testing.T) {
 }
 
 var execLookPath = exec.LookPath
+
+// fakeModule writes a relocatable ELF object with a .modinfo section
+// saying depends=deps, enough for resolveModules (which reads nothing
+// else). It needs a C compiler, as building lab's workloads does.
+func fakeModule(t *testing.T, path, deps string) {
+	t.Helper()
+	cc, err := exec.LookPath("gcc")
+	if err != nil {
+		t.Skipf("gcc not available to make fake kernel modules: %v", err)
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	src := `__attribute__((section(".modinfo"), used)) static const char info[] = "name=` + filepath.Base(path) + `\0depends=` + deps + `";` + "\n"
+	cmd := exec.Command(cc, "-c", "-x", "c", "-o", path, "-")
+	cmd.Stdin = strings.NewReader(src)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("gcc: %v\n%s", err, out)
+	}
+}
+
+// TestImportKernelNetModules: virtio_net and what it needs beyond the boot
+// modules are stored apart from them, in load order, and are not among
+// the modules the agent loads at boot.
+func TestImportKernelNetModules(t *testing.T) {
+	testCache(t)
+	mods := filepath.Join(t.TempDir(), "lib", "modules", "6.1.0-99-686")
+	for _, m := range []struct{ path, deps string }{
+		{"kernel/drivers/virtio/virtio.ko", ""},
+		{"kernel/drivers/virtio/virtio_ring.ko", ""},
+		{"kernel/drivers/virtio/virtio_pci.ko", "virtio_ring,virtio"},
+		{"kernel/drivers/char/virtio_console.ko", "virtio_ring,virtio"},
+		{"kernel/net/core/failover.ko", ""},
+		{"kernel/drivers/net/net_failover.ko", "failover"},
+		{"kernel/drivers/net/virtio_net.ko", "virtio_ring,virtio,net_failover"},
+	} {
+		fakeModule(t, filepath.Join(mods, m.path), m.deps)
+	}
+	k, err := ImportKernel("mine", "i386", fakeBzImage(t, "6.1.0-99-686 (x) #1"), mods)
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := func(ms []Module) []string {
+		var out []string
+		for _, m := range ms {
+			out = append(out, m.Name)
+		}
+		return out
+	}
+	if got, want := names(k.Modules), []string{"virtio", "virtio_ring", "virtio_pci", "virtio_console"}; !slices.Equal(got, want) {
+		t.Errorf("boot modules %v, want %v", got, want)
+	}
+	if got, want := names(k.NetModules), []string{"failover", "net_failover", "virtio_net"}; !slices.Equal(got, want) {
+		t.Errorf("net modules %v, want %v", got, want)
+	}
+	got, err := LoadKernel("mine")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got.NetModules) != 3 || got.NetModules[2].SHA256 == "" {
+		t.Errorf("LoadKernel() net modules = %+v, want the three stored", got.NetModules)
+	}
+	// A corrupted network module is caught like any other.
+	if err := os.WriteFile(BlobPath(got.NetModules[0].SHA256), []byte("garbage"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := LoadKernel("mine"); err == nil || !strings.Contains(err.Error(), "failover") {
+		t.Errorf("LoadKernel(corrupted net module) = %v, want an error naming it", err)
+	}
+}
+
+// TestFetchKernelOldManifest: a cached kernel whose manifest predates the
+// network modules still boots (LoadKernel), but FetchKernel fetches the
+// package again for them rather than returning it.
+func TestFetchKernelOldManifest(t *testing.T) {
+	cache := testCache(t)
+	sha, err := PutReader(strings.NewReader("vmlinuz"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	old := `{"id": "debian-6.1-686", "arch": "i386", "package": "linux-image-6.1.0-99-686", "version": "1", "source": "debian",
+	  "release": "6.1.0-99-686", "vmlinuz": "` + sha + `", "modules": []}`
+	writeTestFile(t, filepath.Join(cache, "kernels", "debian-6.1-686.json"), old)
+	if _, err := LoadKernel("debian-6.1-686"); err != nil {
+		t.Fatalf("LoadKernel(old manifest) = %v, want it loaded", err)
+	}
+	t.Setenv("PATH", t.TempDir()) // no apt: a fetch fails, naming what it ran
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if k, err := FetchKernel(ctx, "debian-6.1-686", nil); err == nil {
+		t.Errorf("FetchKernel(old manifest) = %+v, nil; want a fetch (failing here, without apt)", k)
+	}
+	// A manifest that lists them (even none) is current.
+	current := strings.Replace(old, `"modules": []`, `"modules": [], "net_modules": []`, 1)
+	writeTestFile(t, filepath.Join(cache, "kernels", "debian-6.1-686.json"), current)
+	if _, err := FetchKernel(ctx, "debian-6.1-686", nil); err != nil {
+		t.Errorf("FetchKernel(current manifest) = %v, want the cached kernel", err)
+	}
+}

@@ -446,18 +446,23 @@ var CSVHeader = []string{"id", "plugin", "experiment", "profile", "accelerator",
 
 // WriteCSV writes one row per sample (values at full precision) under
 // CSVHeader; labels are "k=v k=v".
-func WriteCSV(w io.Writer, r *Result) error {
+func WriteCSV(w io.Writer, r *Result) error { return WriteCSVRuns(w, []*Result{r}) }
+
+// WriteCSVRuns writes the samples of every run under one CSVHeader.
+func WriteCSVRuns(w io.Writer, runs []*Result) error {
 	cw := csv.NewWriter(w)
 	if err := cw.Write(CSVHeader); err != nil {
 		return err
 	}
-	profile := ProfileName(r.Machine)
-	for _, s := range r.Samples {
-		row := []string{r.ID, r.Plugin, r.Experiment, profile, r.Machine.Accelerator, r.Machine.Clock,
-			s.Metric, FormatLabels(s.Labels), strconv.Itoa(s.Repeat),
-			strconv.FormatFloat(s.Value, 'g', -1, 64), s.Unit}
-		if err := cw.Write(row); err != nil {
-			return err
+	for _, r := range runs {
+		profile := ProfileName(r.Machine)
+		for _, s := range r.Samples {
+			row := []string{r.ID, r.Plugin, r.Experiment, profile, r.Machine.Accelerator, r.Machine.Clock,
+				s.Metric, FormatLabels(s.Labels), strconv.Itoa(s.Repeat),
+				strconv.FormatFloat(s.Value, 'g', -1, 64), s.Unit}
+			if err := cw.Write(row); err != nil {
+				return err
+			}
 		}
 	}
 	cw.Flush()

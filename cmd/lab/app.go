@@ -67,6 +67,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 			pluginsCommand(e),
 			runCommand(e),
 			claimsCommand(e),
+			resultsCommand(e),
+			compareCommand(e),
 			pluginBuildCommand(e),
 		},
 		ExitErrHandler: func(*cli.Context, error) {}, // we print errors ourselves

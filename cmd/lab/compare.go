@@ -1,0 +1,152 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"lab/results"
+)
+
+// compareReport is `lab compare --json`.
+type compareReport struct {
+	A           compareSide      `json:"a"`
+	B           compareSide      `json:"b"`
+	Changes     []results.Change `json:"changes"`
+	Regressions []results.Change `json:"regressions,omitempty"`
+}
+
+type compareSide struct {
+	Name string   `json:"name"`
+	Runs []string `json:"runs"`
+}
+
+func compareCommand(e *env) *cli.Command {
+	return &cli.Command{
+		Name:      "compare",
+		Usage:     "whether two runs (or two sets of runs) differ, or only by noise",
+		ArgsUsage: "A B",
+		Description: "Sets B against A, metric by metric (and label set): each side's median with\n" +
+			"its 95% confidence interval, and the change, tested the way Go's benchstat\n" +
+			"does it (golang.org/x/perf/benchmath): a two-sided Mann-Whitney U test at\n" +
+			"alpha 0.05; the change is ~ when the test finds none. A side with fewer than\n" +
+			"4 samples cannot show a change and is warned about; a confidence interval\n" +
+			"needs 6. Each of A and B is a run (an ID, a unique prefix, latest, a path) or\n" +
+			"a filter picking a set of runs whose samples are pooled: comma-separated\n" +
+			"key=value with keys profile, plugin, experiment, outcome, since.\n\n" +
+			"Runs on different accelerators, clocks or profiles are refused unless\n" +
+			"--force. With --fail-on-regression PCT the command exits 1 when a change is\n" +
+			"significant, the worse way (up for times and sizes, down for rates: a unit\n" +
+			"per second) and larger than PCT percent.\n\n" +
+			"Examples:\n   lab compare 20261130T0200 latest\n" +
+			"   lab compare plugin=forkbench,since=48h,outcome=ok latest --fail-on-regression 5\n" +
+			"   lab compare A B --json",
+		Flags: []cli.Flag{storeFlag, jsonFlag,
+			&cli.BoolFlag{Name: "force", Usage: "compare runs made with different accelerators, clocks or profiles"},
+			&cli.Float64Flag{Name: "fail-on-regression", Value: -1, Usage: "exit 1 if a significant change is worse by more than `PCT` percent"},
+		},
+		Action: func(c *cli.Context) error {
+			if c.NArg() != 2 {
+				return fmt.Errorf("lab compare needs two sides, A and B: run IDs (see `lab results`), latest, or filters such as plugin=forkbench,since=24h")
+			}
+			dir, err := storeDir(c)
+			if err != nil {
+				return err
+			}
+			a, err := compareSideOf(e, dir, c.Args().Get(0))
+			if err != nil {
+				return err
+			}
+			b, err := compareSideOf(e, dir, c.Args().Get(1))
+			if err != nil {
+				return err
+			}
+			if !c.Bool("force") {
+				if err := results.CheckComparable(a, b); err != nil {
+					return err
+				}
+			}
+			changes := results.CompareSides(a, b)
+			if len(changes) == 0 {
+				return fmt.Errorf("%s and %s have no samples to compare", a.Name, b.Name)
+			}
+			common := 0
+			for _, ch := range changes {
+				if ch.Only == "" {
+					common++
+				}
+			}
+			if common == 0 {
+				return fmt.Errorf("%s and %s share no metric (are they runs of the same experiment?); nothing to compare", a.Name, b.Name)
+			}
+			pct := c.Float64("fail-on-regression")
+			var regs []results.Change
+			if pct >= 0 {
+				regs = results.Regressions(changes, pct)
+			}
+			if c.Bool("json") {
+				rep := compareReport{A: sideJSON(a), B: sideJSON(b), Changes: changes, Regressions: regs}
+				if err := printJSON(e.stdout, rep); err != nil {
+					return err
+				}
+			} else if err := results.WriteChanges(e.stdout, a, b, changes); err != nil {
+				return err
+			}
+			if len(regs) > 0 {
+				var names []string
+				for _, r := range regs {
+					names = append(names, fmt.Sprintf("%s%s %+.1f%%", r.Metric, labelsSuffix(r.Labels), r.Percent))
+				}
+				return &exitCode{code: 1, msg: fmt.Sprintf("%d regression(s) beyond %g%%: %s", len(regs), pct, strings.Join(names, ", "))}
+			}
+			return nil
+		},
+	}
+}
+
+func labelsSuffix(l map[string]string) string {
+	if len(l) == 0 {
+		return ""
+	}
+	return " {" + results.FormatLabels(l) + "}"
+}
+
+func sideJSON(s results.Side) compareSide {
+	out := compareSide{Name: s.Name, Runs: []string{}}
+	for _, r := range s.Runs {
+		out.Runs = append(out.Runs, r.ID)
+	}
+	return out
+}
+
+// compareSideOf reads one side: a filter (it has '=' and is not a path)
+// or one run.
+func compareSideOf(e *env, dir, arg string) (results.Side, error) {
+	if strings.Contains(arg, "=") && !strings.HasSuffix(arg, ".json") {
+		f, err := results.ParseFilter(arg, time.Now())
+		if err != nil {
+			return results.Side{}, err
+		}
+		runs, errs := results.Select(dir, f)
+		warnSkipped(e.stderr, errs)
+		if len(runs) == 0 {
+			return results.Side{}, fmt.Errorf("filter %s picks no run in %s; see `lab results`", arg, dir)
+		}
+		return results.Side{Name: arg, Runs: runs}, nil
+	}
+	path, err := results.Resolve(dir, arg)
+	if err != nil {
+		return results.Side{}, err
+	}
+	r, err := results.Load(path)
+	if err != nil {
+		return results.Side{}, fmt.Errorf("%w (a corrupt or truncated result file)", err)
+	}
+	if r.Outcome.Status == "failed" && len(r.Samples) == 0 {
+		return results.Side{}, errors.New("run " + r.ID + " failed before measuring anything: " + r.Outcome.Reason)
+	}
+	return results.Side{Name: r.ID, Runs: []*results.Result{r}}, nil
+}

@@ -1,0 +1,57 @@
+package results
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+)
+
+// Formats are what Export writes.
+var Formats = []string{"table", "json", "csv", "junit", "markdown"}
+
+// Export writes runs in format: table (the run summary lab run prints),
+// json (one document, or an array of them), csv (one row per sample),
+// junit (one suite per run, see RunSuite) or markdown.
+func Export(w io.Writer, format string, runs []*Result) error {
+	switch format {
+	case "table", "":
+		for i, r := range runs {
+			if i > 0 {
+				fmt.Fprintln(w)
+			}
+			if err := WriteTableAll(w, r); err != nil {
+				return err
+			}
+		}
+		return nil
+	case "json":
+		if len(runs) == 1 {
+			return WriteJSON(w, runs[0])
+		}
+		if runs == nil {
+			runs = []*Result{}
+		}
+		data, err := json.MarshalIndent(runs, "", "  ")
+		if err != nil {
+			return err
+		}
+		_, err = w.Write(append(data, '\n'))
+		return err
+	case "csv":
+		return WriteCSVRuns(w, runs)
+	case "junit":
+		return WriteJUnit(w, runs)
+	case "markdown":
+		for i, r := range runs {
+			if i > 0 {
+				fmt.Fprintln(w)
+			}
+			if err := WriteMarkdown(w, r); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	return fmt.Errorf("format %q: want one of %s", format, strings.Join(Formats, ", "))
+}

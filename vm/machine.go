@@ -79,6 +79,10 @@ type Machine struct {
 	qmpMu sync.Mutex
 	qmp   *qmpMonitor
 
+	// nic is the NIC hot-plugged for a peer network, if any (nic.go).
+	nicMu sync.Mutex
+	nic   *NICState
+
 	logf func(format string, args ...any)
 
 	// Info is what the agent reported when the machine became ready.

@@ -41,6 +41,11 @@ type qmpFake struct {
 	// finalizeOnRefusal ends finish-migrate right after a cont was refused.
 	finalizeOnRefusal bool
 	hang              chan struct{}
+	// QEMU's devices and netdevs by id (device_add, netdev_add...), and
+	// how long the guest takes to eject a device after device_del
+	// (negative: never, as a hung guest).
+	devices, netdevs map[string]bool
+	ejectAfter       time.Duration
 }
 
 func newQMPFake(t *testing.T, status string) *qmpFake {
@@ -52,6 +57,8 @@ func newQMPFake(t *testing.T, status string) *qmpFake {
 		migration:     []string{"setup", "active", "device", "completed"},
 		incomingState: "paused",
 		hang:          make(chan struct{}),
+		devices:       map[string]bool{},
+		netdevs:       map[string]bool{},
 	}
 }
 
@@ -201,10 +208,57 @@ func (f *qmpFake) run(cmd qmp.Command) (any, error) {
 		return map[string]any{"return": r}, nil
 	case "quit":
 		go f.hangUp()
+	case "netdev_add", "device_add", "device_del", "netdev_del":
+		return f.deviceCommand(cmd.Execute, b)
 	default:
 		return nil, errors.New("The command " + cmd.Execute + " has not been found")
 	}
 	return ok, nil
+}
+
+// deviceCommand answers the device and netdev commands as QEMU 7.2 does
+// (errors quoted from it): device_del only asks the guest, and
+// DEVICE_DELETED follows once it ejected the card (first for the card's
+// virtio backend, which carries no device id).
+func (f *qmpFake) deviceCommand(name string, args []byte) (any, error) {
+	var a struct {
+		ID     string `json:"id"`
+		Netdev string `json:"netdev"`
+	}
+	_ = json.Unmarshal(args, &a)
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	switch name {
+	case "netdev_add":
+		if f.netdevs[a.ID] {
+			return nil, errors.New("Duplicate ID '" + a.ID + "'")
+		}
+		f.netdevs[a.ID] = true
+	case "device_add":
+		if !f.netdevs[a.Netdev] {
+			return nil, errors.New("Property 'virtio-net-device.netdev' can't find value '" + a.Netdev + "'")
+		}
+		f.devices[a.ID] = true
+	case "device_del":
+		if !f.devices[a.ID] {
+			return nil, errors.New("Device '" + a.ID + "' not found")
+		}
+		if f.ejectAfter >= 0 {
+			time.AfterFunc(f.ejectAfter, func() {
+				f.mu.Lock()
+				delete(f.devices, a.ID)
+				f.mu.Unlock()
+				f.emit("DEVICE_DELETED", map[string]any{"path": "/machine/peripheral/" + a.ID + "/virtio-backend"})
+				f.emit("DEVICE_DELETED", map[string]any{"device": a.ID, "path": "/machine/peripheral/" + a.ID})
+			})
+		}
+	case "netdev_del":
+		if !f.netdevs[a.ID] {
+			return nil, errors.New("Device '" + a.ID + "' not found")
+		}
+		delete(f.netdevs, a.ID)
+	}
+	return map[string]any{"return": map[string]any{}}, nil
 }
 
 func (f *qmpFake) commands() []string {

@@ -119,6 +119,14 @@ func (s NICSpec) Check() error {
 	return nil
 }
 
+// nicMAC is the MAC of the card with address addr: locally administered,
+// 02:6c:61:62 ("lab") and the address's last two bytes, so the two cards
+// of a network differ.
+func nicMAC(addr netip.Addr) string {
+	b := addr.As4()
+	return fmt.Sprintf("02:6c:61:62:%02x:%02x", b[2], b[3])
+}
+
 // lastAddr is the last address of prefix p (its broadcast address).
 func lastAddr(p netip.Prefix) netip.Addr {
 	b := p.Addr().As4()

@@ -10,7 +10,7 @@ GOARCH_i386   = 386
 GOARCH_x86_64 = amd64
 CC_i386   = i686-linux-gnu-gcc
 CC_x86_64 = gcc
-PLUGINS  = forkbench threadbench printfbench
+PLUGINS  = forkbench threadbench printfbench netbench
 
 .PHONY: all build agents plugins proto setup deps images demo test test-short bench install clean fmt vet
 

@@ -8,7 +8,7 @@ import (
 )
 
 func TestBuiltinProfilesValid(t *testing.T) {
-	want := []string{"celeron-2.4", "modern-x86_64", "p4-2.4", "rockhopper-2.4", "split-3g1g", "xeon5130-1core", "xeon5130-2core", "xeon5130-fb"}
+	want := []string{"celeron-2.4", "modern-x86_64", "p3-450", "p4-2.4", "rockhopper-2.4", "split-3g1g", "xeon5130-1core", "xeon5130-2core", "xeon5130-fb"}
 	// The console each built-in has: E3's profile draws its VTs on a
 	// framebuffer, the others keep the serial port only (a VGA card would
 	// cost them boot time and change nothing they measure).
@@ -60,6 +60,7 @@ func TestBuiltinProfileDetails(t *testing.T) {
 		{"xeon5130-fb", "core2duo", "Intel(R) Xeon(R) CPU            5130  @ 2.00GHz", 6, 15, 2, 1, 512, "debian-6.1-686"},
 		{"split-3g1g", "pentium3", "", 0, 0, 1, 1, 1024, "debian-6.1-686"},
 		{"p4-2.4", "qemu32", "Intel(R) Pentium(R) 4 CPU 2.60GHz", 15, 2, 1, 1, 512, "debian-6.1-686"},
+		{"p3-450", "pentium3", "", 6, 7, 1, 1, 256, "debian-6.1-686"},
 		{"rockhopper-2.4", "pentium3", "Intel(R) Pentium(R) III CPU family      733MHz", 6, 8, 2, 2, 1331, "debian-6.1-686"},
 		{"modern-x86_64", "max", "", 0, 0, 2, 2, 1024, "debian-6.1-amd64"},
 	}
@@ -253,7 +254,7 @@ func TestLookupSuggests(t *testing.T) {
 	tests := []struct {
 		name, want string
 	}{
-		{"celeron2.4", `unknown profile "celeron2.4"; did you mean "celeron-2.4"? known: celeron-2.4, modern-x86_64, p4-2.4, rockhopper-2.4, split-3g1g, xeon5130-1core, xeon5130-2core, xeon5130-fb`},
+		{"celeron2.4", `unknown profile "celeron2.4"; did you mean "celeron-2.4"? known: celeron-2.4, modern-x86_64, p3-450, p4-2.4, rockhopper-2.4, split-3g1g, xeon5130-1core, xeon5130-2core, xeon5130-fb`},
 		{"xeon5130-1", `did you mean "xeon5130-1core"?`},
 		{"modern-x86-64", `did you mean "modern-x86_64"?`},
 		{"Rockhopper-2.4", `did you mean "rockhopper-2.4"?`},

@@ -96,28 +96,57 @@ func WriteBarPlot(w io.Writer, r *Result, key string) error {
 	if len(bars) == 0 {
 		return fmt.Errorf("%w: run %s has no samples", ErrNothingToPlot, r.ID)
 	}
-	// The first measured on top: NominalY counts from the bottom.
+	texts := make([]string, len(bars))
+	for i, b := range bars {
+		texts[i] = fmt.Sprintf("  user %s + sys %s s", fmtSeconds(b.user), fmtSeconds(b.sys))
+		if b.hasReal {
+			texts[i] = fmt.Sprintf("  real %s s (user %s, sys %s)", fmtSeconds(b.real), fmtSeconds(b.user), fmtSeconds(b.sys))
+		}
+	}
+	who := map[string]string{"target": "the printer", "sink": "the recording process"}[key]
+	return writeStackedBars(w, r, stackedBars{
+		title:  fmt.Sprintf("%s/%s: CPU time per %s", r.Plugin, r.Experiment, key),
+		xLabel: "median CPU time of " + who + " (s): user, then sys stacked on it",
+		bars:   bars, texts: texts,
+		reading: "real: elapsed time, CLOCK_MONOTONIC",
+	})
+}
+
+// stackedBars is a bar chart of user and sys medians: one bar per entry
+// of bars, the first on top, texts written at each bar's end.
+type stackedBars struct {
+	title, xLabel string
+	bars          []bar
+	texts         []string
+	// reading is how to read the chart, for the caption.
+	reading string
+	// room is the axis length as a multiple of the longest bar, leaving
+	// room for its text; 0 means 1.6.
+	room float64
+}
+
+// writeStackedBars draws c for run r: the run's parameters in the title,
+// a legend and a caption naming the run below the axes.
+func writeStackedBars(w io.Writer, r *Result, c stackedBars) error {
+	bars, texts := slices.Clone(c.bars), slices.Clone(c.texts)
+	// The first on top: NominalY counts from the bottom.
 	slices.Reverse(bars)
+	slices.Reverse(texts)
 	user, sys := make(plotter.Values, len(bars)), make(plotter.Values, len(bars))
 	names := make([]string, len(bars))
-	var texts plotter.XYLabels
+	var labels plotter.XYLabels
 	for i, b := range bars {
 		user[i], sys[i], names[i] = b.user, b.sys, b.name
-		label := fmt.Sprintf("  user %s + sys %s s", fmtSeconds(b.user), fmtSeconds(b.sys))
-		if b.hasReal {
-			label = fmt.Sprintf("  real %s s (user %s, sys %s)", fmtSeconds(b.real), fmtSeconds(b.user), fmtSeconds(b.sys))
-		}
-		texts.XYs = append(texts.XYs, plotter.XY{X: b.user + b.sys, Y: float64(i)})
-		texts.Labels = append(texts.Labels, label)
+		labels.XYs = append(labels.XYs, plotter.XY{X: max(b.user+b.sys, 0), Y: float64(i)})
+		labels.Labels = append(labels.Labels, texts[i])
 	}
 
 	p := plot.New()
-	p.Title.Text = fmt.Sprintf("%s/%s: CPU time per %s", r.Plugin, r.Experiment, key)
+	p.Title.Text = c.title
 	if params := paramLine(r); params != "" {
 		p.Title.Text += " (" + params + ")"
 	}
-	who := map[string]string{"target": "the printer", "sink": "the recording process"}[key]
-	p.X.Label.Text = "median CPU time of " + who + " (s): user, then sys stacked on it"
+	p.X.Label.Text = c.xLabel
 	p.X.Min = 0
 	p.NominalY(names...)
 	width := vg.Points(min(28, 260/float64(len(bars))))
@@ -136,7 +165,7 @@ func WriteBarPlot(w io.Writer, r *Result, key string) error {
 	sb.Color = color.RGBA{R: 0xe4, G: 0x57, B: 0x56, A: 0xff}
 	sb.LineStyle.Width = vg.Points(0.5)
 	sb.StackOn(ub)
-	lb, err := plotter.NewLabels(texts)
+	lb, err := plotter.NewLabels(labels)
 	if err != nil {
 		return err
 	}
@@ -150,8 +179,12 @@ func WriteBarPlot(w io.Writer, r *Result, key string) error {
 	for _, b := range bars {
 		maxX = max(maxX, b.user+b.sys)
 	}
+	room := c.room
+	if room == 0 {
+		room = 1.6
+	}
 	if maxX > 0 {
-		p.X.Max = maxX * 1.6
+		p.X.Max = maxX * room
 	} else {
 		p.X.Max = 1
 	}
@@ -168,7 +201,7 @@ func WriteBarPlot(w io.Writer, r *Result, key string) error {
 	if n == "" {
 		n = "?"
 	}
-	caption = append(caption, "each bar: the medians of "+n+" repeat(s); real: elapsed time, CLOCK_MONOTONIC; emulated machines under QEMU, not the original hardware or kernel")
+	caption = append(caption, "each bar: the medians of "+n+" repeat(s); "+c.reading+"; emulated machines under QEMU, not the original hardware or kernel")
 	fig := &figure{plot: p, legend: legend, caption: wrapCaption(caption)}
 	svg := vgsvg.New(fig.size())
 	fig.draw(draw.New(svg))
@@ -200,9 +233,15 @@ func BarPlotBeside(path string, r *Result) string {
 	if key == "" || path == "" {
 		return ""
 	}
+	return plotBeside(path, func(w io.Writer) error { return WriteBarPlot(w, r, key) })
+}
+
+// plotBeside writes what plot draws to NAME.svg beside the result at
+// path, whole or not at all, and returns the line for `lab run` to print.
+func plotBeside(path string, plot func(io.Writer) error) string {
 	out := strings.TrimSuffix(path, filepath.Ext(path)) + ".svg"
 	var buf bytes.Buffer
-	if err := WriteBarPlot(&buf, r, key); err != nil {
+	if err := plot(&buf); err != nil {
 		if errors.Is(err, ErrNothingToPlot) {
 			return "no plot: " + err.Error()
 		}

@@ -320,6 +320,14 @@ func (e *env) runOn(ctx context.Context, plan *runPlan, profile *images.Profile,
 					fmt.Fprintln(e.stderr, msg)
 				}
 			}
+			// netbench's designs: the book's table after the summary
+			// (not under --json) and its chart beside the result.
+			if !f.json {
+				_ = results.WriteDesignsTable(e.stdout, res)
+			}
+			if msg := results.DesignsPlotBeside(path, res); msg != "" {
+				fmt.Fprintln(e.stderr, msg)
+			}
 		})
 		return res, path, err
 	}

@@ -26,6 +26,11 @@ const (
 	// ctlDropLink cuts the link connection as a failing link would, to
 	// check that the supervisor reconnects (a diagnostic, for tests).
 	ctlDropLink = "droplink"
+	// ctlNIC attaches a NIC (ctlRequest.NIC) and holds it while the
+	// connection lasts: a ctlNICDel request on it, or its end, detaches
+	// it (peernet.go).
+	ctlNIC    = "nic"
+	ctlNICDel = "nicdel"
 )
 
 type ctlRequest struct {
@@ -33,6 +38,8 @@ type ctlRequest struct {
 	Grace time.Duration `json:"grace,omitempty"`
 	// Discard (with ctlDown): end QEMU without powering the guest off.
 	Discard bool `json:"discard,omitempty"`
+	// NIC is the card ctlNIC attaches.
+	NIC *NICSpec `json:"nic,omitempty"`
 }
 
 type ctlResponse struct {
@@ -41,6 +48,8 @@ type ctlResponse struct {
 	// Link is the session a ctlLink stream was opened on, or the state
 	// ctlLinkState asked for.
 	Link *LinkStatus `json:"link,omitempty"`
+	// NIC is the card ctlNIC attached.
+	NIC *NICState `json:"nic,omitempty"`
 }
 
 // LinkStatus is the state of a VM's link to its agent.
@@ -58,6 +67,8 @@ type Status struct {
 	Uptime   time.Duration `json:"uptime"`
 	// Link is the link's state; nil from older supervisors.
 	Link *LinkStatus `json:"link,omitempty"`
+	// NIC is the NIC a peer network attached, if any.
+	NIC *NICState `json:"nic,omitempty"`
 }
 
 // Handle is a VM that is up, reached through its supervisor.

@@ -213,6 +213,7 @@ func (s *server) handle(conn net.Conn) {
 		status.RunState = rs
 		session, up := s.m.LinkState()
 		status.Link = &LinkStatus{Session: session, Up: up}
+		status.NIC = s.m.NIC()
 		_ = link.WriteMsg(conn, &ctlResponse{Status: status})
 		conn.Close()
 	case ctlLinkState:
@@ -227,6 +228,8 @@ func (s *server) handle(conn net.Conn) {
 		}
 		_ = link.WriteMsg(conn, resp)
 		conn.Close()
+	case ctlNIC:
+		s.holdNIC(conn, req.NIC)
 	case ctlDown:
 		taken := false
 		s.once.Do(func() {

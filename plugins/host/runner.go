@@ -39,6 +39,8 @@ type guestRunner struct {
 	// tlsEnv hands the plugin its certificate and key and the VM's CA
 	// (VMTLS.PluginEnv): in the exec request only, never on the guest's disk.
 	tlsEnv []string
+	// extraEnv is the caller's (OpenOptions.Env).
+	extraEnv []string
 	// hostDir is go-plugin's socket directory on the host, where the
 	// tunnel listeners go.
 	hostDir string
@@ -67,21 +69,9 @@ const guestRoot = "/var/lib/lab/plugins"
 // nothing) and starts the plugin.
 func (r *guestRunner) Start(ctx context.Context) error {
 	t := time.Now()
-	files, sum, err := bundleFiles(r.bundle.Dir)
+	root, _, err := pushBundle(ctx, r.lc, r.bundle, &r.pushed, &r.cached)
 	if err != nil {
 		return err
-	}
-	root := fmt.Sprintf("%s/%s/%s", guestRoot, r.bundle.Name, sum[:16])
-	for _, f := range files {
-		sent, err := r.push(ctx, f, root+"/"+filepath.ToSlash(f.rel))
-		if err != nil {
-			return fmt.Errorf("pushing plugin %s: %w", r.bundle.Name, err)
-		}
-		if sent {
-			r.pushed++
-		} else {
-			r.cached++
-		}
 	}
 	r.pushTime = time.Since(t)
 	// The plugin's certificates need the guest clock close to ours (they
@@ -98,7 +88,8 @@ func (r *guestRunner) Start(ctx context.Context) error {
 		}
 		env = append(env, kv)
 	}
-	env = append(env, plugins.WorkloadDirEnv+"="+root+"/workload", "PATH=/bin:/sbin:/usr/bin:/usr/sbin", "HOME=/root", "TMPDIR=/tmp")
+	env = append(env, guestEnv(root)...)
+	env = append(env, r.extraEnv...)
 	env = append(env, r.tlsEnv...)
 	outR, outW := io.Pipe()
 	errR, errW := io.Pipe()
@@ -332,15 +323,44 @@ func bundleFiles(dir string) ([]bundleFile, string, error) {
 	return files, hex.EncodeToString(h.Sum(nil)), nil
 }
 
+// pushBundle installs bundle in the guest behind lc under guestRoot,
+// counting the files sent and those the guest already held, and returns
+// where it lies there and its files.
+func pushBundle(ctx context.Context, lc *link.Client, bundle *Bundle, sent, cached *int) (string, []bundleFile, error) {
+	files, sum, err := bundleFiles(bundle.Dir)
+	if err != nil {
+		return "", nil, err
+	}
+	root := fmt.Sprintf("%s/%s/%s", guestRoot, bundle.Name, sum[:16])
+	for _, f := range files {
+		s, err := push(ctx, lc, bundle, f, root+"/"+filepath.ToSlash(f.rel))
+		if err != nil {
+			return "", nil, fmt.Errorf("pushing plugin %s: %w", bundle.Name, err)
+		}
+		if s {
+			*sent++
+		} else {
+			*cached++
+		}
+	}
+	return root, files, nil
+}
+
+// guestEnv is the environment of what lab starts from a bundle installed
+// at root in the guest: the plugin, or its workload in a peer guest.
+func guestEnv(root string) []string {
+	return []string{plugins.WorkloadDirEnv + "=" + root + "/workload", "PATH=/bin:/sbin:/usr/bin:/usr/sbin", "HOME=/root", "TMPDIR=/tmp"}
+}
+
 // push sends one bundle file to guest path dst; the guest keeps content
 // by hash, so a file it already holds is not sent again.
-func (r *guestRunner) push(ctx context.Context, f bundleFile, dst string) (bool, error) {
-	fh, err := os.Open(filepath.Join(r.bundle.Dir, f.rel))
+func push(ctx context.Context, lc *link.Client, bundle *Bundle, f bundleFile, dst string) (bool, error) {
+	fh, err := os.Open(filepath.Join(bundle.Dir, f.rel))
 	if err != nil {
 		return false, err
 	}
 	defer fh.Close()
-	return r.lc.Put(ctx, fh, &link.PutRequest{Path: dst, Mode: uint32(f.mode), Size: f.size, SHA256: f.sha256})
+	return lc.Put(ctx, fh, &link.PutRequest{Path: dst, Mode: uint32(f.mode), Size: f.size, SHA256: f.sha256})
 }
 
 // tailBuffer keeps the last max bytes written.
@@ -387,6 +407,9 @@ type OpenOptions struct {
 	// TLS is the VM's TLS material (EnsureTLS); required: a plugin is
 	// never spoken to in plaintext.
 	TLS *VMTLS
+	// Env is added to the plugin's environment (KEY=VALUE): a run with a
+	// peer guest passes LAB_PEER_ADDR and LAB_SELF_ADDR.
+	Env []string
 }
 
 // Open pushes bundle into the guest behind lc, starts it and returns a
@@ -443,7 +466,7 @@ func open(ctx context.Context, lc *link.Client, bundle *Bundle, opt OpenOptions)
 	// go-plugin's stdio stream, not the process's own stderr.
 	cfg.SyncStdout, cfg.SyncStderr = tail, tail
 	cfg.RunnerFunc = func(l hclog.Logger, cmd *exec.Cmd, tmpDir string) (runner.Runner, error) {
-		s.runner = &guestRunner{lc: lc, bundle: bundle, env: cmd.Env, tlsEnv: opt.TLS.PluginEnv(), hostDir: tmpDir, log: l, stderrTail: tail}
+		s.runner = &guestRunner{lc: lc, bundle: bundle, env: cmd.Env, tlsEnv: opt.TLS.PluginEnv(), extraEnv: opt.Env, hostDir: tmpDir, log: l, stderrTail: tail}
 		return s.runner, nil
 	}
 	s.client = plugin.NewClient(cfg)

@@ -116,6 +116,8 @@ type Result struct {
 	// Harness records what running the plugin cost, apart from the
 	// measurement itself.
 	Harness *Harness `json:"harness,omitempty"`
+	// Peer is the second guest of a run with a peer.
+	Peer *Peer `json:"peer,omitempty"`
 	// Interference lists the commands that ran in the guest while this run
 	// measured there (`lab exec --no-wait`, `lab cp --no-wait`): the
 	// numbers may be disturbed by them.

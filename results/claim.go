@@ -375,6 +375,12 @@ func decide(c *Claim, r *Result, store []*Result) Verdict {
 	return Verdict{Verdict: Inconclusive, Reason: fmt.Sprintf("claim %s has no rule lab knows (kind %q); upgrade lab", c.ID, c.Kind)}
 }
 
+// Values returns the samples of one series of r: metric with exactly
+// these labels.
+func (r *Result) Values(metric string, labels map[string]string) []float64 {
+	return r.values(metric, labels)
+}
+
 // values returns the samples of one series of r: metric with exactly
 // these labels.
 func (r *Result) values(metric string, labels map[string]string) []float64 {

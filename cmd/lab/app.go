@@ -69,6 +69,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 			claimsCommand(e),
 			resultsCommand(e),
 			compareCommand(e),
+			matrixCommand(e),
 			pluginBuildCommand(e),
 		},
 		ExitErrHandler: func(*cli.Context, error) {}, // we print errors ourselves

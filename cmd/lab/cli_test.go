@@ -191,7 +191,7 @@ func TestCLIProfilesShow(t *testing.T) {
 }
 
 func TestCLIUnknownProfile(t *testing.T) {
-	known := "known: celeron-2.4, modern-x86_64, p4-2.4, rockhopper-2.4, split-3g1g, xeon5130-1core, xeon5130-2core"
+	known := "known: celeron-2.4, modern-x86_64, p3-450, p4-2.4, rockhopper-2.4, split-3g1g, xeon5130-1core, xeon5130-2core, xeon5130-fb"
 	tests := [][]string{
 		{"up", "celeron2.4"},
 		{"profiles", "show", "celeron2.4"},

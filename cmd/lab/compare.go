@@ -3,6 +3,8 @@ package main
 import (
 	"errors"
 	"fmt"
+	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -36,13 +38,17 @@ func compareCommand(e *env) *cli.Command {
 			"4 samples cannot show a change and is warned about; a confidence interval\n" +
 			"needs 6. Each of A and B is a run (an ID, a unique prefix, latest, a path) or\n" +
 			"a filter picking a set of runs whose samples are pooled: comma-separated\n" +
-			"key=value with keys profile, plugin, experiment, outcome, since.\n\n" +
+			"key=value with keys profile, plugin, experiment, outcome, since. When A and\n" +
+			"B are directories (result stores, or lab matrix output directories) they are\n" +
+			"compared cell by cell: each run of B against the newest run of A with the\n" +
+			"same plugin, experiment, profile, clock and parameters.\n\n" +
 			"Runs on different accelerators, clocks or profiles are refused unless\n" +
 			"--force. With --fail-on-regression PCT the command exits 1 when a change is\n" +
 			"significant, the worse way (up for times and sizes, down for rates: a unit\n" +
 			"per second) and larger than PCT percent.\n\n" +
 			"Examples:\n   lab compare 20261130T0200 latest\n" +
 			"   lab compare plugin=forkbench,since=48h,outcome=ok latest --fail-on-regression 5\n" +
+			"   lab compare last-night/results nightly/results --fail-on-regression 5\n" +
 			"   lab compare A B --json",
 		Flags: []cli.Flag{storeFlag, jsonFlag,
 			&cli.BoolFlag{Name: "force", Usage: "compare runs made with different accelerators, clocks or profiles"},
@@ -55,6 +61,9 @@ func compareCommand(e *env) *cli.Command {
 			dir, err := storeDir(c)
 			if err != nil {
 				return err
+			}
+			if isDir(c.Args().Get(0)) || isDir(c.Args().Get(1)) {
+				return e.compareStores(c.Args().Get(0), c.Args().Get(1), c.Bool("force"), c.Float64("fail-on-regression"), c.Bool("json"))
 			}
 			a, err := compareSideOf(e, dir, c.Args().Get(0))
 			if err != nil {
@@ -149,4 +158,108 @@ func compareSideOf(e *env, dir, arg string) (results.Side, error) {
 		return results.Side{}, errors.New("run " + r.ID + " failed before measuring anything: " + r.Outcome.Reason)
 	}
 	return results.Side{Name: r.ID, Runs: []*results.Result{r}}, nil
+}
+
+func isDir(p string) bool {
+	fi, err := os.Stat(p)
+	return err == nil && fi.IsDir()
+}
+
+// storeOf is a directory's runs: a result store, or a lab matrix output
+// directory (its results/).
+func storeOf(e *env, dir string) ([]*results.Result, error) {
+	if !isDir(dir) {
+		return nil, fmt.Errorf("%s is not a directory: compare two result stores, or two runs", dir)
+	}
+	if isDir(results.StoreDir(dir)) {
+		dir = results.StoreDir(dir)
+	}
+	runs, errs := results.LoadAll(dir)
+	warnSkipped(e.stderr, errs)
+	if len(runs) == 0 {
+		return nil, fmt.Errorf("%s holds no runs", dir)
+	}
+	return runs, nil
+}
+
+// storeCell is one cell's comparison between two stores.
+type storeCell struct {
+	Cell    string           `json:"cell"`
+	A       string           `json:"a"`
+	B       string           `json:"b"`
+	Changes []results.Change `json:"changes"`
+}
+
+// compareStores compares two stores cell by cell: every newest run of B
+// per cell against A's newest run of the same cell.
+func (e *env) compareStores(aDir, bDir string, force bool, pct float64, asJSON bool) error {
+	as, err := storeOf(e, aDir)
+	if err != nil {
+		return err
+	}
+	bs, err := storeOf(e, bDir)
+	if err != nil {
+		return err
+	}
+	newest := func(runs []*results.Result) (map[string]*results.Result, []string) {
+		m := map[string]*results.Result{}
+		var keys []string
+		for _, r := range runs { // newest first
+			k := results.CellKey(r)
+			if _, ok := m[k]; !ok {
+				m[k] = r
+				keys = append(keys, k)
+			}
+		}
+		slices.Sort(keys)
+		return m, keys
+	}
+	am, _ := newest(as)
+	bm, bkeys := newest(bs)
+	var cells []storeCell
+	var regs []string
+	var only []string
+	for _, k := range bkeys {
+		a, ok := am[k]
+		if !ok {
+			only = append(only, k)
+			continue
+		}
+		sa := results.Side{Name: a.ID, Runs: []*results.Result{a}}
+		sb := results.Side{Name: bm[k].ID, Runs: []*results.Result{bm[k]}}
+		if !force {
+			if err := results.CheckComparable(sa, sb); err != nil {
+				return fmt.Errorf("cell %s: %w", k, err)
+			}
+		}
+		cs := storeCell{Cell: k, A: sa.Name, B: sb.Name, Changes: results.CompareSides(sa, sb)}
+		cells = append(cells, cs)
+		if pct >= 0 {
+			for _, r := range results.Regressions(cs.Changes, pct) {
+				regs = append(regs, fmt.Sprintf("%s: %s%s %+.1f%%", k, r.Metric, labelsSuffix(r.Labels), r.Percent))
+			}
+		}
+		if !asJSON {
+			fmt.Fprintf(e.stdout, "== %s\n", k)
+			if err := results.WriteChanges(e.stdout, sa, sb, cs.Changes); err != nil {
+				return err
+			}
+			fmt.Fprintln(e.stdout)
+		}
+	}
+	if len(cells) == 0 {
+		return fmt.Errorf("%s and %s share no cell (the same plugin, experiment, profile, clock and parameters): nothing to compare", aDir, bDir)
+	}
+	if asJSON {
+		if err := printJSON(e.stdout, cells); err != nil {
+			return err
+		}
+	}
+	for _, k := range only {
+		fmt.Fprintf(e.stderr, "note: cell %s is only in %s\n", k, bDir)
+	}
+	if len(regs) > 0 {
+		return &exitCode{code: 1, msg: fmt.Sprintf("%d regression(s) beyond %g%%: %s", len(regs), pct, strings.Join(regs, "; "))}
+	}
+	return nil
 }

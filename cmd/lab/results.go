@@ -117,7 +117,7 @@ func resultsCommand(e *env) *cli.Command {
 			}
 			return tw.Flush()
 		},
-		Subcommands: []*cli.Command{{
+		Subcommands: []*cli.Command{mergeCommand(e), {
 			Name:        "show",
 			Usage:       "one stored run: its summary, verdicts, published figures and provenance",
 			ArgsUsage:   "ID",

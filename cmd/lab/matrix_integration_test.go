@@ -1,0 +1,150 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"lab/internal/labtest"
+	"lab/results"
+	"lab/vm"
+)
+
+// itMatrixFile writes a matrix file into a temp dir and returns its path.
+func itMatrixFile(t *testing.T, body string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "matrix.yaml")
+	if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func itLabBin(t *testing.T) string {
+	t.Helper()
+	b := filepath.Join(labtest.LibDir(), "lab")
+	if _, err := os.Stat(b); err != nil {
+		labtest.Unavailable(t, "%s missing: run `make build`", b)
+	}
+	return b
+}
+
+// TestIntegrationMatrixResume: Ctrl-C in the middle of a matrix keeps the
+// cells that finished; the same command again runs only the others, and
+// the JUnit XML then has every cell.
+func TestIntegrationMatrixResume(t *testing.T) {
+	p := itProfile(t, "celeron-2.4")
+	itBootEnv(t, p)
+	file := itMatrixFile(t, `name: resume
+cells:
+  - plugin: forkbench
+    experiment: forktime
+    profiles: [celeron-2.4]
+    params: {n: [20, 21, 600]}
+    repeat: 12
+`)
+	out := filepath.Join(t.TempDir(), "out")
+	// One at a time, in ID order: n=20, n=21, then n=600 (12 repeats of
+	// 600 forks, some 10 s: long enough to be interrupted).
+	cmd, _, stderr, done := itStartLab(t, itLabBin(t), "matrix", file, "--out", out, "--parallel", "1")
+	itAwait(t, stderr, "[2/3]", 3*time.Minute)
+	time.Sleep(3 * time.Second) // the third cell is measuring
+	itInterrupt(t, cmd, done, stderr)
+	if !strings.Contains(stderr.String(), "run the same command again to resume") {
+		t.Errorf("an interrupted matrix does not say how to resume:\n%s", stderr.String())
+	}
+	st, ok, err := results.LoadState(out)
+	if err != nil || !ok {
+		t.Fatalf("no matrix state after Ctrl-C: %v", err)
+	}
+	first := map[string]string{}
+	for _, c := range st.Cells {
+		first[c.ID] = c.Result
+		if strings.HasSuffix(c.ID, "n=600") == c.Done() {
+			t.Errorf("after Ctrl-C: cell %s status %s done=%v", c.ID, c.Status, c.Done())
+		}
+	}
+	// Again: the two finished cells are kept, the third runs.
+	cmd, _, stderr, done = itStartLab(t, itLabBin(t), "matrix", file, "--out", out, "--parallel", "1")
+	select {
+	case err := <-done:
+		if err != nil || !strings.Contains(stderr.String(), "2 already done") || !strings.Contains(stderr.String(), "running 1,") {
+			t.Fatalf("resumed matrix: %v, want success and 2 cells kept:\n%s", err, stderr.String())
+		}
+	case <-time.After(5 * time.Minute):
+		t.Fatalf("resumed matrix still running:\n%s", stderr.String())
+	}
+	st, _, _ = results.LoadState(out)
+	for _, c := range st.Cells {
+		if !c.Done() || c.Status != "ok" {
+			t.Errorf("after resuming: cell %s is %s", c.ID, c.Status)
+		}
+		if !strings.HasSuffix(c.ID, "n=600") && c.Result != first[c.ID] {
+			t.Errorf("cell %s ran again (result %s, was %s)", c.ID, c.Result, first[c.ID])
+		}
+	}
+	junit, err := os.ReadFile(filepath.Join(out, "junit.xml"))
+	if err != nil || strings.Count(string(junit), "<testcase ") != 3 || strings.Contains(string(junit), "<failure") {
+		t.Errorf("junit.xml: %v\n%s", err, junit)
+	}
+}
+
+// TestIntegrationMatrixRetriesDeadVM: a cell whose VM dies mid-run (its
+// QEMU killed) is run once more, and the matrix records both attempts.
+func TestIntegrationMatrixRetriesDeadVM(t *testing.T) {
+	p := itProfile(t, "celeron-2.4")
+	itBootEnv(t, p)
+	file := itMatrixFile(t, `name: retry
+cells:
+  - plugin: forkbench
+    experiment: forktime
+    profiles: [celeron-2.4]
+    params: {n: 1000}
+    repeat: 6
+`)
+	out := filepath.Join(t.TempDir(), "out")
+	cmd, _, stderr, done := itStartLab(t, itLabBin(t), "matrix", file, "--out", out)
+	logPath := filepath.Join(out, "logs", "celeron-2.4_forkbench_forktime_n-1000.log")
+	deadline := time.Now().Add(2 * time.Minute)
+	killed := 0
+	for killed == 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("the cell's plugin never started:\n%s", stderr.String())
+		}
+		if b, _ := os.ReadFile(logPath); strings.Contains(string(b), "plugin forkbench started") {
+			es, err := vm.List()
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, e := range es {
+				if strings.HasPrefix(e.Name, "celeron-2.4-run-") && e.State != nil && e.State.QEMUPID > 0 {
+					if err := syscall.Kill(e.State.QEMUPID, syscall.SIGKILL); err == nil {
+						killed = e.State.QEMUPID
+					}
+				}
+			}
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	t.Logf("killed the cell's QEMU, pid %d", killed)
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("lab matrix after a retry: %v\n%s", err, stderr.String())
+		}
+	case <-time.After(5 * time.Minute):
+		t.Fatalf("lab matrix still running:\n%s", stderr.String())
+	}
+	_ = cmd
+	st, _, _ := results.LoadState(out)
+	c := st.Cells[0]
+	if c.Attempts != 2 || c.Status != "ok" || !strings.Contains(c.Retried, "guest died") {
+		t.Errorf("cell after its VM died: attempts %d status %s retried %q, want 2, ok and why", c.Attempts, c.Status, c.Retried)
+	}
+	if !strings.Contains(stderr.String(), "running it once more") {
+		t.Errorf("lab matrix did not say it retried:\n%s", stderr.String())
+	}
+}

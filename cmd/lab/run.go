@@ -302,7 +302,11 @@ func (e *env) runOn(ctx context.Context, plan *runPlan, profile *images.Profile,
 	desc, exp := plan.desc, plan.exp
 	// The run's window for interference: from holding the lock to saving.
 	locked := time.Now()
+	var peer *peerRun // a second guest, if the experiment asks for one (peer.go)
 	finish := func(res *results.Result) (*results.Result, string, error) {
+		if peer != nil {
+			peer.stop(e) // before saving: its fate goes into res.Peer
+		}
 		res.Finished = time.Now().UTC()
 		recs, err := h.Interference(locked, res.Finished)
 		if err != nil {
@@ -358,6 +362,15 @@ func (e *env) runOn(ctx context.Context, plan *runPlan, profile *images.Profile,
 		res.Parameters[k] = v
 	}
 	res.ID = results.NewID(desc.Name, exp.Name, res.Started)
+	var pluginEnv []string
+	if wantsPeer(plan) {
+		if peer, err = e.startPeer(ctx, plan, h, bundle); err != nil {
+			return nil, "", err
+		}
+		defer peer.stop(e)
+		res.Peer = peer.rec
+		pluginEnv = peerEnv(plugins.PeerSelfAddr, plugins.PeerAddr)
+	}
 
 	runCtx, cancel := context.WithTimeout(ctx, f.timeout)
 	defer cancel()
@@ -368,7 +381,7 @@ func (e *env) runOn(ctx context.Context, plan *runPlan, profile *images.Profile,
 	}
 	bar := newProgress(e.stderr, npoints*f.repeat, fmt.Sprintf("%s/%s on %s", desc.Name, exp.Name, h.Name), count)
 	t := time.Now()
-	sess, err := host.Open(runCtx, h.Link(), bundle, host.OpenOptions{TLS: vmTLS})
+	sess, err := host.Open(runCtx, h.Link(), bundle, host.OpenOptions{TLS: vmTLS, Env: pluginEnv})
 	if err != nil {
 		bar.abort()
 		res.Outcome = results.Outcome{Status: failedOrInterrupted(ctx), Reason: classify(ctx, runCtx, h, err, f.timeout)}

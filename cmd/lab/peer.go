@@ -99,7 +99,7 @@ func (e *env) startPeer(ctx context.Context, plan *runPlan, h *vm.Handle, bundle
 		Preload: preloadFor(st.Profile.Arch, e.stderr), Exe: exe, Log: e.stderr, Throwaway: true})
 	if err != nil {
 		return nil, fmt.Errorf("the peer guest %s (profile %s) did not boot, so the run did not start; nothing of it is left running, and vm %s is as it was: %w\n"+
-			"(check that `lab up %s --name %s` boots on its own; run without %s=%s to keep the clients in the same guest)",
+			"(check that `lab up %s --name %s` boots on its own; or run without -p %s=%s, which asks for the peer)",
 			name, st.Profile.Name, h.Name, err, st.Profile.Name, name, spec.Param, spec.Value)
 	}
 	p = &peerRun{rec: &results.Peer{VM: name, Boot: pst.Boot, BootSeconds: pst.BootSeconds,

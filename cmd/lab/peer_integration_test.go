@@ -143,7 +143,7 @@ func TestIntegrationRunPeer(t *testing.T) {
 		if r.code != 1 {
 			t.Fatalf("exit %d, want 1\n%s", r.code, r.stderr)
 		}
-		for _, want := range []string{"peer guest " + name + "-peer", "did not boot", "cannot set up guest memory", "nothing of it is left running", "run without where=peer"} {
+		for _, want := range []string{"peer guest " + name + "-peer", "did not boot", "cannot set up guest memory", "nothing of it is left running", "run without -p where=peer"} {
 			if !strings.Contains(r.stderr, want) {
 				t.Errorf("the error does not say %q:\n%s", want, r.stderr)
 			}

@@ -134,7 +134,25 @@ func TestIntegrationRunPeer(t *testing.T) {
 		if strings.Contains(r.stderr, "peer guest") {
 			t.Errorf("a run without a peer talks of one:\n%s", r.stderr)
 		}
+		if got := itSeries(res, "peer_env", nil); len(got) != 3 || got[0] != 0 {
+			t.Errorf("peer_env %v, want 3 zeros: no LAB_PEER_ADDR without a peer", got)
+		}
 		t.Logf("the same run without a peer: %.1fs", r.took.Seconds())
+	})
+
+	t.Run("sweep", func(t *testing.T) {
+		// One peer for the whole sweep: the local point runs beside it.
+		res, r := itRunJSON(t, 0, "peertest", "--vm", name, "-e", "ask", "--sweep", "where=local,peer", "--repeat", "2")
+		if res.Outcome.Status != "ok" || res.Peer == nil {
+			t.Fatalf("outcome %+v, peer %+v\n%s", res.Outcome, res.Peer, r.stderr)
+		}
+		if got := itSeries(res, "rtt_ms", map[string]string{"where": "peer"}); len(got) != 2 || got[0] <= 0 {
+			t.Errorf("rtt_ms at where=peer: %v, want 2 round trips", got)
+		}
+		if got := itSeries(res, "peer_env", map[string]string{"where": "local"}); len(got) != 2 || got[0] != 1 {
+			t.Errorf("peer_env at where=local: %v, want 2 ones (the sweep's peer is up)", got)
+		}
+		itNoPeer(t, root, name)
 	})
 
 	t.Run("peer does not boot", func(t *testing.T) {

@@ -1,6 +1,7 @@
 // Command peertest is a plugin for lab's own tests of runs with a peer
 // guest: experiment ask connects to its workload echod in the peer over
-// the link-local network once per repeat and checks who answers; broken's
+// the link-local network once per repeat and checks who answers (without
+// a peer it says whether LAB_PEER_ADDR is set); broken's
 // peer workload exits before it is ready.
 package main
 
@@ -8,7 +9,6 @@ import (
 	"bufio"
 	"context"
 	_ "embed"
-	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -32,10 +32,13 @@ func (b bench) Run(ctx context.Context, req *plugins.RunRequest, progress func(p
 		case <-time.After(hold):
 		}
 		if t.Params["where"] != "peer" {
+			// Set only when the run has a peer: a sweep over both values
+			// has one for all its points.
+			env := 0.0
 			if _, ok := plugins.PeerAddress(); ok {
-				return nil, errors.New("peertest: LAB_PEER_ADDR is set in a run without a peer")
+				env = 1
 			}
-			return []plugins.Sample{t.Sample("rtt_ms", 0)}, nil
+			return []plugins.Sample{t.Sample("rtt_ms", 0), t.Sample("peer_env", env)}, nil
 		}
 		peer, ok := plugins.PeerAddress()
 		self, ok2 := plugins.SelfAddress()

@@ -8,7 +8,6 @@ import (
 	"strconv"
 	"strings"
 	"text/tabwriter"
-	"time"
 
 	"github.com/urfave/cli/v2"
 
@@ -16,26 +15,14 @@ import (
 	"lab/results"
 )
 
-// claimRun is one stored run's verdict on a claim.
-type claimRun struct {
-	Run         string          `json:"run"`
-	Started     time.Time       `json:"started"`
-	Profile     string          `json:"profile"`
-	Accelerator string          `json:"accelerator"`
-	Clock       string          `json:"clock"`
-	Verdict     results.Verdict `json:"verdict"`
-}
-
-// claimStatus is a claim with its latest verdict (`not run` when no
-// stored run decided it) and, for `lab claims show`, every run that did.
-type claimStatus struct {
-	Claim   results.Claim `json:"claim"`
-	Rule    string        `json:"rule"`
-	Verdict string        `json:"verdict"`
-	// Latest is the newest run that decided the claim; empty if none.
-	Latest *claimRun  `json:"latest,omitempty"`
-	Runs   []claimRun `json:"runs,omitempty"`
-}
+// claimRun is one stored run's verdict on a claim; claimStatus a claim
+// with its latest verdict (`not run` when no stored run decided it) and,
+// for `lab claims show`, every run that did (results.ClaimStatuses, which
+// `lab report` uses too).
+type (
+	claimRun    = results.ClaimRun
+	claimStatus = results.ClaimStatus
+)
 
 func claimsCommand(e *env) *cli.Command {
 	resultsFlag := &cli.StringFlag{Name: "results", Usage: "result store `DIR` (default: $LAB_RESULTS_DIR, else $XDG_DATA_HOME/lab/results, else ~/.local/share/lab/results)"}
@@ -137,6 +124,21 @@ func (e *env) claimStatuses(dir string) ([]claimStatus, error) {
 			return nil, err
 		}
 	}
+	claims := e.installedClaims()
+	if len(claims) == 0 {
+		return nil, nil
+	}
+	store, errs := results.LoadAll(dir)
+	for _, err := range errs {
+		fmt.Fprintf(e.stderr, "warning: %v\n", err)
+	}
+	return results.ClaimStatuses(claims, store), nil
+}
+
+// installedClaims is every claim of every installed plugin, in id order
+// (E1.6 < E1.10 < E2.1); a plugin whose description does not read is a
+// warning.
+func (e *env) installedClaims() []results.Claim {
 	var claims []results.Claim
 	for _, name := range host.List() {
 		d, err := host.Describe(name)
@@ -146,35 +148,13 @@ func (e *env) claimStatuses(dir string) ([]claimStatus, error) {
 		}
 		claims = append(claims, host.AllClaims(d)...)
 	}
+	sortClaims(claims)
+	return claims
+}
+
+// sortClaims orders claims by id, numeric parts as numbers.
+func sortClaims(claims []results.Claim) {
 	slices.SortStableFunc(claims, func(a, b results.Claim) int { return compareIDs(a.ID, b.ID) })
-	if len(claims) == 0 {
-		return nil, nil
-	}
-	store, errs := results.LoadAll(dir)
-	for _, err := range errs {
-		fmt.Fprintf(e.stderr, "warning: %v\n", err)
-	}
-	out := make([]claimStatus, len(claims))
-	for i, c := range claims {
-		s := claimStatus{Claim: c, Rule: c.Describe(), Verdict: results.NotRun}
-		for _, r := range store {
-			if r.Plugin != c.Plugin || r.Experiment != c.Bench {
-				continue
-			}
-			for _, v := range r.Verdicts {
-				if v.Claim == c.ID && v.Decided() {
-					s.Runs = append(s.Runs, claimRun{Run: r.ID, Started: r.Started, Profile: results.ProfileName(r.Machine),
-						Accelerator: r.Machine.Accelerator, Clock: r.Machine.Clock, Verdict: v})
-				}
-			}
-		}
-		if len(s.Runs) > 0 {
-			latest := s.Runs[0]
-			s.Latest, s.Verdict = &latest, latest.Verdict.Verdict
-		}
-		out[i] = s
-	}
-	return out, nil
 }
 
 func writeClaim(w io.Writer, s claimStatus) {

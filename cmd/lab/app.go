@@ -69,6 +69,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 			claimsCommand(e),
 			resultsCommand(e),
 			compareCommand(e),
+			reportCommand(e),
 			matrixCommand(e),
 			pluginBuildCommand(e),
 		},

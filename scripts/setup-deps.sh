@@ -11,6 +11,8 @@ command -v gcc >/dev/null 2>&1 || need="$need gcc"
 command -v dpkg-deb >/dev/null 2>&1 || need="$need dpkg"
 # protoc, for `make proto` and the test that checks plugins/wire is current.
 command -v protoc >/dev/null 2>&1 || need="$need protobuf-compiler"
+# A real browser for the test that renders `lab report` (headless).
+command -v chromium >/dev/null 2>&1 || need="$need chromium"
 # i386 multiarch: the 686 kernel and busybox-static:i386 are downloaded (never
 # installed) from the i386 lists.
 if ! dpkg --print-foreign-architectures | grep -qx i386; then

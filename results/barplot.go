@@ -123,6 +123,9 @@ type stackedBars struct {
 	// room is the axis length as a multiple of the longest bar, leaving
 	// room for its text; 0 means 1.6.
 	room float64
+	// params is what the title says of the run's parameters; "" means
+	// all of them but repeat.
+	params string
 }
 
 // writeStackedBars draws c for run r: the run's parameters in the title,
@@ -143,7 +146,11 @@ func writeStackedBars(w io.Writer, r *Result, c stackedBars) error {
 
 	p := plot.New()
 	p.Title.Text = c.title
-	if params := paramLine(r); params != "" {
+	params := c.params
+	if params == "" {
+		params = paramLine(r)
+	}
+	if params != "" {
 		p.Title.Text += " (" + params + ")"
 	}
 	p.X.Label.Text = c.xLabel

@@ -236,32 +236,34 @@ func WriteDesignsPlot(w io.Writer, r *Result) error {
 		bars[i] = b
 		t := fmt.Sprintf("  %s s", fmtSeconds(b.user+b.sys))
 		if v, ok := row.ours["cpu_beyond_s"]; ok {
-			t += fmt.Sprintf(" (beyond 0: %s)", fmtSeconds(v))
+			t += fmt.Sprintf(" (%+.3g)", v)
 		}
 		for j, m := range machines {
 			p := publishedFor(rows, row, m)
 			switch {
 			case p.hasTotal && p.hasBy:
-				t += fmt.Sprintf("; %c: %s (beyond %s)", 'A'+j, pubValue(p.total), pubValue(p.beyond))
+				t += fmt.Sprintf(" | %c %s (%+g)", 'A'+j, pubValue(p.total), math.Round(p.beyond*100)/100)
 			case p.hasTotal:
-				t += fmt.Sprintf("; %c: %s", 'A'+j, pubValue(p.total))
+				t += fmt.Sprintf(" | %c %s", 'A'+j, pubValue(p.total))
 			case p.hasBy:
-				t += fmt.Sprintf("; %c: beyond %s", 'A'+j, pubValue(p.beyond))
+				t += fmt.Sprintf(" | %c (%+g)", 'A'+j, math.Round(p.beyond*100)/100)
 			}
 		}
 		texts[i] = t
 	}
-	reading := "at each bar: our total (user + sys) and beyond the iterative server's, then the published figures"
+	reading := "at each bar: our total (user + sys) and, in brackets, beyond the iterative server's, then each machine's published figures"
 	for j, m := range machines {
 		reading += fmt.Sprintf(", %c: %s", 'A'+j, m)
 	}
 	return writeStackedBars(w, r, stackedBars{
-		title:   fmt.Sprintf("%s/%s: server CPU time per design (UNP vol. 1 ch. 30)", r.Plugin, r.Experiment),
+		title:   fmt.Sprintf("%s/%s: server CPU time per design (UNP ch. 30)", r.Plugin, r.Experiment),
 		xLabel:  "median server CPU time, its children and threads included (s): user, then sys stacked on it",
 		bars:    bars,
 		texts:   texts,
 		reading: reading,
-		room:    2.6, // the published figures follow the total
+		room:    3.2, // the published figures follow the total
+		params: fmt.Sprintf("%sx%sx%s, %s B, prefork %s, %s", r.Parameters["nclients"], r.Parameters["children"],
+			r.Parameters["loops"], r.Parameters["bytes"], r.Parameters["prefork"], r.Parameters["clients"]),
 	})
 }
 

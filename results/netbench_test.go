@@ -14,7 +14,7 @@ import (
 // and 4, with the published figures of two machines as references.
 func designsRun() *Result {
 	r := &Result{ID: "run-nb", Plugin: "netbench", Experiment: "designs",
-		Parameters: map[string]string{"repeat": "2", "loops": "20", "designs": "0,1,2,4"},
+		Parameters: map[string]string{"repeat": "2", "nclients": "2", "children": "2", "loops": "20", "bytes": "4000", "prefork": "3", "clients": "local", "designs": "0,1,2,4"},
 		Machine:    Machine{Profile: map[string]any{"name": "celeron-2.4"}, Clock: "host", Accelerator: "tcg", KernelID: "debian-6.1-686"},
 		Outcome:    Outcome{Status: "ok"}}
 	cpu := map[int][2]float64{0: {0.5, 5.0}, 1: {3.5, 18}, 2: {0.6, 6}, 4: {0.7, 6.5}}
@@ -148,7 +148,7 @@ func TestWriteDesignsPlot(t *testing.T) {
 	}
 	svg := buf.String()
 	for _, want := range []string{"netbench/designs: server CPU time per design", ">1 fork per client<", ">0 iterative (the baseline)<",
-		"21.6 s (beyond 0: 16); A: 21.5 (beyond 16); B: beyond 504.2", "7.25 s (beyond 0: 1.7); B: beyond 21.5", "profile celeron-2.4", "medians of 2 repeat(s)"} {
+		"21.6 s (+16) | A 21.5 (+16) | B (+504.2)", "7.25 s (+1.7) | B (+21.5)", "5.55 s (+0) | A 5.5 (+0)", "profile celeron-2.4", "medians of 2 repeat(s)"} {
 		if !strings.Contains(svg, want) {
 			t.Errorf("plot lacks %q", want)
 		}

@@ -38,7 +38,7 @@ type Config struct {
 	BootTimeout time.Duration `json:"boot_timeout"`
 	// Snapshot is the booted-state file of this configuration (see
 	// snapshot.go): restored from if it exists, else saved on this boot.
-	// Empty for cold boots (--cold, icount clocks).
+	// Empty for cold boots (--cold).
 	Snapshot string `json:"snapshot,omitempty"`
 	// Preload is put into the guest's file cache before the snapshot is
 	// saved (see preload.go); part of the snapshot's key. Only with a

@@ -31,7 +31,9 @@ type UpOptions struct {
 	// Preload lists files (lab's own plugin bundles for the profile's
 	// arch) the guest's cache receives before a booted snapshot is saved,
 	// so that their first run after a restore sends nothing. Ignored by
-	// boots that save no snapshot (Cold, icount clocks).
+	// boots that save no snapshot (Cold). icount clocks restore and save
+	// snapshots too: the snapshot carries QEMU's instruction counter and
+	// the key its shift (TestIntegrationIcountRestore).
 	Preload []PreloadFile
 	// Exe is the lab binary that runs the supervisor (`Exe __supervise DIR`).
 	Exe string
@@ -99,7 +101,7 @@ func Prepare(ctx context.Context, o UpOptions) (*Config, error) {
 	version := qemuVersion(qemu)
 	snapshot := ""
 	var preload []PreloadFile
-	if !o.Cold && o.Clock.Mode != "icount" && os.Getenv("LAB_NO_SNAPSHOT") == "" {
+	if !o.Cold && os.Getenv("LAB_NO_SNAPSHOT") == "" {
 		if err := checkPreload(o.Preload); err != nil {
 			return nil, fmt.Errorf("vm %s: %w", o.Name, err)
 		}

@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -87,4 +88,61 @@ func cv(xs []float64) float64 {
 		return 0
 	}
 	return math.Sqrt(ss/float64(len(xs)-1)) / mean
+}
+
+// BenchmarkReproducibility: run-to-run spread on celeron-2.4 under the
+// host clock and under icount:0 (and icount:0 with address-space
+// randomization off): 10 runs each of forkbench forktime (-p n=500) and
+// threadbench hello (-p workers=32 -p count=50), one VM per clock, the CV
+// across the runs of each run's value. icount:0 makes guest time one
+// instruction per ns, so what is left is what differs between runs in the
+// guest itself.
+func BenchmarkReproducibility(b *testing.B) {
+	benchRoot(b)
+	const runs = 10
+	type series struct {
+		metric, plugin string
+		labels         map[string]string
+	}
+	wanted := []series{
+		{"fork_wait_us", "forkbench", nil},
+		{"thread_create_join_us", "forkbench", nil},
+		{"real_s", "threadbench", map[string]string{"mode": "process"}},
+		{"real_s", "threadbench", map[string]string{"mode": "thread"}},
+	}
+	var rows [][]string
+	for _, clock := range []string{"host", "icount:0", "icount:0 aslr off"} {
+		name := "repro-" + strings.NewReplacer(":", "", " ", "-").Replace(clock)
+		c, _, _ := strings.Cut(clock, " ")
+		benchLab(b, "up", "--accel", "tcg", "--name", name, "--clock", c, benchProfile(b).Name)
+		if strings.HasSuffix(clock, "aslr off") {
+			benchLab(b, "exec", name, "--", "sh", "-c", "echo 0 > /proc/sys/kernel/randomize_va_space")
+		}
+		vals := map[int][]float64{}
+		for i := 0; i < runs; i++ {
+			for _, args := range [][]string{
+				{"forkbench", "--vm", name, "-e", "forktime", "-p", "n=500"},
+				{"threadbench", "--vm", name, "-e", "hello", "-p", "workers=32", "-p", "count=50"},
+			} {
+				res, _, _, err := benchTry(b, args...)
+				if err != nil {
+					b.Fatal(err)
+				}
+				for j, s := range wanted {
+					if s.plugin == args[0] {
+						vals[j] = append(vals[j], results.Median(res.Values(s.metric, s.labels)))
+					}
+				}
+			}
+		}
+		benchLab(b, "down", name)
+		for j, s := range wanted {
+			m, lo, hi := benchStats(vals[j])
+			rows = append(rows, []string{clock, s.plugin + " " + s.metric + labelsSuffix(s.labels), fmt.Sprintf("%.4g", m),
+				fmt.Sprintf("%.4g..%.4g", lo, hi), fmt.Sprintf("%.2f%%", cv(vals[j])*100), strconv.Itoa(len(vals[j]))})
+		}
+	}
+	benchTable(b, fmt.Sprintf("run-to-run spread on celeron-2.4 (TCG), %d runs per clock, one VM each: forktime -p n=500, hello -p workers=32 -p count=50", runs),
+		"CLOCK\tSERIES\tMEDIAN\tRANGE\tCV\tN", rows)
+	b.ReportMetric(0, "ns/op")
 }

@@ -74,6 +74,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 			pluginBuildCommand(e),
 		},
 		ExitErrHandler: func(*cli.Context, error) {}, // we print errors ourselves
+		// -p designs=0,1,6 is one value; repeat a flag for more.
+		DisableSliceFlagSeparator: true,
 	}
 	err := app.RunContext(ctx, permute(app.Commands, args))
 	if err == nil {

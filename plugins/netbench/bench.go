@@ -56,8 +56,7 @@ func (b bench) Run(ctx context.Context, req *plugins.RunRequest, progress func(p
 
 // parseDesigns parses the designs parameter: "all", or design numbers
 // 0..8 separated by commas, plus signs or spaces, each once, run in the
-// order given. (lab run's -p splits a value at commas, so on its command
-// line the list is written 0+1+6.)
+// order given (-p designs=0,1,6 or 0+1+6).
 func parseDesigns(s string) ([]int, error) {
 	if strings.TrimSpace(s) == "all" {
 		s = "0,1,2,3,4,5,6,7,8"
@@ -65,12 +64,12 @@ func parseDesigns(s string) ([]int, error) {
 	var out []int
 	fields := strings.FieldsFunc(s, func(r rune) bool { return r == ',' || r == '+' || r == ' ' })
 	if len(fields) == 0 {
-		return nil, fmt.Errorf("parameter designs: %q names no design; want numbers 0..8 separated by + or commas (-p designs=0+1+6), or all", s)
+		return nil, fmt.Errorf("parameter designs: %q names no design; want numbers 0..8 separated by + or commas (-p designs=0,1,6), or all", s)
 	}
 	for _, f := range fields {
 		d, err := strconv.Atoi(f)
 		if err != nil || d < 0 || d >= NumDesigns {
-			return nil, fmt.Errorf("parameter designs: %q is not a design; want numbers 0..8 separated by + or commas (-p designs=0+1+6), or all", f)
+			return nil, fmt.Errorf("parameter designs: %q is not a design; want numbers 0..8 separated by + or commas (-p designs=0,1,6), or all", f)
 		}
 		if slices.Contains(out, d) {
 			return nil, fmt.Errorf("parameter designs: design %d is listed twice in %q", d, s)

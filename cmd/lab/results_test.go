@@ -34,3 +34,11 @@ func TestCLIResultsErrors(t *testing.T) {
 	r = cliRun(t, "results", "--json")
 	wantOutput(t, r, "results --json", 0, "stdout", "[]")
 }
+
+func TestDefaultParallel(t *testing.T) {
+	for clock, want := range map[string]int{"icount:0": 2, "icount": 2, "icount:3": 2, "host": 1, "": 1} {
+		if got := defaultParallel(clock); got != want {
+			t.Errorf("defaultParallel(%q) = %d, want %d", clock, got, want)
+		}
+	}
+}

@@ -141,6 +141,7 @@ grep -m1 '^cpu family' /proc/cpuinfo | sed 's/^cpu family[[:space:]]*: */family 
 grep -m1 '^model[[:space:]]*:' /proc/cpuinfo | sed 's/^model[[:space:]]*: */model /'
 grep '^MemTotal:' /proc/meminfo | sed 's/^MemTotal: *\([0-9]*\) kB/memtotal_kb \1/'
 echo "stack_kb $(ulimit -s)"
+echo "randomize_va_space $(cat /proc/sys/kernel/randomize_va_space)"
 /init addrspace
 `
 
@@ -250,6 +251,15 @@ func itCheckGuest(t *testing.T, p images.Profile, g map[string]string) {
 	}
 	if g["stack_kb"] != strconv.Itoa(wantStack) {
 		t.Errorf("ulimit -s = %q, want %d", g["stack_kb"], wantStack)
+	}
+	// Address-space randomization: off where the profile says so (the
+	// 2.4-era machines had none), the kernel's default (2) elsewhere.
+	wantASLR := "2"
+	if v, ok := p.Guest.Sysctls["kernel.randomize_va_space"]; ok {
+		wantASLR = v
+	}
+	if g["randomize_va_space"] != wantASLR {
+		t.Errorf("kernel.randomize_va_space = %q, want %s", g["randomize_va_space"], wantASLR)
 	}
 	// The address-space split: i386 3G/1G lets a process map close to
 	// 3 GB and not more.

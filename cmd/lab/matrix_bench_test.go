@@ -16,58 +16,61 @@ import (
 
 // BenchmarkMatrixParallel: one matrix of 6 throwaway cells (forkbench
 // forktime -p n=300 --repeat 5 on celeron-2.4, restored from its booted
-// snapshot) at 1, 2 and 3 VMs at once: the matrix's wall time and cells
-// per minute, and what running side by side does to what each cell
-// measures, the spread of the cells' fork_wait_us medians (CV across
-// cells) and their median against the one-at-a-time run's. The default
-// of lab matrix --parallel comes from this table.
+// snapshot) at 1, 2 and 3 VMs at once, under the host clock and under
+// icount:0: the matrix's wall time and cells per minute, and what running
+// side by side does to what each cell measures, the spread of the cells'
+// fork_wait_us medians (CV across cells) and their median against the
+// one-at-a-time run's. The defaults of lab matrix --parallel come from
+// this table.
 func BenchmarkMatrixParallel(b *testing.B) {
 	benchRoot(b)
 	exe := filepath.Join(os.Getenv("LAB_LIBDIR"), "lab")
 	if _, err := os.Stat(exe); err != nil {
 		b.Fatalf("%s: %v (make build)", exe, err)
 	}
-	file := filepath.Join(b.TempDir(), "m.yaml")
-	body := "name: parallel\ncells:\n  - plugin: forkbench\n    experiment: forktime\n    profiles: [celeron-2.4]\n    params: {n: [300, 301, 302, 303, 304, 305]}\n    repeat: 5\n"
-	if err := os.WriteFile(file, []byte(body), 0o644); err != nil {
-		b.Fatal(err)
+	for _, clock := range []string{"host", "icount:0"} {
+		file := filepath.Join(b.TempDir(), "m.yaml")
+		body := "name: parallel\nclock: " + clock + "\ncells:\n  - plugin: forkbench\n    experiment: forktime\n    profiles: [celeron-2.4]\n    params: {n: [300, 301, 302, 303, 304, 305]}\n    repeat: 5\n"
+		if err := os.WriteFile(file, []byte(body), 0o644); err != nil {
+			b.Fatal(err)
+		}
+		// One cell first: the booted snapshot, if there is none.
+		if _, _, _, err := benchTry(b, "forkbench", "--profile", "celeron-2.4", "--clock", clock, "-p", "n=50"); err != nil {
+			b.Fatal(err)
+		}
+		var rows [][]string
+		var base float64
+		for _, par := range []int{1, 2, 3} {
+			out := filepath.Join(b.TempDir(), fmt.Sprintf("p%d", par))
+			t := time.Now()
+			cmd := exec.Command(exe, "matrix", file, "--out", out, "--parallel", strconv.Itoa(par))
+			if msg, err := cmd.CombinedOutput(); err != nil {
+				b.Fatalf("lab matrix --parallel %d: %v\n%s", par, err, msg)
+			}
+			wall := time.Since(t).Seconds()
+			runs, errs := results.LoadAll(results.StoreDir(out))
+			if len(errs) > 0 || len(runs) != 6 {
+				b.Fatalf("--parallel %d: %d runs, %v", par, len(runs), errs)
+			}
+			var med, cellWall []float64
+			st, _, _ := results.LoadState(out)
+			for _, c := range st.Cells {
+				cellWall = append(cellWall, c.Seconds)
+			}
+			for _, r := range runs {
+				med = append(med, results.Median(r.Values("fork_wait_us", nil)))
+			}
+			m, lo, hi := benchStats(med)
+			if par == 1 {
+				base = m
+			}
+			cw, _, _ := benchStats(cellWall)
+			rows = append(rows, []string{strconv.Itoa(par), fmt.Sprintf("%.1f", wall), fmt.Sprintf("%.1f", 6/wall*60), fmt.Sprintf("%.1f", cw),
+				fmt.Sprintf("%.4g (%.4g..%.4g)", m, lo, hi), fmt.Sprintf("%.2f%%", cv(med)*100), fmt.Sprintf("%.3f", m/base)})
+		}
+		benchTable(b, "lab matrix of 6 cells (forkbench forktime -p n=300 --repeat 5, celeron-2.4, TCG, restored boots), clock "+clock+", at 1, 2 and 3 VMs at once",
+			"PARALLEL\tWALL S\tCELLS/MIN\tCELL S (MEDIAN)\tFORK_WAIT_US MEDIAN OF CELLS (RANGE)\tCV ACROSS CELLS\tVS 1 AT A TIME", rows)
 	}
-	// One cell first: the booted snapshot, if there is none.
-	if _, _, _, err := benchTry(b, "forkbench", "--profile", "celeron-2.4", "-p", "n=50"); err != nil {
-		b.Fatal(err)
-	}
-	var rows [][]string
-	var base float64
-	for _, par := range []int{1, 2, 3} {
-		out := filepath.Join(b.TempDir(), fmt.Sprintf("p%d", par))
-		t := time.Now()
-		cmd := exec.Command(exe, "matrix", file, "--out", out, "--parallel", strconv.Itoa(par))
-		if msg, err := cmd.CombinedOutput(); err != nil {
-			b.Fatalf("lab matrix --parallel %d: %v\n%s", par, err, msg)
-		}
-		wall := time.Since(t).Seconds()
-		runs, errs := results.LoadAll(results.StoreDir(out))
-		if len(errs) > 0 || len(runs) != 6 {
-			b.Fatalf("--parallel %d: %d runs, %v", par, len(runs), errs)
-		}
-		var med, cellWall []float64
-		st, _, _ := results.LoadState(out)
-		for _, c := range st.Cells {
-			cellWall = append(cellWall, c.Seconds)
-		}
-		for _, r := range runs {
-			med = append(med, results.Median(r.Values("fork_wait_us", nil)))
-		}
-		m, lo, hi := benchStats(med)
-		if par == 1 {
-			base = m
-		}
-		cw, _, _ := benchStats(cellWall)
-		rows = append(rows, []string{strconv.Itoa(par), fmt.Sprintf("%.1f", wall), fmt.Sprintf("%.1f", 6/wall*60), fmt.Sprintf("%.1f", cw),
-			fmt.Sprintf("%.0f (%.0f..%.0f)", m, lo, hi), fmt.Sprintf("%.1f%%", cv(med)*100), fmt.Sprintf("%.2f", m/base)})
-	}
-	benchTable(b, "lab matrix of 6 cells (forkbench forktime -p n=300 --repeat 5, celeron-2.4, TCG, restored boots) at 1, 2 and 3 VMs at once",
-		"PARALLEL\tWALL S\tCELLS/MIN\tCELL S (MEDIAN)\tFORK_WAIT_US MEDIAN OF CELLS (RANGE)\tCV ACROSS CELLS\tVS 1 AT A TIME", rows)
 	b.ReportMetric(0, "ns/op")
 }
 
@@ -91,8 +94,8 @@ func cv(xs []float64) float64 {
 }
 
 // BenchmarkReproducibility: run-to-run spread on celeron-2.4 under the
-// host clock and under icount:0 (and icount:0 with address-space
-// randomization off): 10 runs each of forkbench forktime (-p n=500) and
+// host clock and under icount:0, with address-space randomization on (the
+// kernel's default) and, under icount:0, off (the profile's setting): 10 runs each of forkbench forktime (-p n=500) and
 // threadbench hello (-p workers=32 -p count=50), one VM per clock, the CV
 // across the runs of each run's value. icount:0 makes guest time one
 // instruction per ns, so what is left is what differs between runs in the
@@ -111,13 +114,17 @@ func BenchmarkReproducibility(b *testing.B) {
 		{"real_s", "threadbench", map[string]string{"mode": "thread"}},
 	}
 	var rows [][]string
-	for _, clock := range []string{"host", "icount:0", "icount:0 aslr off"} {
+	// The profile turns randomization off (2.4 had none); each variant
+	// sets it explicitly.
+	for _, clock := range []string{"host aslr on", "icount:0 aslr on", "icount:0 aslr off"} {
 		name := "repro-" + strings.NewReplacer(":", "", " ", "-").Replace(clock)
 		c, _, _ := strings.Cut(clock, " ")
 		benchLab(b, "up", "--accel", "tcg", "--name", name, "--clock", c, benchProfile(b).Name)
+		aslr := "2"
 		if strings.HasSuffix(clock, "aslr off") {
-			benchLab(b, "exec", name, "--", "sh", "-c", "echo 0 > /proc/sys/kernel/randomize_va_space")
+			aslr = "0"
 		}
+		benchLab(b, "exec", name, "--", "sh", "-c", "echo "+aslr+" > /proc/sys/kernel/randomize_va_space")
 		vals := map[int][]float64{}
 		for i := 0; i < runs; i++ {
 			for _, args := range [][]string{

@@ -220,17 +220,51 @@ func (m *matrixRun) save() error {
 	return results.SaveState(m.f.out, m.state)
 }
 
-// runAll runs the pending cells, parallel at a time, with a progress
-// line per cell and an ETA.
-func (m *matrixRun) runAll(ctx context.Context, parallel, todo int) {
-	t0 := time.Now()
-	sem := make(chan struct{}, parallel)
-	var wg sync.WaitGroup
-	finished := 0
-	for i := range m.state.Cells {
-		if m.state.Cells[i].Done() {
+// pilots splits the pending cells (indexes into cells) into the first of
+// each profile and clock, and the rest. With more than one VM at a time
+// the pilots run alone first: a configuration's first boot may be cold
+// (it makes the booted snapshot), and two TCG guests on two cores can
+// break a cold guest's timer calibration; the rest restore the snapshot,
+// already calibrated.
+func pilots(cells []results.CellState) (first, rest []int) {
+	seen := map[string]bool{}
+	for i, c := range cells {
+		if c.Done() {
 			continue
 		}
+		k := c.Profile + "\x00" + c.Clock
+		if seen[k] {
+			rest = append(rest, i)
+			continue
+		}
+		seen[k] = true
+		first = append(first, i)
+	}
+	return first, rest
+}
+
+// runAll runs the pending cells, parallel at a time (each profile and
+// clock's first cell alone, see pilots), with a progress line per cell
+// and an ETA.
+func (m *matrixRun) runAll(ctx context.Context, parallel, todo int) {
+	t0 := time.Now()
+	finished := 0
+	order := []int{}
+	first, rest := pilots(m.state.Cells)
+	if parallel > 1 {
+		m.runSome(ctx, 1, first, todo, t0, &finished)
+		order = rest
+	} else {
+		order = append(first, rest...)
+		slices.Sort(order)
+	}
+	m.runSome(ctx, parallel, order, todo, t0, &finished)
+}
+
+func (m *matrixRun) runSome(ctx context.Context, parallel int, cells []int, todo int, t0 time.Time, finishedp *int) {
+	sem := make(chan struct{}, parallel)
+	var wg sync.WaitGroup
+	for _, i := range cells {
 		select {
 		case sem <- struct{}{}:
 		case <-ctx.Done():
@@ -245,8 +279,8 @@ func (m *matrixRun) runAll(ctx context.Context, parallel, todo int) {
 			cs := m.runCell(ctx, m.state.Cells[i])
 			m.mu.Lock()
 			m.state.Cells[i] = cs
-			finished++
-			n := finished
+			*finishedp++
+			n := *finishedp
 			m.mu.Unlock()
 			if err := m.save(); err != nil {
 				fmt.Fprintf(m.e.stderr, "warning: saving the matrix state: %v\n", err)

@@ -37,14 +37,29 @@ var banned = []string{
 // arch and with the tags `lab plugin build` uses, that the built-in plugins and the out-of-module example link
 // nothing host-side: a plugin pays only for the SDK.
 func TestPluginLinksNoHostCode(t *testing.T) {
-	tests := []struct {
+	type plugin struct {
 		name string
 		dir  string // where go list runs (the example is its own module)
 		pkg  string
-	}{
-		{"forkbench", ".", "./forkbench"},
+	}
+	tests := []plugin{
 		{"labtest", "..", "./internal/testplugins/labtest"},
 		{"syscallbench", filepath.Join("..", "examples", "syscallbench"), "."},
+	}
+	// Every built-in plugin: each directory here with a description.json.
+	des, err := os.ReadDir(".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	builtin := 0
+	for _, de := range des {
+		if _, err := os.Stat(filepath.Join(de.Name(), "description.json")); de.IsDir() && err == nil {
+			tests = append(tests, plugin{de.Name(), ".", "./" + de.Name()})
+			builtin++
+		}
+	}
+	if builtin < 4 {
+		t.Fatalf("found %d built-in plugins under plugins/, want forkbench, threadbench, printfbench, netbench at least", builtin)
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

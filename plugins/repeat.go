@@ -112,7 +112,9 @@ func (e *ExpectedCrash) Error() string { return "expected crash: " + e.Reason }
 //     so what was measured survives the plugin or the guest dying mid-run;
 //   - the environment (CollectEnv, and the libc the workloads name);
 //   - the outcome: ok; failed, with the repeat and the error as the reason,
-//     the failing workload's stderr and the samples of the repeats before;
+//     the failing workload's stderr, the samples of the repeats before
+//     and those the failing repeat returned with its error (what it
+//     measured before it failed);
 //     or an expected crash (see ExpectedCrash), recorded as data;
 //   - refusing samples that are not finite, naming the metric (a failed
 //     outcome);
@@ -148,10 +150,17 @@ func Repeat(ctx context.Context, desc *Description, req *RunRequest, progress fu
 			return resp, fmt.Errorf("%s %s: repeat %d/%d: %w", desc.Name, exp.Name, i+1, total, context.Cause(ctx))
 		}
 		var crash *ExpectedCrash
-		if ferr := CheckFinite(samples); ferr != nil {
-			err = ferr
+		finite := CheckFinite(samples)
+		if finite != nil {
+			err = finite
 		}
 		if err != nil && !errors.As(err, &crash) {
+			// What the failed repeat measured before it failed is kept,
+			// marked with its repeat (never a non-finite value).
+			if finite == nil && len(samples) > 0 {
+				resp.Samples = append(resp.Samples, samples...)
+				progress(Progress{Done: i, Total: total, Message: fmt.Sprintf("repeat %d/%d failed after %d sample(s)", i+1, total, len(samples)), Samples: samples})
+			}
 			resp.Outcome = Outcome{Status: StatusFailed, Reason: fmt.Sprintf("repeat %d/%d: %v", i+1, total, err), StderrTail: t.stderrTail()}
 			return resp, nil
 		}

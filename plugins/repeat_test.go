@@ -200,3 +200,40 @@ func TestRepeatDeadlineKillsWorkload(t *testing.T) {
 		t.Errorf("Repeat took %v after a 200ms deadline", d)
 	}
 }
+
+// TestRepeatFailureKeepsPartial: a repeat that fails after measuring part
+// of its work (netbench's designs before the one whose server died)
+// returns those samples with its error, and they are kept, marked with
+// their repeat, beside the earlier repeats'; a non-finite one still fails
+// the run without being kept.
+func TestRepeatFailureKeepsPartial(t *testing.T) {
+	each := func(_ context.Context, tr *Trial) ([]Sample, error) {
+		s := tr.Sample("t", 1)
+		if tr.Index == 1 {
+			return []Sample{s}, errors.New("the server of design 3 died")
+		}
+		return []Sample{s, tr.Sample("t", 2)}, nil
+	}
+	var events []Progress
+	resp, err := Repeat(context.Background(), repeatDescription(), &RunRequest{Repeat: 3, WorkloadDir: t.TempDir()},
+		func(p Progress) { events = append(events, p) }, each)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.Outcome.Status != StatusFailed || !strings.Contains(resp.Outcome.Reason, "repeat 2/3: the server of design 3 died") {
+		t.Errorf("outcome %+v", resp.Outcome)
+	}
+	if len(resp.Samples) != 3 || resp.Samples[2].Repeat != 1 {
+		t.Errorf("samples %+v: want repeat 1's two and the failed repeat's one (repeat index 1)", resp.Samples)
+	}
+	if len(events) != 2 || len(events[1].Samples) != 1 {
+		t.Errorf("progress %+v: want the failed repeat's sample sent too", events)
+	}
+	nan := func(_ context.Context, tr *Trial) ([]Sample, error) {
+		return []Sample{tr.Sample("t", math.NaN())}, errors.New("broke")
+	}
+	resp, _ = Repeat(context.Background(), repeatDescription(), &RunRequest{WorkloadDir: t.TempDir()}, nil, nan)
+	if len(resp.Samples) != 0 || resp.Outcome.Status != StatusFailed {
+		t.Errorf("a non-finite partial sample was kept: %+v", resp)
+	}
+}

@@ -33,25 +33,15 @@ type bench struct{ desc *plugins.Description }
 
 // Run runs the designs once per repeat; plugins.Repeat owns the loop,
 // progress and outcome. A repeat that fails (a server that died mid-run)
-// keeps the samples of the designs measured before it: Repeat drops a
-// failed repeat's samples, so they are added to its response here.
+// returns the samples of the designs measured before it with its error,
+// and Repeat keeps them.
 func (b bench) Run(ctx context.Context, req *plugins.RunRequest, progress func(plugins.Progress)) (*plugins.RunResponse, error) {
-	var partial []plugins.Sample
-	resp, err := plugins.Repeat(ctx, b.desc, req, progress, func(ctx context.Context, t *plugins.Trial) ([]plugins.Sample, error) {
+	return plugins.Repeat(ctx, b.desc, req, progress, func(ctx context.Context, t *plugins.Trial) ([]plugins.Sample, error) {
 		if t.Experiment.Name != "designs" {
 			return nil, fmt.Errorf("netbench has no workload for experiment %s", t.Experiment.Name)
 		}
-		out, err := runDesigns(ctx, t, os.LookupEnv)
-		partial = nil
-		if err != nil {
-			partial = out
-		}
-		return out, err
+		return runDesigns(ctx, t, os.LookupEnv)
 	})
-	if err == nil && resp.Outcome.Status == plugins.StatusFailed && plugins.CheckFinite(partial) == nil {
-		resp.Samples = append(resp.Samples, partial...)
-	}
-	return resp, err
 }
 
 // parseDesigns parses the designs parameter: "all", or design numbers

@@ -20,5 +20,16 @@ func TestMain(m *testing.M) {
 	if _, err := labtest.SetLibDir(); err != nil {
 		fmt.Fprintln(os.Stderr, "lab tests: LAB_LIBDIR unset and the repository's bin/ not found:", err)
 	}
-	os.Exit(m.Run())
+	// A run a test makes without --out must not land in the user's
+	// result store (the bad-handshake run did): the default store is a
+	// temp dir for the whole test binary and every lab it starts.
+	store, err := os.MkdirTemp("", "lab-test-results")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "lab tests:", err)
+		os.Exit(1)
+	}
+	os.Setenv("LAB_RESULTS_DIR", store)
+	code := m.Run()
+	os.RemoveAll(store)
+	os.Exit(code)
 }

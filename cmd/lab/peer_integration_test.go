@@ -10,6 +10,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"syscall"
@@ -194,6 +195,12 @@ func TestIntegrationRunPeer(t *testing.T) {
 			cmd, _, stderr, done := itStartLab(t, labBin, "run", "peertest", "--vm", name, "--out", t.TempDir(), "-e", "ask", "-p", "where=peer", "-p", "hold=1s", "--repeat", "100")
 			itAwait(t, stderr, "[2/100]", 2*time.Minute)
 			if sig == syscall.SIGINT {
+				// Mid-run, lab status shows the run's guest on the
+				// peer network.
+				st := itMust(t, itCallTimeout, nil, "status")
+				if !regexp.MustCompile(name + `\s.*eth\d+ 169\.254\.0\.1/16 \(peer network\)`).MatchString(st.stdout) {
+					t.Errorf("lab status during a peer run does not show %s's NIC:\n%s", name, st.stdout)
+				}
 				itInterrupt(t, cmd, done, stderr)
 			} else {
 				if err := cmd.Process.Signal(sig); err != nil {

@@ -22,6 +22,9 @@ type statusRow struct {
 	QEMUPID     int     `json:"qemu_pid"`
 	BootSeconds float64 `json:"boot_seconds"`
 	Boot        string  `json:"boot"`
+	// NIC is the card a peer network attached while a run uses a peer
+	// guest, if any.
+	NIC *vm.NICState `json:"nic,omitempty"`
 }
 
 func statusCommand(e *env) *cli.Command {
@@ -50,6 +53,7 @@ func statusCommand(e *env) *cli.Command {
 						if s, err := h.Status(c.Context); err == nil {
 							r.State = s.RunState
 							r.Uptime = s.Uptime.Seconds()
+							r.NIC = s.NIC
 						}
 					}
 				}
@@ -63,13 +67,17 @@ func statusCommand(e *env) *cli.Command {
 				return nil
 			}
 			tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "NAME\tPROFILE\tSTATE\tACCEL\tCLOCK\tUPTIME\tPID\tBOOT")
+			fmt.Fprintln(tw, "NAME\tPROFILE\tSTATE\tACCEL\tCLOCK\tUPTIME\tPID\tBOOT\tNETWORK")
 			for _, r := range rows {
 				up := "-"
 				if r.Uptime > 0 {
 					up = time.Duration(r.Uptime * float64(time.Second)).Round(time.Second).String()
 				}
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%d\t%s\n", r.Name, r.Profile, r.State, r.Accelerator, r.Clock, up, r.PID, r.Boot)
+				net := "-"
+				if r.NIC != nil {
+					net = fmt.Sprintf("%s %s (peer network)", r.NIC.Iface, r.NIC.Addr)
+				}
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%d\t%s\t%s\n", r.Name, r.Profile, r.State, r.Accelerator, r.Clock, up, r.PID, r.Boot, net)
 			}
 			return tw.Flush()
 		},

@@ -51,6 +51,11 @@ type Kernel struct {
 	// kernel again); empty when the kernel has virtio_net built in or
 	// has none.
 	NetModules []Module `json:"net_modules"`
+	// Config is the sha256 of the full .config of a kernel lab built
+	// (`lab image build`), and Notable its options that matter most to
+	// benchmarks (NotableOptions); empty for other kernels.
+	Config  string            `json:"config,omitempty"`
+	Notable map[string]string `json:"notable,omitempty"`
 }
 
 // VmlinuzPath is the cached kernel image, for QEMU's -kernel.
@@ -94,6 +99,20 @@ func KernelIDs() []string {
 	return ids
 }
 
+// CachedKernelIDs lists the kernels with a manifest in the cache (fetched,
+// imported or built), sorted.
+func CachedKernelIDs() []string {
+	m, _ := filepath.Glob(filepath.Join(CacheDir(), "kernels", "*.json"))
+	var ids []string
+	for _, p := range m {
+		if id := strings.TrimSuffix(filepath.Base(p), ".json"); idRE.MatchString(id) {
+			ids = append(ids, id)
+		}
+	}
+	sort.Strings(ids)
+	return ids
+}
+
 func kernelManifest(id string) string {
 	return filepath.Join(CacheDir(), "kernels", id+".json")
 }
@@ -108,6 +127,9 @@ func LoadKernel(id string) (*Kernel, error) {
 	if errors.Is(err, fs.ErrNotExist) {
 		if _, ok := kernelSources[id]; ok {
 			return nil, fmt.Errorf("kernel %s not in cache; run 'make setup' or 'lab image fetch %s'", id, id)
+		}
+		if _, ok := Recipes[id]; ok {
+			return nil, fmt.Errorf("kernel %s not in cache; run 'make setup' or 'lab image build %s' (minutes, once)", id, id)
 		}
 		return nil, fmt.Errorf("kernel %s not in cache; import it with 'lab image import' (lab can fetch %s)", id, strings.Join(KernelIDs(), ", "))
 	}

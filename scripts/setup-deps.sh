@@ -9,6 +9,15 @@ command -v i686-linux-gnu-gcc >/dev/null 2>&1 || need="$need gcc-i686-linux-gnu"
 command -v gcc >/dev/null 2>&1 || need="$need gcc"
 [ -e /usr/lib/x86_64-linux-gnu/libc.a ] || need="$need libc6-dev"
 command -v dpkg-deb >/dev/null 2>&1 || need="$need dpkg"
+# Building era kernels from Debian's kernel source (`lab image build`).
+command -v make >/dev/null 2>&1 || need="$need make"
+command -v flex >/dev/null 2>&1 || need="$need flex"
+command -v bison >/dev/null 2>&1 || need="$need bison"
+command -v bc >/dev/null 2>&1 || need="$need bc"
+command -v lz4 >/dev/null 2>&1 || need="$need lz4"
+command -v xz >/dev/null 2>&1 || need="$need xz-utils"
+[ -e /usr/include/gelf.h ] || need="$need libelf-dev"
+[ -e /usr/include/openssl/ssl.h ] || need="$need libssl-dev"
 # protoc, for `make proto` and the test that checks plugins/wire is current.
 command -v protoc >/dev/null 2>&1 || need="$need protobuf-compiler"
 # A real browser for the test that renders `lab report` (headless).

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"text/tabwriter"
 
@@ -80,6 +81,57 @@ func imageCommand(e *env) *cli.Command {
 				},
 			},
 			{
+				Name:      "build",
+				Usage:     "build a kernel from Debian's kernel source with configuration fragments",
+				ArgsUsage: "ID",
+				Description: "Fetches the " + images.SourcePackage + " package (once, cached by its sha256), configures the\n" +
+					"kernel from `make tinyconfig` plus the fragments in order (merge_config.sh, then\n" +
+					"olddefconfig), checks that every option a fragment asks for took, builds bzImage\n" +
+					"with the cross compiler and registers it as kernel ID. The build is keyed by the\n" +
+					"source's sha256, the fragments and the toolchain version: the same inputs again\n" +
+					"are a cache hit. A fragment is a file, or one lab ships: " + strings.Join(images.FragmentNames(), ", ") + ".\n" +
+					"Without --config, ID must be one of the kernels the built-in profiles use: " + strings.Join(recipeIDs(), ", ") + ".\n\n" +
+					"Examples:\n   lab image build era-2.4-i386\n" +
+					"   lab image build my-era --arch i386 --config base --config era-2.4 --config ./extra.config",
+				Flags: []cli.Flag{
+					&cli.StringFlag{Name: "arch", Usage: "guest arch (i386)"},
+					&cli.StringSliceFlag{Name: "config", Usage: "configuration `FRAGMENT` (file or shipped name), repeatable, merged in order"},
+					&cli.IntFlag{Name: "jobs", Value: 2, Usage: "make -j`N`"},
+					jsonFlag,
+				},
+				Action: func(c *cli.Context) error {
+					if c.NArg() != 1 {
+						return fmt.Errorf("lab image build needs one ID (e.g. %s)", strings.Join(recipeIDs(), ", "))
+					}
+					o := images.BuildOptions{ID: c.Args().First(), Arch: c.String("arch"), Fragments: c.StringSlice("config"), Jobs: c.Int("jobs"), Log: e.stderr}
+					if r, ok := images.Recipes[o.ID]; ok {
+						if len(o.Fragments) > 0 && strings.Join(o.Fragments, ",") != strings.Join(r.Fragments, ",") {
+							return fmt.Errorf("kernel %s is built from %s for the built-in profiles; leave out --config, or choose another id", o.ID, strings.Join(r.Fragments, " + "))
+						}
+						if o.Arch != "" && o.Arch != r.Arch {
+							return fmt.Errorf("kernel %s is built for %s; leave out --arch, or choose another id", o.ID, r.Arch)
+						}
+						o.Fragments, o.Arch = r.Fragments, r.Arch
+					}
+					if o.Arch == "" {
+						return fmt.Errorf("lab image build %s: --arch is required (i386)", o.ID)
+					}
+					k, b, hit, err := images.BuildKernel(c.Context, o)
+					if err != nil {
+						return err
+					}
+					if c.Bool("json") {
+						return printJSON(e.stdout, map[string]any{"kernel": k, "build": b, "cached": hit})
+					}
+					how := fmt.Sprintf("built in %.0f s", b.Seconds)
+					if hit {
+						how = "cache hit"
+					}
+					fmt.Fprintf(e.stdout, "kernel %s: %s %s + %s (release %s; %s; config %.12s; %s)\n", k.ID, b.Source.Package, b.Source.Version, strings.Join(b.Fragments, " + "), k.Release, b.NotableString(), b.Config, how)
+					return nil
+				},
+			},
+			{
 				Name:  "prune",
 				Usage: "delete booted snapshots and initramfs images no VM is using",
 				Description: "Both are rebuilt on demand: the next boot of a configuration is cold and\n" +
@@ -101,7 +153,7 @@ func imageCommand(e *env) *cli.Command {
 				Flags:       []cli.Flag{jsonFlag},
 				Action: func(c *cli.Context) error {
 					var ks []*images.Kernel
-					for _, id := range images.KernelIDs() {
+					for _, id := range images.CachedKernelIDs() {
 						if k, err := images.LoadKernel(id); err == nil {
 							ks = append(ks, k)
 						}
@@ -110,15 +162,29 @@ func imageCommand(e *env) *cli.Command {
 						return printJSON(e.stdout, ks)
 					}
 					tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
-					fmt.Fprintln(tw, "ID\tARCH\tRELEASE\tPACKAGE\tSHA256")
+					fmt.Fprintln(tw, "ID\tARCH\tRELEASE\tPACKAGE\tSHA256\tCONFIG")
 					for _, k := range ks {
-						fmt.Fprintf(tw, "%s\t%s\t%s\t%s %s\t%.12s\n", k.ID, k.Arch, k.Release, k.Package, k.Version, k.Vmlinuz)
+						cfg := "-"
+						if b, err := images.LoadBuild(k); err == nil {
+							cfg = strings.Join(b.Fragments, "+") + " " + b.NotableString()
+						}
+						fmt.Fprintf(tw, "%s\t%s\t%s\t%s %s\t%.12s\t%s\n", k.ID, k.Arch, k.Release, k.Package, k.Version, k.Vmlinuz, cfg)
 					}
 					return tw.Flush()
 				},
 			},
 		},
 	}
+}
+
+// recipeIDs lists the kernels `lab image build ID` builds without --config.
+func recipeIDs() []string {
+	ids := make([]string, 0, len(images.Recipes))
+	for id := range images.Recipes {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	return ids
 }
 
 // pruneCache removes snapshots and initramfs images that no VM up uses.

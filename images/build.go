@@ -1,0 +1,569 @@
+package images
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+)
+
+// Kernels built from source: Debian's linux-source-6.1 package (the
+// kernel tree as a tarball), configured from `make tinyconfig` plus
+// fragments, cross-compiled for i386. The cache keeps
+//
+//	sources/linux-source-6.1.json   the source package: version, sha256 of the .deb
+//	builds/<key>.json               one build: its inputs, the image and the full .config
+//	build/src-<sha>/                the unpacked tree (reused by every build of that source)
+//
+// A build's key hashes everything its output depends on: the source
+// package's sha256, the fragments' names and text in order, the target arch
+// and the toolchain's version. The same inputs again are a cache hit: the
+// kernel id is pointed at the stored image without building anything.
+
+// SourcePackage is the Debian package the kernel source comes from.
+const SourcePackage = "linux-source-6.1"
+
+// buildFormat versions how a build is made: bump it when the steps change
+// so old builds are not reused.
+const buildFormat = "lab-kernel-build-v1"
+
+// Source is a cached kernel source package.
+type Source struct {
+	Package string `json:"package"`
+	Version string `json:"version"`
+	// SHA256 names the .deb's blob in the cache.
+	SHA256 string `json:"sha256"`
+}
+
+// Build records how a kernel was built, with the kernel it gave.
+type Build struct {
+	// Key is the hash of the inputs (BuildKey).
+	Key    string `json:"key"`
+	Arch   string `json:"arch"`
+	Source Source `json:"source"`
+	// Fragments are the fragment names, in the order they were merged.
+	Fragments []string `json:"fragments"`
+	// Toolchain is the cross compiler's and linker's first --version lines.
+	Toolchain string `json:"toolchain"`
+	// Config is the sha256 of the full .config's blob.
+	Config string `json:"config"`
+	// Notable are the options that matter most to benchmarks (NotableOptions).
+	Notable map[string]string `json:"notable"`
+	// Release is the kernel's `uname -r`; Vmlinuz the image's sha256.
+	Release string `json:"release"`
+	Vmlinuz string `json:"vmlinuz"`
+	// Seconds is how long the build took.
+	Seconds float64 `json:"seconds"`
+	Built   string  `json:"built"`
+}
+
+// Recipe is a kernel lab knows how to build: `make setup` builds the
+// recipes of the built-in profiles, and a profile naming one says how to
+// get it when it is missing.
+type Recipe struct {
+	Arch      string
+	Fragments []string
+}
+
+// Recipes are the era kernels of the built-in profiles. Profiles share
+// them where the era allows, to keep the number of builds small.
+var Recipes = map[string]Recipe{
+	"era-2.4-i386":    {Arch: "i386", Fragments: []string{"base", "era-2.4"}},
+	"era-2.6-i386":    {Arch: "i386", Fragments: []string{"base", "era-2.6"}},
+	"era-2.6-2g-i386": {Arch: "i386", Fragments: []string{"base", "era-2.6", "vmsplit-2g"}},
+	"era-2.6-1g-i386": {Arch: "i386", Fragments: []string{"base", "era-2.6", "vmsplit-1g"}},
+}
+
+// crossCompile is the toolchain prefix per guest arch.
+var crossCompile = map[string]string{"i386": "i686-linux-gnu-"}
+
+// BuildKey hashes a build's inputs. Fragment names count as well as their
+// text, so `lab image list` never shows a build under a name it was not
+// made with.
+func BuildKey(sourceSHA, arch, toolchain string, frags []*Fragment) string {
+	h := sha256.New()
+	fmt.Fprintf(h, "%s\nsource %s\narch %s\ntoolchain %s\n", buildFormat, sourceSHA, arch, toolchain)
+	for _, f := range frags {
+		fmt.Fprintf(h, "fragment %s %d\n", filepath.Base(f.Name), len(f.Data))
+		h.Write(f.Data)
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+func buildManifest(key string) string {
+	return filepath.Join(CacheDir(), "builds", key+".json")
+}
+
+// BuildOptions are the inputs of BuildKernel.
+type BuildOptions struct {
+	// ID is the kernel id the image is registered under.
+	ID   string
+	Arch string
+	// Fragments are file paths or names of fragments lab ships, merged in order.
+	Fragments []string
+	// Jobs is make's -j; 0 means 2.
+	Jobs int
+	// Log receives progress and the build's output.
+	Log io.Writer
+}
+
+// BuildKernel builds (or finds in the cache) a kernel from Debian's kernel
+// source with the given fragments and registers it as o.ID. It returns the
+// kernel, its build record and whether it was a cache hit.
+func BuildKernel(ctx context.Context, o BuildOptions) (*Kernel, *Build, bool, error) {
+	log := o.Log
+	if log == nil {
+		log = io.Discard
+	}
+	if !idRE.MatchString(o.ID) {
+		return nil, nil, false, fmt.Errorf("kernel %q: id must match %s", o.ID, idRE)
+	}
+	if _, ok := kernelSources[o.ID]; ok {
+		return nil, nil, false, fmt.Errorf("kernel %s: that id belongs to a kernel lab fetches; choose another id", o.ID)
+	}
+	prefix, ok := crossCompile[o.Arch]
+	if !ok {
+		return nil, nil, false, fmt.Errorf("kernel %s: lab builds kernels for i386 only, not %q", o.ID, o.Arch)
+	}
+	if len(o.Fragments) == 0 {
+		return nil, nil, false, fmt.Errorf("kernel %s: no --config fragment given (lab ships %s)", o.ID, strings.Join(FragmentNames(), ", "))
+	}
+	var frags []*Fragment
+	for _, a := range o.Fragments {
+		f, err := LoadFragment(a)
+		if err != nil {
+			return nil, nil, false, fmt.Errorf("kernel %s: %w", o.ID, err)
+		}
+		frags = append(frags, f)
+	}
+	if err := checkTools(prefix, frags); err != nil {
+		return nil, nil, false, fmt.Errorf("kernel %s: %w", o.ID, err)
+	}
+	toolchain, err := toolchainVersion(ctx, prefix)
+	if err != nil {
+		return nil, nil, false, fmt.Errorf("kernel %s: %w", o.ID, err)
+	}
+
+	unlock, err := LockCache(ctx)
+	if err != nil {
+		return nil, nil, false, fmt.Errorf("kernel %s: %w", o.ID, err)
+	}
+	defer unlock()
+	src, err := fetchSource(ctx, log)
+	if err != nil {
+		return nil, nil, false, fmt.Errorf("kernel %s: %w", o.ID, err)
+	}
+	key := BuildKey(src.SHA256, o.Arch, toolchain, frags)
+	if b, err := loadBuild(key); err == nil {
+		k, err := registerBuild(o.ID, b)
+		if err != nil {
+			return nil, nil, false, fmt.Errorf("kernel %s: %w", o.ID, err)
+		}
+		fmt.Fprintf(log, "kernel %s: cached build %.12s (%s %s, %s)\n", o.ID, key, src.Package, src.Version, strings.Join(b.Fragments, " + "))
+		return k, b, true, nil
+	}
+
+	start := time.Now()
+	tree, err := unpackSource(ctx, src, log)
+	if err != nil {
+		return nil, nil, false, fmt.Errorf("kernel %s: %w", o.ID, err)
+	}
+	out := filepath.Join(CacheDir(), "build", "out-"+key[:16])
+	if err := os.RemoveAll(out); err != nil {
+		return nil, nil, false, fmt.Errorf("kernel %s: %w", o.ID, err)
+	}
+	if err := os.MkdirAll(out, 0o755); err != nil {
+		return nil, nil, false, fmt.Errorf("kernel %s: %w", o.ID, err)
+	}
+	jobs := o.Jobs
+	if jobs <= 0 {
+		jobs = 2
+	}
+	b, err := runBuild(ctx, tree, out, o.Arch, prefix, jobs, frags, log)
+	if err != nil {
+		return nil, nil, false, fmt.Errorf("kernel %s: %w", o.ID, err)
+	}
+	b.Key, b.Source, b.Toolchain = key, *src, toolchain
+	b.Seconds = time.Since(start).Seconds()
+	b.Built = time.Now().UTC().Format(time.RFC3339)
+	if err := writeJSONAtomic(buildManifest(key), b); err != nil {
+		return nil, nil, false, fmt.Errorf("kernel %s: writing build record: %w", o.ID, err)
+	}
+	os.RemoveAll(out) // the image and .config are in the cache; the objects are 100s of MB
+	k, err := registerBuild(o.ID, b)
+	if err != nil {
+		return nil, nil, false, fmt.Errorf("kernel %s: %w", o.ID, err)
+	}
+	fmt.Fprintf(log, "kernel %s: built in %.0f s (release %s, %s)\n", o.ID, b.Seconds, b.Release, notableString(b.Notable))
+	return k, b, false, nil
+}
+
+// notableString prints notable options in a fixed order.
+func notableString(n map[string]string) string {
+	var parts []string
+	for _, k := range []string{"hz", "preempt", "hrtimers", "split", "cpu"} {
+		if v, ok := n[k]; ok {
+			parts = append(parts, k+"="+v)
+		}
+	}
+	return strings.Join(parts, " ")
+}
+
+// NotableString is the build's notable options as one line.
+func (b *Build) NotableString() string { return notableString(b.Notable) }
+
+// LoadBuild reads the record of the build that made kernel k ("" error if k
+// was not built by lab).
+func LoadBuild(k *Kernel) (*Build, error) {
+	key, ok := strings.CutPrefix(k.Source, "build:")
+	if !ok {
+		return nil, fmt.Errorf("kernel %s was not built by lab", k.ID)
+	}
+	return loadBuild(key)
+}
+
+func loadBuild(key string) (*Build, error) {
+	data, err := os.ReadFile(buildManifest(key))
+	if err != nil {
+		return nil, err
+	}
+	var b Build
+	if err := json.Unmarshal(data, &b); err != nil {
+		return nil, fmt.Errorf("build %.12s: %w", key, err)
+	}
+	if b.Key != key {
+		return nil, fmt.Errorf("build %.12s: record is for %.12s", key, b.Key)
+	}
+	if err := Verify(b.Vmlinuz); err != nil {
+		return nil, err
+	}
+	if err := Verify(b.Config); err != nil {
+		return nil, err
+	}
+	return &b, nil
+}
+
+// registerBuild writes the kernel manifest for id, pointing at b's image.
+// The kernel has no modules: everything the guest needs is built in.
+func registerBuild(id string, b *Build) (*Kernel, error) {
+	k := &Kernel{
+		ID: id, Arch: b.Arch, Package: b.Source.Package, Version: b.Source.Version,
+		Source: "build:" + b.Key, Release: b.Release, Vmlinuz: b.Vmlinuz,
+		Modules: []Module{}, NetModules: []Module{},
+		Builtin: append(slices.Clone(GuestModules), NetModules...),
+		Config:  b.Config, Notable: b.Notable,
+	}
+	if err := writeJSONAtomic(kernelManifest(id), k); err != nil {
+		return nil, fmt.Errorf("writing manifest: %w", err)
+	}
+	return k, nil
+}
+
+// builtinNeeds maps each module the guest needs to the option that builds
+// it in. A built kernel has no modules, so all of them must be y.
+var builtinNeeds = map[string]string{
+	"virtio": "CONFIG_VIRTIO", "virtio_ring": "CONFIG_VIRTIO", "virtio_pci": "CONFIG_VIRTIO_PCI",
+	"virtio_pci_modern_dev": "CONFIG_VIRTIO_PCI_LIB", "virtio_pci_legacy_dev": "CONFIG_VIRTIO_PCI_LIB_LEGACY",
+	"virtio_console": "CONFIG_VIRTIO_CONSOLE", "virtio_rng": "CONFIG_HW_RANDOM_VIRTIO",
+	"virtio_net": "CONFIG_VIRTIO_NET",
+}
+
+// CheckBuiltin fails unless every module the guest needs is built in.
+func CheckBuiltin(cfg map[string]string) error {
+	var missing []string
+	for _, m := range append(slices.Clone(GuestModules), NetModules...) {
+		sym := builtinNeeds[m]
+		if ConfigValue(cfg, sym) != "y" {
+			missing = append(missing, fmt.Sprintf("%s (%s=y)", m, sym))
+		}
+	}
+	if len(missing) > 0 {
+		return fmt.Errorf("the guest needs these built in, and the configuration does not have them: %s; add them to a fragment (base.config has them)", strings.Join(missing, ", "))
+	}
+	return nil
+}
+
+// checkTools fails naming the first build tool missing from PATH.
+func checkTools(prefix string, frags []*Fragment) error {
+	tools := []struct{ name, pkg string }{
+		{"make", "make"}, {"flex", "flex"}, {"bison", "bison"}, {"bc", "bc"}, {"perl", "perl"},
+		{"gcc", "gcc"}, {prefix + "gcc", "gcc-" + strings.TrimSuffix(prefix, "-")},
+		{"xz", "xz-utils"},
+	}
+	for _, f := range frags {
+		if f.Options["CONFIG_KERNEL_LZ4"] == "y" {
+			tools = append(tools, struct{ name, pkg string }{"lz4", "lz4"})
+		}
+	}
+	for _, t := range tools {
+		if _, err := exec.LookPath(t.name); err != nil {
+			return fmt.Errorf("building a kernel needs %s, which is not on PATH; install the %s package (`make deps` installs every build dependency)", t.name, t.pkg)
+		}
+	}
+	for _, h := range []struct{ path, pkg string }{{"/usr/include/gelf.h", "libelf-dev"}, {"/usr/include/openssl/ssl.h", "libssl-dev"}} {
+		if _, err := os.Stat(h.path); err != nil {
+			return fmt.Errorf("building a kernel needs %s, which is missing; install the %s package (`make deps` installs every build dependency)", h.path, h.pkg)
+		}
+	}
+	return nil
+}
+
+// toolchainVersion is the first line of the cross compiler's and the
+// linker's --version.
+func toolchainVersion(ctx context.Context, prefix string) (string, error) {
+	var lines []string
+	for _, tool := range []string{prefix + "gcc", prefix + "ld"} {
+		out, err := exec.CommandContext(ctx, tool, "--version").Output()
+		if err != nil {
+			return "", fmt.Errorf("%s --version: %w", tool, err)
+		}
+		first, _, _ := strings.Cut(string(out), "\n")
+		lines = append(lines, strings.TrimSpace(first))
+	}
+	return strings.Join(lines, "; "), nil
+}
+
+func sourceManifest() string {
+	return filepath.Join(CacheDir(), "sources", SourcePackage+".json")
+}
+
+// fetchSource returns the cached source package, downloading it with
+// apt-get download the first time. Later calls use the cached one: a
+// kernel does not change under a profile because Debian published a new
+// point release (remove sources/ from the cache to take the new one).
+func fetchSource(ctx context.Context, log io.Writer) (*Source, error) {
+	if data, err := os.ReadFile(sourceManifest()); err == nil {
+		var s Source
+		if err := json.Unmarshal(data, &s); err == nil && Verify(s.SHA256) == nil {
+			return &s, nil
+		}
+	}
+	tmp, err := os.MkdirTemp("", "lab-source-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(tmp)
+	// apt's sandbox user must be able to write the download directory.
+	_ = os.Chmod(tmp, 0o777)
+	a := apt{log: log}
+	deb, err := a.download(ctx, SourcePackage, tmp)
+	if err != nil {
+		return nil, fmt.Errorf("kernel source: %w", err)
+	}
+	version, err := a.debField(ctx, deb, "Version")
+	if err != nil {
+		return nil, fmt.Errorf("kernel source: %w", err)
+	}
+	sha, err := PutFile(deb)
+	if err != nil {
+		return nil, fmt.Errorf("kernel source: %w", err)
+	}
+	s := &Source{Package: SourcePackage, Version: version, SHA256: sha}
+	if err := writeJSONAtomic(sourceManifest(), s); err != nil {
+		return nil, fmt.Errorf("kernel source: %w", err)
+	}
+	fmt.Fprintf(log, "kernel source: %s %s (sha256 %.12s)\n", s.Package, s.Version, s.SHA256)
+	return s, nil
+}
+
+// unpackSource unpacks the source package's tarball under the cache once
+// per source sha256 and returns the tree's root.
+func unpackSource(ctx context.Context, src *Source, log io.Writer) (string, error) {
+	dir := filepath.Join(CacheDir(), "build", "src-"+src.SHA256[:16])
+	tree := filepath.Join(dir, "tree")
+	stamp := filepath.Join(dir, "unpacked")
+	if _, err := os.Stat(stamp); err == nil {
+		return tree, nil
+	}
+	if err := os.RemoveAll(dir); err != nil {
+		return "", err
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", err
+	}
+	fmt.Fprintf(log, "unpacking %s %s ...\n", src.Package, src.Version)
+	a := apt{log: log}
+	deb := filepath.Join(dir, "deb")
+	if err := a.extract(ctx, BlobPath(src.SHA256), deb); err != nil {
+		return "", fmt.Errorf("kernel source: %w", err)
+	}
+	tars, _ := filepath.Glob(filepath.Join(deb, "usr", "src", "linux-source-*.tar.*"))
+	if len(tars) != 1 {
+		return "", fmt.Errorf("kernel source: want one usr/src/linux-source-*.tar.* in %s, found %d", src.Package, len(tars))
+	}
+	tmp := filepath.Join(dir, "tmp")
+	if err := os.MkdirAll(tmp, 0o755); err != nil {
+		return "", err
+	}
+	if err := runLogged(ctx, tmp, io.Discard, "tar", "-xf", tars[0]); err != nil {
+		return "", fmt.Errorf("kernel source: %w", err)
+	}
+	des, err := os.ReadDir(tmp)
+	if err != nil || len(des) != 1 || !des[0].IsDir() {
+		return "", fmt.Errorf("kernel source: the tarball %s should hold one directory", filepath.Base(tars[0]))
+	}
+	if err := os.Rename(filepath.Join(tmp, des[0].Name()), tree); err != nil {
+		return "", err
+	}
+	os.RemoveAll(deb)
+	os.RemoveAll(tmp)
+	return tree, WriteFileAtomic(stamp, []byte(src.Version+"\n"), 0o644)
+}
+
+// runBuild configures and builds one kernel in out (make's O=) from tree.
+func runBuild(ctx context.Context, tree, out, arch, prefix string, jobs int, frags []*Fragment, log io.Writer) (*Build, error) {
+	mk := []string{"-C", tree, "O=" + out, "ARCH=" + arch, "CROSS_COMPILE=" + prefix}
+	logPath := filepath.Join(out, "lab-build.log")
+	lf, err := os.Create(logPath)
+	if err != nil {
+		return nil, err
+	}
+	defer lf.Close()
+	fmt.Fprintf(log, "configuring: tinyconfig + %s\n", strings.Join(fragNames(frags), " + "))
+	if err := runLogged(ctx, "", lf, "make", append(mk, "tinyconfig")...); err != nil {
+		return nil, fmt.Errorf("make tinyconfig: %w (log: %s)", err, logPath)
+	}
+	var paths []string
+	for i, f := range frags {
+		p := filepath.Join(out, fmt.Sprintf("lab-fragment-%d-%s", i, filepath.Base(f.Name)))
+		if err := os.WriteFile(p, f.Data, 0o644); err != nil {
+			return nil, err
+		}
+		paths = append(paths, p)
+	}
+	merge := filepath.Join(tree, "scripts", "kconfig", "merge_config.sh")
+	if err := runLogged(ctx, out, lf, "sh", append([]string{merge, "-m", "-O", out, filepath.Join(out, ".config")}, paths...)...); err != nil {
+		return nil, fmt.Errorf("merging the fragments: %w (log: %s)", err, logPath)
+	}
+	if err := runLogged(ctx, "", lf, "make", append(mk, "olddefconfig")...); err != nil {
+		return nil, fmt.Errorf("make olddefconfig: %w (log: %s)", err, logPath)
+	}
+	config, err := os.ReadFile(filepath.Join(out, ".config"))
+	if err != nil {
+		return nil, err
+	}
+	cfg := ParseConfig(config)
+	if missed := CheckConfig(frags, cfg); len(missed) > 0 {
+		var lines []string
+		for _, m := range missed {
+			lines = append(lines, "  "+m.String()+kconfigDepends(tree, m.Symbol))
+		}
+		return nil, fmt.Errorf("%d option(s) did not take; each needs an option the fragments leave off, or is not an option of this kernel:\n%s", len(missed), strings.Join(lines, "\n"))
+	}
+	if err := CheckBuiltin(cfg); err != nil {
+		return nil, err
+	}
+	fmt.Fprintf(log, "building bzImage (make -j%d; minutes) ...\n", jobs)
+	var tailBuf tailWriter
+	if err := runLogged(ctx, "", io.MultiWriter(lf, &tailBuf), "make", append(mk, fmt.Sprintf("-j%d", jobs), "bzImage")...); err != nil {
+		return nil, fmt.Errorf("make bzImage: %w:\n%s\n(full log: %s)", err, tail(tailBuf.String(), 15), logPath)
+	}
+	image := filepath.Join(out, "arch", "x86", "boot", "bzImage")
+	release, err := bzImageRelease(image)
+	if err != nil {
+		return nil, err
+	}
+	vsha, err := PutFile(image)
+	if err != nil {
+		return nil, err
+	}
+	csha, err := PutReader(bytes.NewReader(config))
+	if err != nil {
+		return nil, err
+	}
+	return &Build{Arch: arch, Fragments: fragNames(frags), Config: csha, Notable: NotableOptions(cfg), Release: release, Vmlinuz: vsha}, nil
+}
+
+func fragNames(frags []*Fragment) []string {
+	var names []string
+	for _, f := range frags {
+		names = append(names, filepath.Base(f.Name))
+	}
+	return names
+}
+
+// kconfigDepends finds sym's "depends on" lines in the tree's Kconfig
+// files, to say what a missed option needs ("" if not found).
+func kconfigDepends(tree, sym string) string {
+	name := strings.TrimPrefix(sym, "CONFIG_")
+	var deps []string
+	found := false
+	_ = filepath.WalkDir(tree, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || found {
+			return nil
+		}
+		if d.IsDir() {
+			switch d.Name() {
+			case "Documentation", ".git", "tools", "samples":
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !strings.HasPrefix(d.Name(), "Kconfig") {
+			return nil
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return nil
+		}
+		lines := strings.Split(string(data), "\n")
+		for i, l := range lines {
+			if t := strings.TrimSpace(l); t == "config "+name || t == "menuconfig "+name {
+				found = true
+				for _, l2 := range lines[i+1:] {
+					t2 := strings.TrimSpace(l2)
+					if strings.HasPrefix(t2, "config ") || strings.HasPrefix(t2, "menuconfig ") || strings.HasPrefix(t2, "endmenu") || strings.HasPrefix(t2, "choice") {
+						break
+					}
+					if d, ok := strings.CutPrefix(t2, "depends on "); ok {
+						deps = append(deps, d)
+					}
+				}
+				break
+			}
+		}
+		return nil
+	})
+	if !found {
+		return "; no such option in this kernel"
+	}
+	if len(deps) == 0 {
+		return ""
+	}
+	return "; it depends on " + strings.Join(deps, " && ")
+}
+
+// runLogged runs a command with its output going to w.
+func runLogged(ctx context.Context, dir string, w io.Writer, name string, args ...string) error {
+	cmd := exec.CommandContext(ctx, name, args...)
+	cmd.Dir = dir
+	cmd.Stdout, cmd.Stderr = w, w
+	cmd.Env = append(os.Environ(), "LC_ALL=C")
+	if err := cmd.Run(); err != nil {
+		return fmt.Errorf("%s %s: %w", name, strings.Join(args, " "), err)
+	}
+	return nil
+}
+
+// tailWriter keeps the last 64 KiB written to it.
+type tailWriter struct{ buf []byte }
+
+func (t *tailWriter) Write(p []byte) (int, error) {
+	t.buf = append(t.buf, p...)
+	if len(t.buf) > 64<<10 {
+		t.buf = t.buf[len(t.buf)-64<<10:]
+	}
+	return len(p), nil
+}
+
+func (t *tailWriter) String() string { return string(t.buf) }

@@ -12,7 +12,7 @@ CC_i386   = i686-linux-gnu-gcc
 CC_x86_64 = gcc
 PLUGINS  = forkbench threadbench printfbench netbench
 
-.PHONY: all build agents plugins proto setup deps images demo test test-short bench install clean fmt vet
+.PHONY: all build agents plugins proto setup deps images era-kernels demo test test-short bench install clean fmt vet
 
 all: build
 
@@ -58,7 +58,13 @@ deps:
 images: $(BIN)/lab
 	$(BIN)/lab image fetch
 
-setup: deps build images
+# era-kernels builds the kernels of the built-in era profiles from Debian's
+# kernel source (minutes each the first time, niced; a cache hit in seconds
+# after that: `lab image build` keys them by source, fragments, toolchain).
+era-kernels: $(BIN)/lab
+	nice -n 19 $(BIN)/lab image build --profiles
+
+setup: deps build images era-kernels
 
 demo: setup
 	$(BIN)/lab down --all

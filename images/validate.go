@@ -206,6 +206,8 @@ func (p Profile) Validate() error {
 		bad("kernel", "%q is not a kernel id", p.Kernel)
 	} else if src, ok := kernelSources[p.Kernel]; ok && slices.Contains(Arches, p.Arch) && src.Arch != p.Arch {
 		bad("kernel", "%s is an %s kernel but arch is %s", p.Kernel, src.Arch, p.Arch)
+	} else if r, ok := Recipes[p.Kernel]; ok && slices.Contains(Arches, p.Arch) && r.Arch != p.Arch {
+		bad("kernel", "%s is an %s kernel but arch is %s", p.Kernel, r.Arch, p.Arch)
 	}
 	if strings.ContainsAny(p.Cmdline, "\n\r\x00") {
 		bad("cmdline", "must be one line")

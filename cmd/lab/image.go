@@ -90,16 +90,31 @@ func imageCommand(e *env) *cli.Command {
 					"with the cross compiler and registers it as kernel ID. The build is keyed by the\n" +
 					"source's sha256, the fragments and the toolchain version: the same inputs again\n" +
 					"are a cache hit. A fragment is a file, or one lab ships: " + strings.Join(images.FragmentNames(), ", ") + ".\n" +
-					"Without --config, ID must be one of the kernels the built-in profiles use: " + strings.Join(recipeIDs(), ", ") + ".\n\n" +
+					"Without --config, ID must be one of the kernels lab knows how to build: " + strings.Join(recipeIDs(), ", ") + ".\n\n" +
 					"Examples:\n   lab image build era-2.4-i386\n" +
 					"   lab image build my-era --arch i386 --config base --config era-2.4 --config ./extra.config",
 				Flags: []cli.Flag{
 					&cli.StringFlag{Name: "arch", Usage: "guest arch (i386)"},
 					&cli.StringSliceFlag{Name: "config", Usage: "configuration `FRAGMENT` (file or shipped name), repeatable, merged in order"},
 					&cli.IntFlag{Name: "jobs", Value: 2, Usage: "make -j`N`"},
+					&cli.BoolFlag{Name: "profiles", Usage: "build every kernel the built-in profiles name that lab builds (what make setup does)"},
 					jsonFlag,
 				},
 				Action: func(c *cli.Context) error {
+					if c.Bool("profiles") {
+						if c.NArg() != 0 || len(c.StringSlice("config")) > 0 {
+							return fmt.Errorf("lab image build --profiles takes no ID and no --config")
+						}
+						for _, id := range profileRecipes() {
+							r := images.Recipes[id]
+							k, b, hit, err := images.BuildKernel(c.Context, images.BuildOptions{ID: id, Arch: r.Arch, Fragments: r.Fragments, Jobs: c.Int("jobs"), Log: e.stderr})
+							if err != nil {
+								return err
+							}
+							printBuild(e, k, b, hit)
+						}
+						return nil
+					}
 					if c.NArg() != 1 {
 						return fmt.Errorf("lab image build needs one ID (e.g. %s)", strings.Join(recipeIDs(), ", "))
 					}
@@ -123,11 +138,7 @@ func imageCommand(e *env) *cli.Command {
 					if c.Bool("json") {
 						return printJSON(e.stdout, map[string]any{"kernel": k, "build": b, "cached": hit})
 					}
-					how := fmt.Sprintf("built in %.0f s", b.Seconds)
-					if hit {
-						how = "cache hit"
-					}
-					fmt.Fprintf(e.stdout, "kernel %s: %s %s + %s (release %s; %s; config %.12s; %s)\n", k.ID, b.Source.Package, b.Source.Version, strings.Join(b.Fragments, " + "), k.Release, b.NotableString(), b.Config, how)
+					printBuild(e, k, b, hit)
 					return nil
 				},
 			},
@@ -175,6 +186,28 @@ func imageCommand(e *env) *cli.Command {
 			},
 		},
 	}
+}
+
+func printBuild(e *env, k *images.Kernel, b *images.Build, hit bool) {
+	how := fmt.Sprintf("built in %.0f s", b.Seconds)
+	if hit {
+		how = "cache hit"
+	}
+	fmt.Fprintf(e.stdout, "kernel %s: %s %s + %s (release %s; %s; config %.12s; %s)\n", k.ID, b.Source.Package, b.Source.Version, strings.Join(b.Fragments, " + "), k.Release, b.NotableString(), b.Config, how)
+}
+
+// profileRecipes lists the kernels lab builds that built-in profiles name.
+func profileRecipes() []string {
+	seen := map[string]bool{}
+	var ids []string
+	for _, p := range images.Builtin() {
+		if _, ok := images.Recipes[p.Kernel]; ok && !seen[p.Kernel] {
+			seen[p.Kernel] = true
+			ids = append(ids, p.Kernel)
+		}
+	}
+	sort.Strings(ids)
+	return ids
 }
 
 // recipeIDs lists the kernels `lab image build ID` builds without --config.

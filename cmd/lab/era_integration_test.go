@@ -1,0 +1,130 @@
+package main
+
+import (
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+
+	"lab/images"
+)
+
+// eraProbeScript prints, from inside the guest, what says which kernel
+// configuration runs: the sha256 of /proc/config.gz's text, the release,
+// whether the kernel has modules at all, and the tick rate (local APIC
+// timer interrupts, or IRQ 0's where there is no APIC timer, counted over
+// two seconds: the era kernels tick periodically, idle or not).
+const eraProbeScript = `
+echo "config_sha256 $(zcat /proc/config.gz | sha256sum | cut -d' ' -f1)"
+echo "release $(uname -r)"
+if [ -e /proc/modules ]; then echo "modules yes"; else echo "modules no"; fi
+ticks() { awk '$1 == "LOC:" { loc = $2 } $1 == "0:" { irq0 = $2 } END { print loc + irq0 }' /proc/interrupts; }
+a=$(ticks); t0=$(cut -d' ' -f1 /proc/uptime)
+sleep 2
+b=$(ticks); t1=$(cut -d' ' -f1 /proc/uptime)
+echo "tick_hz $(awk -v a=$a -v b=$b -v t0=$t0 -v t1=$t1 'BEGIN { printf "%.0f", (b - a) / (t1 - t0) }')"
+echo "split_mb $(/init addrspace | awk '$1 == "address_space_mb" { print $2 }')"
+`
+
+// eraProfiles are the built-in profiles on kernels lab builds.
+func eraProfiles() []images.Profile {
+	var ps []images.Profile
+	for _, p := range images.Builtin() {
+		if _, ok := images.Recipes[p.Kernel]; ok {
+			ps = append(ps, p)
+		}
+	}
+	return ps
+}
+
+// TestIntegrationEraProfiles boots each era profile cold and then restored
+// from its booted snapshot, and checks from inside the guest that the
+// kernel running is the one lab built for it: /proc/config.gz is exactly
+// the recorded .config, the tick rate is the configured HZ, no modules.
+func TestIntegrationEraProfiles(t *testing.T) {
+	ps := eraProfiles()
+	if len(ps) == 0 {
+		t.Fatal("no built-in profile names an era kernel")
+	}
+	for _, p := range ps {
+		t.Run(p.Name, func(t *testing.T) {
+			itBootEnv(t, p)
+			k, err := images.LoadKernel(p.Kernel)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, err := images.LoadBuild(k)
+			if err != nil {
+				t.Fatalf("kernel %s: %v", k.ID, err)
+			}
+			cfg, err := os.ReadFile(images.BlobPath(b.Config))
+			if err != nil {
+				t.Fatal(err)
+			}
+			wantHZ, err := strconv.Atoi(images.ConfigValue(images.ParseConfig(cfg), "CONFIG_HZ"))
+			if err != nil {
+				t.Fatalf("kernel %s: CONFIG_HZ: %v", k.ID, err)
+			}
+			check := func(how string) {
+				t.Helper()
+				r := itMust(t, itCallTimeout, nil, "exec", "era", "--", "sh", "-c", eraProbeScript)
+				g := itParseProbe(r.stdout)
+				t.Logf("%s (%s): release %s, tick %s Hz (CONFIG_HZ=%d), modules %s, address space %s MB, /proc/config.gz sha256 %.12s (recorded %.12s); %s",
+					p.Name, how, g["release"], g["tick_hz"], wantHZ, g["modules"], g["split_mb"], g["config_sha256"], b.Config, b.NotableString())
+				if g["config_sha256"] != b.Config {
+					t.Errorf("%s: /proc/config.gz hashes to %q, the recorded .config to %s", how, g["config_sha256"], b.Config)
+				}
+				if g["release"] != k.Release {
+					t.Errorf("%s: uname -r %q, kernel %s is %s", how, g["release"], k.ID, k.Release)
+				}
+				if g["modules"] != "no" {
+					t.Errorf("%s: the guest has /proc/modules; an era kernel is built without modules", how)
+				}
+				hz, err := strconv.Atoi(g["tick_hz"])
+				if err != nil {
+					t.Fatalf("%s: tick rate %q: %v\n%s", how, g["tick_hz"], err, r.stdout)
+				}
+				// Wide enough for a host busy with other guests, narrow
+				// enough to tell 100 from 250 (Debian's) and 1000.
+				if lo, hi := wantHZ*6/10, wantHZ*14/10; hz < lo || hz > hi {
+					t.Errorf("%s: %d timer interrupts a second, want about %d (%d..%d)", how, hz, wantHZ, lo, hi)
+				}
+			}
+			st := itUp(t, p.Name, "era", "--cold")
+			if st.Boot != "cold" {
+				t.Errorf("--cold: boot %q, want cold", st.Boot)
+			}
+			check("cold")
+			itMust(t, itCallTimeout, nil, "down", "era")
+			// The first plain boot makes the snapshot if there is none; the
+			// second restores it.
+			itUp(t, p.Name, "era")
+			itMust(t, itCallTimeout, nil, "down", "era")
+			st = itUp(t, p.Name, "era")
+			if st.Boot != "restored from snapshot" {
+				t.Errorf("boot %q, want restored from snapshot", st.Boot)
+			}
+			check("restored")
+			itMust(t, itCallTimeout, nil, "down", "era")
+			itNoneLeft(t, os.Getenv("LAB_STATE_DIR"), "era")
+		})
+	}
+}
+
+// TestEraProfilesShowKernel: `lab profiles` names each profile's kernel,
+// the era kernels included.
+func TestEraProfilesShowKernel(t *testing.T) {
+	r := itMust(t, itCallTimeout, nil, "profiles")
+	for _, p := range images.Builtin() {
+		found := false
+		for _, line := range strings.Split(r.stdout, "\n") {
+			f := strings.Fields(line)
+			if len(f) > 0 && f[0] == p.Name {
+				found = strings.Contains(line, " "+p.Kernel+" ")
+			}
+		}
+		if !found {
+			t.Errorf("lab profiles: no line for %s naming kernel %s:\n%s", p.Name, p.Kernel, r.stdout)
+		}
+	}
+}

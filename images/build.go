@@ -80,8 +80,8 @@ type Recipe struct {
 var Recipes = map[string]Recipe{
 	"era-2.4-i386":    {Arch: "i386", Fragments: []string{"base", "era-2.4"}},
 	"era-2.6-i386":    {Arch: "i386", Fragments: []string{"base", "era-2.6"}},
-	"era-2.6-2g-i386": {Arch: "i386", Fragments: []string{"base", "era-2.6", "vmsplit-2g"}},
-	"era-2.6-1g-i386": {Arch: "i386", Fragments: []string{"base", "era-2.6", "vmsplit-1g"}},
+	"split-2g-i386":   {Arch: "i386", Fragments: []string{"base", "vmsplit-2g"}},
+	"split-1g-i386":   {Arch: "i386", Fragments: []string{"base", "vmsplit-1g"}},
 }
 
 // crossCompile is the toolchain prefix per guest arch.

@@ -61,10 +61,13 @@ func TestIntegrationEraProfiles(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			wantHZ, err := strconv.Atoi(images.ConfigValue(images.ParseConfig(cfg), "CONFIG_HZ"))
+			parsed := images.ParseConfig(cfg)
+			wantHZ, err := strconv.Atoi(images.ConfigValue(parsed, "CONFIG_HZ"))
 			if err != nil {
 				t.Fatalf("kernel %s: CONFIG_HZ: %v", k.ID, err)
 			}
+			// Only a periodic tick comes at HZ when the guest is idle.
+			periodic := images.ConfigValue(parsed, "CONFIG_HZ_PERIODIC") == "y"
 			check := func(how string) {
 				t.Helper()
 				r := itMust(t, itCallTimeout, nil, "exec", "era", "--", "sh", "-c", eraProbeScript)
@@ -86,7 +89,7 @@ func TestIntegrationEraProfiles(t *testing.T) {
 				}
 				// Wide enough for a host busy with other guests, narrow
 				// enough to tell 100 from 250 (Debian's) and 1000.
-				if lo, hi := wantHZ*6/10, wantHZ*14/10; hz < lo || hz > hi {
+				if lo, hi := wantHZ*6/10, wantHZ*14/10; periodic && (hz < lo || hz > hi) {
 					t.Errorf("%s: %d timer interrupts a second, want about %d (%d..%d)", how, hz, wantHZ, lo, hi)
 				}
 			}
@@ -126,5 +129,46 @@ func TestEraProfilesShowKernel(t *testing.T) {
 		if !found {
 			t.Errorf("lab profiles: no line for %s naming kernel %s:\n%s", p.Name, p.Kernel, r.stdout)
 		}
+	}
+}
+
+// TestIntegrationSplitThreadLimit: the thread limit of 8 MB stacks
+// follows the user address space: split-3g1g (Debian's kernel, 3G/1G),
+// split-2g2g and split-1g3g (era kernels built with 2G/2G and 1G/3G) each
+// stop a few threads short of their user space / 8 MB.
+func TestIntegrationSplitThreadLimit(t *testing.T) {
+	tests := []struct {
+		profile string
+		userMB  int
+	}{
+		{"split-1g3g", 1024},
+		{"split-2g2g", 2048},
+		{"split-3g1g", 3072},
+	}
+	var ps []images.Profile
+	for _, tt := range tests {
+		ps = append(ps, itProfile(t, tt.profile))
+	}
+	itBootEnv(t, ps...)
+	prev := 0.0
+	for _, tt := range tests {
+		itUp(t, tt.profile, "split")
+		res, _ := itRunJSON(t, 0, "threadbench", "--vm", "split", "-e", "limit")
+		got := itSeries(res, "max_threads", map[string]string{"stack_kb": "8192"})
+		itMust(t, itCallTimeout, nil, "down", "split")
+		if len(got) != 1 {
+			t.Fatalf("%s: max_threads at stack_kb=8192: %v, want 1 sample (outcome %+v)", tt.profile, got, res.Outcome)
+		}
+		// The program, its libraries, the main stack and the guard pages
+		// take a few stacks' worth; 10% of the limit is plenty.
+		limit := float64(tt.userMB / 8)
+		t.Logf("%s: %v threads of 8 MB stacks (user space %d MB / 8 MB = %.0f)", tt.profile, got[0], tt.userMB, limit)
+		if got[0] > limit || got[0] < limit*0.9 {
+			t.Errorf("%s: max_threads = %v, want %.0f..%.0f", tt.profile, got[0], limit*0.9, limit)
+		}
+		if got[0] <= prev {
+			t.Errorf("%s: max_threads = %v, not more than the smaller split's %v", tt.profile, got[0], prev)
+		}
+		prev = got[0]
 	}
 }

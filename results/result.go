@@ -78,6 +78,11 @@ type Machine struct {
 	KernelID      string   `json:"kernel_id"`
 	KernelSHA256  string   `json:"kernel_sha256"`
 	KernelPackage string   `json:"kernel_package"` // Debian package and version
+	// KernelConfig and KernelNotable are set for a kernel lab built (`lab
+	// image build`): the sha256 of its full .config and the options a
+	// benchmark depends on most (hz, preempt, hrtimers, split, cpu).
+	KernelConfig  string            `json:"kernel_config,omitempty"`
+	KernelNotable map[string]string `json:"kernel_notable,omitempty"`
 	// Boot says how the VM came up: cold, or restored from a booted
 	// snapshot of the same configuration.
 	Boot string `json:"boot,omitempty"`

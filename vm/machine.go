@@ -33,7 +33,11 @@ type Config struct {
 	KernelSHA256  string         `json:"kernel_sha256"`
 	KernelPackage string         `json:"kernel_package"`
 	KernelRelease string         `json:"kernel_release"`
-	Initrd        string         `json:"initrd"`
+	// KernelConfig and KernelNotable are a kernel lab built: the sha256 of
+	// its .config and its options that matter most (images.NotableOptions).
+	KernelConfig  string            `json:"kernel_config,omitempty"`
+	KernelNotable map[string]string `json:"kernel_notable,omitempty"`
+	Initrd        string            `json:"initrd"`
 	// BootTimeout bounds QEMU start to agent ready.
 	BootTimeout time.Duration `json:"boot_timeout"`
 	// Snapshot is the booted-state file of this configuration (see

@@ -112,6 +112,7 @@ func Prepare(ctx context.Context, o UpOptions) (*Config, error) {
 		Name: o.Name, Profile: p, Argv: argv, QEMUVersion: version, Snapshot: snapshot, Preload: preload,
 		Accel: accel, Clock: o.Clock,
 		KernelID: k.ID, KernelSHA256: k.Vmlinuz, KernelPackage: k.Package + " " + k.Version, KernelRelease: k.Release,
+		KernelConfig: k.Config, KernelNotable: k.Notable,
 		Initrd: initrd, BootTimeout: timeout, Throwaway: o.Throwaway,
 	}, nil
 }

@@ -156,6 +156,13 @@ func TestIntegrationSplitThreadLimit(t *testing.T) {
 		res, _ := itRunJSON(t, 0, "threadbench", "--vm", "split", "-e", "limit")
 		got := itSeries(res, "max_threads", map[string]string{"stack_kb": "8192"})
 		itMust(t, itCallTimeout, nil, "down", "split")
+		// A result on a kernel lab built carries its .config's hash and
+		// notable options.
+		if k, err := images.LoadKernel(itProfile(t, tt.profile).Kernel); err == nil && k.Config != "" {
+			if res.Machine.KernelConfig != k.Config || res.Machine.KernelNotable["split"] == "" {
+				t.Errorf("%s: result records kernel config %q notable %v, want %s with the split", tt.profile, res.Machine.KernelConfig, res.Machine.KernelNotable, k.Config)
+			}
+		}
 		if len(got) != 1 {
 			t.Fatalf("%s: max_threads at stack_kb=8192: %v, want 1 sample (outcome %+v)", tt.profile, got, res.Outcome)
 		}

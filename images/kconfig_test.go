@@ -181,3 +181,26 @@ func TestLoadFragment(t *testing.T) {
 		t.Errorf("unknown fragment: got %v, want the shipped names listed", err)
 	}
 }
+
+// A missing build tool is named before anything is fetched or built.
+func TestBuildKernelMissingTool(t *testing.T) {
+	t.Setenv("LAB_CACHE_DIR", t.TempDir())
+	t.Setenv("PATH", t.TempDir())
+	_, _, _, err := BuildKernel(t.Context(), BuildOptions{ID: "era-test", Arch: "i386", Fragments: []string{"base", "era-2.4"}})
+	if err == nil || !strings.Contains(err.Error(), "needs make, which is not on PATH; install the make package") {
+		t.Fatalf("got %v, want the missing make named", err)
+	}
+	for _, tt := range []struct {
+		o    BuildOptions
+		want string
+	}{
+		{BuildOptions{ID: "era-test", Arch: "x86_64", Fragments: []string{"base"}}, "i386 only"},
+		{BuildOptions{ID: "debian-6.1-686", Arch: "i386", Fragments: []string{"base"}}, "belongs to a kernel lab fetches"},
+		{BuildOptions{ID: "era-test", Arch: "i386"}, "no --config fragment"},
+		{BuildOptions{ID: "era-test", Arch: "i386", Fragments: []string{"nope"}}, `fragment "nope"`},
+	} {
+		if _, _, _, err := BuildKernel(t.Context(), tt.o); err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%+v: got %v, want an error containing %q", tt.o, err, tt.want)
+		}
+	}
+}

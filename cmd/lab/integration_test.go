@@ -269,8 +269,18 @@ func itCheckGuest(t *testing.T, p images.Profile, g map[string]string) {
 	}
 	switch p.Arch {
 	case "i386":
-		if mb < 2900 || mb >= 3072 {
-			t.Errorf("address space %d MB, want close to 3 GB and below it (3G/1G split)", mb)
+		// 3G/1G unless the profile's kernel was built with another split.
+		user, split := 3072, "3G/1G"
+		if k, err := images.LoadKernel(p.Kernel); err == nil {
+			switch k.Notable["split"] {
+			case "2G/2G":
+				user, split = 2048, "2G/2G"
+			case "1G/3G":
+				user, split = 1024, "1G/3G"
+			}
+		}
+		if mb < user*94/100 || mb >= user {
+			t.Errorf("address space %d MB, want close to %d MB and below it (%s split)", mb, user, split)
 		}
 	default:
 		if mb <= 4096 {

@@ -78,10 +78,10 @@ type Recipe struct {
 // Recipes are the era kernels of the built-in profiles. Profiles share
 // them where the era allows, to keep the number of builds small.
 var Recipes = map[string]Recipe{
-	"era-2.4-i386":    {Arch: "i386", Fragments: []string{"base", "era-2.4"}},
-	"era-2.6-i386":    {Arch: "i386", Fragments: []string{"base", "era-2.6"}},
-	"split-2g-i386":   {Arch: "i386", Fragments: []string{"base", "vmsplit-2g"}},
-	"split-1g-i386":   {Arch: "i386", Fragments: []string{"base", "vmsplit-1g"}},
+	"era-2.4-i386":  {Arch: "i386", Fragments: []string{"base", "era-2.4"}},
+	"era-2.6-i386":  {Arch: "i386", Fragments: []string{"base", "era-2.6"}},
+	"split-2g-i386": {Arch: "i386", Fragments: []string{"base", "vmsplit-2g"}},
+	"split-1g-i386": {Arch: "i386", Fragments: []string{"base", "vmsplit-1g"}},
 }
 
 // crossCompile is the toolchain prefix per guest arch.
@@ -154,23 +154,44 @@ func BuildKernel(ctx context.Context, o BuildOptions) (*Kernel, *Build, bool, er
 		return nil, nil, false, fmt.Errorf("kernel %s: %w", o.ID, err)
 	}
 
-	unlock, err := LockCache(ctx)
+	// The cache lock only while the source is fetched, and a build lock
+	// of its own while building (minutes): a cached kernel is found
+	// without waiting for someone else's build.
+	src, err := cachedSource()
 	if err != nil {
-		return nil, nil, false, fmt.Errorf("kernel %s: %w", o.ID, err)
-	}
-	defer unlock()
-	src, err := fetchSource(ctx, log)
-	if err != nil {
-		return nil, nil, false, fmt.Errorf("kernel %s: %w", o.ID, err)
+		unlock, err := LockCache(ctx)
+		if err != nil {
+			return nil, nil, false, fmt.Errorf("kernel %s: %w", o.ID, err)
+		}
+		src, err = fetchSource(ctx, log)
+		unlock()
+		if err != nil {
+			return nil, nil, false, fmt.Errorf("kernel %s: %w", o.ID, err)
+		}
 	}
 	key := BuildKey(src.SHA256, o.Arch, toolchain, frags)
-	if b, err := loadBuild(key); err == nil {
+	hit := func() (*Kernel, *Build, bool, error) {
+		b, err := loadBuild(key)
+		if err != nil {
+			return nil, nil, false, nil
+		}
 		k, err := registerBuild(o.ID, b)
 		if err != nil {
 			return nil, nil, false, fmt.Errorf("kernel %s: %w", o.ID, err)
 		}
 		fmt.Fprintf(log, "kernel %s: cached build %.12s (%s %s, %s)\n", o.ID, key, src.Package, src.Version, strings.Join(b.Fragments, " + "))
 		return k, b, true, nil
+	}
+	if k, b, ok, err := hit(); ok || err != nil {
+		return k, b, ok, err
+	}
+	unlock, err := lockFile(ctx, filepath.Join(CacheDir(), "build", "lock"), "another lab image build is building")
+	if err != nil {
+		return nil, nil, false, fmt.Errorf("kernel %s: %w", o.ID, err)
+	}
+	defer unlock()
+	if k, b, ok, err := hit(); ok || err != nil {
+		return k, b, ok, err // built by whoever held the lock
 	}
 
 	start := time.Now()
@@ -337,16 +358,30 @@ func sourceManifest() string {
 	return filepath.Join(CacheDir(), "sources", SourcePackage+".json")
 }
 
+// cachedSource is the source package in the cache, if it is there and
+// verifies.
+func cachedSource() (*Source, error) {
+	data, err := os.ReadFile(sourceManifest())
+	if err != nil {
+		return nil, err
+	}
+	var s Source
+	if err := json.Unmarshal(data, &s); err != nil {
+		return nil, err
+	}
+	if err := Verify(s.SHA256); err != nil {
+		return nil, err
+	}
+	return &s, nil
+}
+
 // fetchSource returns the cached source package, downloading it with
 // apt-get download the first time. Later calls use the cached one: a
 // kernel does not change under a profile because Debian published a new
 // point release (remove sources/ from the cache to take the new one).
 func fetchSource(ctx context.Context, log io.Writer) (*Source, error) {
-	if data, err := os.ReadFile(sourceManifest()); err == nil {
-		var s Source
-		if err := json.Unmarshal(data, &s); err == nil && Verify(s.SHA256) == nil {
-			return &s, nil
-		}
+	if s, err := cachedSource(); err == nil {
+		return s, nil
 	}
 	tmp, err := os.MkdirTemp("", "lab-source-")
 	if err != nil {

@@ -188,11 +188,15 @@ func writeJSONAtomic(path string, v any) error {
 // processes (two `make setup` runs, parallel test binaries). It waits until
 // the lock is free or ctx ends; call the returned function to release it.
 func LockCache(ctx context.Context) (unlock func(), err error) {
-	dir := CacheDir()
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	return lockFile(ctx, filepath.Join(CacheDir(), "lock"), "another lab or make setup is fetching")
+}
+
+// lockFile takes an exclusive flock(2) on path, waiting until it is free
+// or ctx ends; who says who may hold it, for the error.
+func lockFile(ctx context.Context, path, who string) (unlock func(), err error) {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return nil, fmt.Errorf("cache: %w", err)
 	}
-	path := filepath.Join(dir, "lock")
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
 	if err != nil {
 		return nil, fmt.Errorf("cache: %w", err)
@@ -222,6 +226,6 @@ func LockCache(ctx context.Context) (unlock func(), err error) {
 		return func() { f.Close() }, nil
 	case <-ctx.Done():
 		close(abandoned)
-		return nil, fmt.Errorf("cache: waiting for %s (another lab or make setup is fetching): %w", path, ctx.Err())
+		return nil, fmt.Errorf("cache: waiting for %s (%s): %w", path, who, ctx.Err())
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -52,7 +53,7 @@ func BenchmarkEraKernel(b *testing.B) {
 		cached = append(cached, time.Since(t).Seconds())
 	}
 	cm, clo, chi := benchStats(cached)
-	benchTable(b, fmt.Sprintf("era kernel %s (%s %s + %s; %s): build time, seconds", k.ID, bld.Source.Package, bld.Source.Version, bld.Fragments, bld.NotableString()),
+	benchTable(b, fmt.Sprintf("era kernel %s (%s %s + %s; %s): build time, seconds", k.ID, bld.Source.Package, bld.Source.Version, strings.Join(bld.Fragments, " + "), bld.NotableString()),
 		"COLD (RECORDED WHEN BUILT, make -j2)\tCACHED MEDIAN\tRANGE\tN", [][]string{{fmt.Sprintf("%.0f", bld.Seconds), fmt.Sprintf("%.2f", cm), fmt.Sprintf("%.2f..%.2f", clo, chi), fmt.Sprint(len(cached))}})
 
 	// Boot to ready.

@@ -141,10 +141,14 @@ func benchProfile(b *testing.B) images.Profile {
 
 // benchRoot takes the boot lock for the rest of the benchmark and points
 // lab at a private state root (and results directory), powering off and
-// removing everything in it at the end.
-func benchRoot(b *testing.B) {
+// removing everything in it at the end. profiles are what the benchmark
+// boots (default celeron-2.4).
+func benchRoot(b *testing.B, profiles ...images.Profile) {
 	b.Helper()
-	labtest.RequireBoot(b, benchProfile(b))
+	if len(profiles) == 0 {
+		profiles = []images.Profile{benchProfile(b)}
+	}
+	labtest.RequireBoot(b, profiles...)
 	labtest.LockBoots(b)
 	root, err := os.MkdirTemp("", "labb")
 	if err != nil {

@@ -3,13 +3,11 @@ package main
 import (
 	"encoding/json"
 	"fmt"
-	"os"
 	"strings"
 	"testing"
 	"time"
 
 	"lab/images"
-	"lab/internal/labtest"
 	"lab/vm"
 )
 
@@ -22,19 +20,7 @@ import (
 func BenchmarkEraKernel(b *testing.B) {
 	const boots, repeat = 3, 5
 	era, deb := itProfileB(b, "celeron-2.4-era"), itProfileB(b, "celeron-2.4")
-	labtest.RequireBoot(b, era, deb)
-	labtest.LockBoots(b)
-	root, err := os.MkdirTemp("", "labb")
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Setenv("LAB_STATE_DIR", root)
-	b.Setenv("LAB_RESULTS_DIR", b.TempDir())
-	b.Cleanup(func() {
-		benchLab(b, "down", "--all")
-		labtest.KillProcs(root)
-		os.RemoveAll(root)
-	})
+	benchRoot(b, era, deb)
 
 	// Build: a cache hit is the whole `lab image build` a second `make
 	// setup` pays.

@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -66,31 +65,12 @@ func BenchmarkMatrixParallel(b *testing.B) {
 			}
 			cw, _, _ := benchStats(cellWall)
 			rows = append(rows, []string{strconv.Itoa(par), fmt.Sprintf("%.1f", wall), fmt.Sprintf("%.1f", 6/wall*60), fmt.Sprintf("%.1f", cw),
-				fmt.Sprintf("%.4g (%.4g..%.4g)", m, lo, hi), fmt.Sprintf("%.2f%%", cv(med)*100), fmt.Sprintf("%.3f", m/base)})
+				fmt.Sprintf("%.4g (%.4g..%.4g)", m, lo, hi), fmt.Sprintf("%.2f%%", results.Describe(med).CV*100), fmt.Sprintf("%.3f", m/base)})
 		}
 		benchTable(b, "lab matrix of 6 cells (forkbench forktime -p n=300 --repeat 5, celeron-2.4, TCG, restored boots), clock "+clock+", at 1, 2 and 3 VMs at once",
 			"PARALLEL\tWALL S\tCELLS/MIN\tCELL S (MEDIAN)\tFORK_WAIT_US MEDIAN OF CELLS (RANGE)\tCV ACROSS CELLS\tVS 1 AT A TIME", rows)
 	}
 	b.ReportMetric(0, "ns/op")
-}
-
-// cv is the sample standard deviation of xs over their mean.
-func cv(xs []float64) float64 {
-	if len(xs) < 2 {
-		return 0
-	}
-	var s, ss float64
-	for _, x := range xs {
-		s += x
-	}
-	mean := s / float64(len(xs))
-	for _, x := range xs {
-		ss += (x - mean) * (x - mean)
-	}
-	if mean == 0 {
-		return 0
-	}
-	return math.Sqrt(ss/float64(len(xs)-1)) / mean
 }
 
 // BenchmarkReproducibility: run-to-run spread on celeron-2.4 under the
@@ -146,7 +126,7 @@ func BenchmarkReproducibility(b *testing.B) {
 		for j, s := range wanted {
 			m, lo, hi := benchStats(vals[j])
 			rows = append(rows, []string{clock, s.plugin + " " + s.metric + labelsSuffix(s.labels), fmt.Sprintf("%.4g", m),
-				fmt.Sprintf("%.4g..%.4g", lo, hi), fmt.Sprintf("%.2f%%", cv(vals[j])*100), strconv.Itoa(len(vals[j]))})
+				fmt.Sprintf("%.4g..%.4g", lo, hi), fmt.Sprintf("%.2f%%", results.Describe(vals[j]).CV*100), strconv.Itoa(len(vals[j]))})
 		}
 	}
 	benchTable(b, fmt.Sprintf("run-to-run spread on celeron-2.4 (TCG), %d runs per clock, one VM each: forktime -p n=500, hello -p workers=32 -p count=50", runs),

@@ -16,15 +16,7 @@ var Formats = []string{"table", "json", "csv", "junit", "markdown"}
 func Export(w io.Writer, format string, runs []*Result) error {
 	switch format {
 	case "table", "":
-		for i, r := range runs {
-			if i > 0 {
-				fmt.Fprintln(w)
-			}
-			if err := WriteTableAll(w, r); err != nil {
-				return err
-			}
-		}
-		return nil
+		return eachRun(w, runs, WriteTableAll)
 	case "json":
 		if len(runs) == 1 {
 			return WriteJSON(w, runs[0])
@@ -43,15 +35,20 @@ func Export(w io.Writer, format string, runs []*Result) error {
 	case "junit":
 		return WriteJUnit(w, runs)
 	case "markdown":
-		for i, r := range runs {
-			if i > 0 {
-				fmt.Fprintln(w)
-			}
-			if err := WriteMarkdown(w, r); err != nil {
-				return err
-			}
-		}
-		return nil
+		return eachRun(w, runs, WriteMarkdown)
 	}
 	return fmt.Errorf("format %q: want one of %s", format, strings.Join(Formats, ", "))
+}
+
+// eachRun writes every run with write, a blank line between them.
+func eachRun(w io.Writer, runs []*Result, write func(io.Writer, *Result) error) error {
+	for i, r := range runs {
+		if i > 0 {
+			fmt.Fprintln(w)
+		}
+		if err := write(w, r); err != nil {
+			return err
+		}
+	}
+	return nil
 }

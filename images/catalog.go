@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 
@@ -230,15 +231,20 @@ func Lookup(name string, files ...string) (Profile, error) {
 // none is near enough to be a plausible typo.
 func closest(name string, candidates []string) string {
 	// A name cut short ("xeon5130-1") means the one profile it begins,
-	// even where another is fewer edits away ("xeon5130-fb").
+	// even where another is fewer edits away ("xeon5130-fb"); where it
+	// begins a profile and its variants ("xeon5130-1core",
+	// "xeon5130-1core-era"), it means the profile the variants extend.
 	var prefixed []string
 	for _, c := range candidates {
 		if strings.HasPrefix(c, strings.ToLower(name)) {
 			prefixed = append(prefixed, c)
 		}
 	}
-	if len(prefixed) == 1 && len(name) >= 3 {
-		return prefixed[0]
+	if len(prefixed) > 0 && len(name) >= 3 {
+		shortest := slices.MinFunc(prefixed, func(a, b string) int { return len(a) - len(b) })
+		if !slices.ContainsFunc(prefixed, func(c string) bool { return !strings.HasPrefix(c, shortest) }) {
+			return shortest
+		}
 	}
 	best, bestD := "", -1
 	for _, c := range candidates {

@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"time"
 )
 
@@ -602,3 +603,47 @@ func (t *tailWriter) Write(p []byte) (int, error) {
 }
 
 func (t *tailWriter) String() string { return string(t.buf) }
+
+// PruneBuilds removes what kernel builds keep only to be quicker next
+// time: the unpacked source trees (build/src-*, about 1.5 GB each; the
+// next build unpacks the cached source package again) and the object
+// directories of builds that failed or were stopped (build/out-*). The
+// built kernels and their records stay. While a build holds the build
+// lock nothing is removed, and busy says so.
+func PruneBuilds() (files int, bytes int64, busy bool, err error) {
+	dir := filepath.Join(CacheDir(), "build")
+	des, err := os.ReadDir(dir)
+	if os.IsNotExist(err) {
+		return 0, 0, false, nil
+	}
+	if err != nil {
+		return 0, 0, false, err
+	}
+	f, err := os.OpenFile(filepath.Join(dir, "lock"), os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		return 0, 0, false, err
+	}
+	defer f.Close()
+	if syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB) != nil {
+		return 0, 0, true, nil
+	}
+	for _, de := range des {
+		if !de.IsDir() || !(strings.HasPrefix(de.Name(), "src-") || strings.HasPrefix(de.Name(), "out-")) {
+			continue
+		}
+		p := filepath.Join(dir, de.Name())
+		_ = filepath.WalkDir(p, func(_ string, d fs.DirEntry, err error) error {
+			if err == nil && !d.IsDir() {
+				files++
+				if fi, err := d.Info(); err == nil {
+					bytes += fi.Size()
+				}
+			}
+			return nil
+		})
+		if err := os.RemoveAll(p); err != nil {
+			return files, bytes, false, err
+		}
+	}
+	return files, bytes, false, nil
+}

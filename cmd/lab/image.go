@@ -144,14 +144,25 @@ func imageCommand(e *env) *cli.Command {
 			},
 			{
 				Name:  "prune",
-				Usage: "delete booted snapshots and initramfs images no VM is using",
-				Description: "Both are rebuilt on demand: the next boot of a configuration is cold and\n" +
-					"saves a new snapshot. Kernels and busybox stay.\n\n" +
+				Usage: "delete booted snapshots, initramfs images and kernel build trees no one is using",
+				Description: "All are rebuilt on demand: the next boot of a configuration is cold and\n" +
+					"saves a new snapshot; the next `lab image build` that is not a cache hit\n" +
+					"unpacks the kernel source again (about 1.5 GB, kept only to save that\n" +
+					"minute). A build under way keeps its tree. Kernels, their build records\n" +
+					"and busybox stay.\n\n" +
 					"Example:\n   lab image prune",
 				Action: func(c *cli.Context) error {
 					n, bytes, err := pruneCache()
 					if err != nil {
 						return err
+					}
+					bn, bbytes, busy, err := images.PruneBuilds()
+					if err != nil {
+						return fmt.Errorf("pruning kernel build trees: %w", err)
+					}
+					n, bytes = n+bn, bytes+bbytes
+					if busy {
+						fmt.Fprintln(e.stderr, "note: a kernel build is running, so its source tree was kept; prune again when it is done")
 					}
 					fmt.Fprintf(e.stdout, "removed %d files, %.1f MB\n", n, float64(bytes)/1e6)
 					return nil

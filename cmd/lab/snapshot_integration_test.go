@@ -3,9 +3,12 @@ package main
 import (
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"lab/images"
 )
 
 // TestIntegrationSnapshot: a boot restores the booted snapshot of its
@@ -115,7 +118,25 @@ func TestIntegrationImagePrune(t *testing.T) {
 		}
 	}
 	itMust(t, itCallTimeout, nil, "down", "prune")
+	// What a stopped kernel build leaves goes too (and the unpacked
+	// source trees, which a later build unpacks again).
+	dead := filepath.Join(images.CacheDir(), "build", "out-labprunetest")
+	if err := os.MkdirAll(filepath.Join(dead, "kernel"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dead, "kernel", "fork.o"), []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	r := itMust(t, itCallTimeout, nil, "image", "prune")
+	// (A build running beside the tests keeps all of build/, and says so.)
+	if !strings.Contains(r.stderr, "a kernel build is running") {
+		if _, err := os.Stat(dead); !os.IsNotExist(err) {
+			t.Errorf("prune kept a dead build's objects in %s (%v)", dead, err)
+		}
+		if trees, _ := filepath.Glob(filepath.Join(images.CacheDir(), "build", "src-*")); len(trees) > 0 {
+			t.Errorf("prune kept the unpacked kernel source %v", trees)
+		}
+	}
 	if !strings.Contains(r.stdout, "removed") {
 		t.Errorf("prune output %q", r.stdout)
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
+	"debug/elf"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
@@ -36,7 +37,7 @@ const SourcePackage = "linux-source-6.1"
 
 // buildFormat versions how a build is made: bump it when the steps change
 // so old builds are not reused.
-const buildFormat = "lab-kernel-build-v1"
+const buildFormat = "lab-kernel-build-v2" // v2: the vmlinux is kept for PVH boots
 
 // Source is a cached kernel source package.
 type Source struct {
@@ -63,6 +64,9 @@ type Build struct {
 	// Release is the kernel's `uname -r`; Vmlinuz the image's sha256.
 	Release string `json:"release"`
 	Vmlinuz string `json:"vmlinuz"`
+	// PVH is the sha256 of the stripped vmlinux when the kernel has a PVH
+	// entry (CONFIG_PVH=y): what boots use (Kernel.PVH).
+	PVH string `json:"pvh,omitempty"`
 	// Seconds is how long the build took.
 	Seconds float64 `json:"seconds"`
 	Built   string  `json:"built"`
@@ -269,6 +273,11 @@ func loadBuild(key string) (*Build, error) {
 	if err := Verify(b.Vmlinuz); err != nil {
 		return nil, err
 	}
+	if b.PVH != "" {
+		if err := Verify(b.PVH); err != nil {
+			return nil, err
+		}
+	}
 	if err := Verify(b.Config); err != nil {
 		return nil, err
 	}
@@ -280,7 +289,7 @@ func loadBuild(key string) (*Build, error) {
 func registerBuild(id string, b *Build) (*Kernel, error) {
 	k := &Kernel{
 		ID: id, Arch: b.Arch, Package: b.Source.Package, Version: b.Source.Version,
-		Source: "build:" + b.Key, Release: b.Release, Vmlinuz: b.Vmlinuz,
+		Source: "build:" + b.Key, Release: b.Release, Vmlinuz: b.Vmlinuz, PVH: b.PVH,
 		Modules: []Module{}, NetModules: []Module{},
 		Builtin: append(slices.Clone(GuestModules), NetModules...),
 		Config:  b.Config, Notable: b.Notable,
@@ -320,6 +329,7 @@ func checkTools(prefix string, frags []*Fragment) error {
 	tools := []struct{ name, pkg string }{
 		{"make", "make"}, {"flex", "flex"}, {"bison", "bison"}, {"bc", "bc"}, {"perl", "perl"},
 		{"gcc", "gcc"}, {prefix + "gcc", "gcc-" + strings.TrimSuffix(prefix, "-")},
+		{prefix + "strip", "binutils-" + strings.TrimSuffix(prefix, "-")},
 		{"xz", "xz-utils"},
 	}
 	for _, f := range frags {
@@ -517,7 +527,57 @@ func runBuild(ctx context.Context, tree, out, arch, prefix string, jobs int, fra
 	if err != nil {
 		return nil, err
 	}
-	return &Build{Arch: arch, Fragments: fragNames(frags), Config: csha, Notable: NotableOptions(cfg), Release: release, Vmlinuz: vsha}, nil
+	b := &Build{Arch: arch, Fragments: fragNames(frags), Config: csha, Notable: NotableOptions(cfg), Release: release, Vmlinuz: vsha}
+	if ConfigValue(cfg, "CONFIG_PVH") == "y" {
+		// The vmlinux QEMU enters through the PVH note, without its
+		// symbol table (the note and the loadable segments stay).
+		stripped := filepath.Join(out, "vmlinux.stripped")
+		if err := runLogged(ctx, "", lf, prefix+"strip", "--strip-all", "-o", stripped, filepath.Join(out, "vmlinux")); err != nil {
+			return nil, fmt.Errorf("stripping vmlinux: %w (log: %s)", err, logPath)
+		}
+		if _, err := PVHEntry(stripped); err != nil {
+			return nil, fmt.Errorf("CONFIG_PVH=y, but %w", err)
+		}
+		if b.PVH, err = PutFile(stripped); err != nil {
+			return nil, err
+		}
+	}
+	return b, nil
+}
+
+// PVHEntry is the 32-bit entry point a vmlinux's PVH ELF note names (the
+// note type XEN_ELFNOTE_PHYS32_ENTRY, 18, owned by "Xen"), which is what
+// QEMU's -kernel looks for to boot an ELF directly.
+func PVHEntry(path string) (uint32, error) {
+	f, err := elf.Open(path)
+	if err != nil {
+		return 0, fmt.Errorf("%s: %w", filepath.Base(path), err)
+	}
+	defer f.Close()
+	for _, p := range f.Progs {
+		if p.Type != elf.PT_NOTE {
+			continue
+		}
+		data, err := io.ReadAll(p.Open())
+		if err != nil {
+			return 0, fmt.Errorf("%s: reading notes: %w", filepath.Base(path), err)
+		}
+		bo := f.ByteOrder
+		for len(data) >= 12 {
+			namesz, descsz, typ := bo.Uint32(data[0:]), bo.Uint32(data[4:]), bo.Uint32(data[8:])
+			nameEnd := 12 + (namesz+3)&^3
+			descEnd := nameEnd + (descsz+3)&^3
+			if uint64(descEnd) > uint64(len(data)) {
+				break
+			}
+			name := strings.TrimRight(string(data[12:12+namesz]), "\x00")
+			if name == "Xen" && typ == 18 && descsz >= 4 {
+				return bo.Uint32(data[nameEnd:]), nil
+			}
+			data = data[descEnd:]
+		}
+	}
+	return 0, fmt.Errorf("%s has no PVH entry note (Xen, XEN_ELFNOTE_PHYS32_ENTRY)", filepath.Base(path))
 }
 
 func fragNames(frags []*Fragment) []string {

@@ -41,6 +41,11 @@ type Kernel struct {
 	Release string `json:"release"`
 	// Vmlinuz is the sha256 of the bootable image.
 	Vmlinuz string `json:"vmlinuz"`
+	// PVH is the sha256 of the uncompressed vmlinux of a kernel lab built
+	// with a PVH entry point (CONFIG_PVH): an ELF that QEMU's -kernel
+	// enters directly in 32-bit protected mode, with no real-mode setup
+	// and nothing to decompress. Empty for other kernels.
+	PVH string `json:"pvh,omitempty"`
 	// Modules are in load order: every module after its dependencies.
 	Modules []Module `json:"modules"`
 	// Builtin lists the wanted modules compiled into the kernel.
@@ -60,6 +65,24 @@ type Kernel struct {
 
 // VmlinuzPath is the cached kernel image, for QEMU's -kernel.
 func (k *Kernel) VmlinuzPath() string { return BlobPath(k.Vmlinuz) }
+
+// Boot entries: how QEMU starts a kernel.
+const (
+	EntryBzImage = "bzimage" // the compressed image through the Linux boot protocol
+	EntryPVH     = "pvh"     // the uncompressed vmlinux through its PVH entry
+)
+
+// BootImage is the image a boot of profile p hands QEMU and how it is
+// entered: the vmlinux through its PVH entry where the kernel has one,
+// which is the quicker boot, else the bzImage. bzImage asks for the
+// bzImage anyway, and so does an fb console: the PVH entry skips the
+// real-mode setup, which is what sets the VESA mode vga= asks for.
+func (k *Kernel) BootImage(p Profile, bzImage bool) (sha256, entry string) {
+	if k.PVH != "" && !bzImage && p.Console != "fb" {
+		return k.PVH, EntryPVH
+	}
+	return k.Vmlinuz, EntryBzImage
+}
 
 // GuestModules are the modules the agent needs (the link runs over
 // virtio-serial, entropy comes from virtio-rng), plus whatever they depend
@@ -142,6 +165,11 @@ func LoadKernel(id string) (*Kernel, error) {
 	}
 	if k.ID != id {
 		return nil, fmt.Errorf("kernel %s: manifest %s is for %q", id, kernelManifest(id), k.ID)
+	}
+	if k.PVH != "" {
+		if err := Verify(k.PVH); err != nil {
+			return nil, fmt.Errorf("kernel %s: its vmlinux: %w", id, err)
+		}
 	}
 	if err := Verify(k.Vmlinuz); err != nil {
 		return nil, fmt.Errorf("kernel %s: %w", id, err)

@@ -2,6 +2,7 @@ package images
 
 import (
 	"context"
+	"encoding/binary"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -332,5 +333,88 @@ func TestFetchKernelOldManifest(t *testing.T) {
 	writeTestFile(t, filepath.Join(cache, "kernels", "debian-6.1-686.json"), current)
 	if _, err := FetchKernel(ctx, "debian-6.1-686", nil); err != nil {
 		t.Errorf("FetchKernel(current manifest) = %v, want the cached kernel", err)
+	}
+}
+
+// TestBootImage: a kernel with a PVH vmlinux boots it, unless asked for
+// the bzImage or the profile's console is fb (vga= needs the real-mode
+// setup the PVH entry skips); a kernel without one boots its bzImage.
+func TestBootImage(t *testing.T) {
+	pvh := &Kernel{Vmlinuz: "bz", PVH: "elf"}
+	plain := &Kernel{Vmlinuz: "bz"}
+	serial, fb := Profile{Console: "serial"}, Profile{Console: "fb"}
+	for _, c := range []struct {
+		k         *Kernel
+		p         Profile
+		bz        bool
+		sha, want string
+	}{
+		{pvh, serial, false, "elf", EntryPVH},
+		{pvh, serial, true, "bz", EntryBzImage},
+		{pvh, fb, false, "bz", EntryBzImage},
+		{plain, serial, false, "bz", EntryBzImage},
+		{plain, fb, true, "bz", EntryBzImage},
+	} {
+		sha, entry := c.k.BootImage(c.p, c.bz)
+		if sha != c.sha || entry != c.want {
+			t.Errorf("BootImage(pvh %q, console %s, bzImage %v) = %s, %s; want %s, %s", c.k.PVH, c.p.Console, c.bz, sha, entry, c.sha, c.want)
+		}
+	}
+}
+
+// TestPVHEntry reads the entry from a PVH note (an ELF32 made here with a
+// build-id note before it) and names a file without one.
+func TestPVHEntry(t *testing.T) {
+	le := binary.LittleEndian
+	note := func(name string, typ uint32, desc []byte) []byte {
+		n := append([]byte(name), 0)
+		for len(n)%4 != 0 {
+			n = append(n, 0)
+		}
+		d := append([]byte(nil), desc...)
+		for len(d)%4 != 0 {
+			d = append(d, 0)
+		}
+		h := make([]byte, 12)
+		le.PutUint32(h[0:], uint32(len(name)+1))
+		le.PutUint32(h[4:], uint32(len(desc)))
+		le.PutUint32(h[8:], typ)
+		return append(append(h, n...), d...)
+	}
+	entry := make([]byte, 4)
+	le.PutUint32(entry, 0x1000370)
+	notes := append(note("GNU", 3, []byte{1, 2, 3, 4, 5}), note("Xen", 18, entry)...)
+	elf32 := func(notes []byte) []byte {
+		const ehsize, phsize = 52, 32
+		b := make([]byte, ehsize+phsize)
+		copy(b, "\x7fELF\x01\x01\x01")
+		le.PutUint16(b[16:], 2) // ET_EXEC
+		le.PutUint16(b[18:], 3) // EM_386
+		le.PutUint32(b[20:], 1)
+		le.PutUint32(b[28:], ehsize) // phoff
+		le.PutUint16(b[40:], ehsize)
+		le.PutUint16(b[42:], phsize)
+		le.PutUint16(b[44:], 1) // phnum
+		ph := b[ehsize:]
+		le.PutUint32(ph[0:], 4) // PT_NOTE
+		le.PutUint32(ph[4:], ehsize+phsize)
+		le.PutUint32(ph[16:], uint32(len(notes)))
+		le.PutUint32(ph[20:], uint32(len(notes)))
+		le.PutUint32(ph[28:], 4)
+		return append(b, notes...)
+	}
+	dir := t.TempDir()
+	good, bad := filepath.Join(dir, "vmlinux"), filepath.Join(dir, "other")
+	if err := os.WriteFile(good, elf32(notes), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(bad, elf32(note("GNU", 3, []byte{1, 2, 3, 4})), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := PVHEntry(good); err != nil || got != 0x1000370 {
+		t.Errorf("PVHEntry = %#x, %v; want 0x1000370", got, err)
+	}
+	if _, err := PVHEntry(bad); err == nil || !strings.Contains(err.Error(), "other has no PVH entry note") {
+		t.Errorf("PVHEntry of an ELF without the note: %v", err)
 	}
 }

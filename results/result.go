@@ -69,15 +69,18 @@ type Outcome struct {
 
 // Machine describes the VM a run used, as resolved on the host.
 type Machine struct {
-	Name          string   `json:"name"`
-	Profile       any      `json:"profile"` // the resolved images.Profile
-	QEMUArgv      []string `json:"qemu_argv"`
-	QEMUVersion   string   `json:"qemu_version"`
-	Accelerator   string   `json:"accelerator"` // kvm or tcg
-	Clock         string   `json:"clock"`
-	KernelID      string   `json:"kernel_id"`
-	KernelSHA256  string   `json:"kernel_sha256"`
-	KernelPackage string   `json:"kernel_package"` // Debian package and version
+	Name         string   `json:"name"`
+	Profile      any      `json:"profile"` // the resolved images.Profile
+	QEMUArgv     []string `json:"qemu_argv"`
+	QEMUVersion  string   `json:"qemu_version"`
+	Accelerator  string   `json:"accelerator"` // kvm or tcg
+	Clock        string   `json:"clock"`
+	KernelID     string   `json:"kernel_id"`
+	KernelSHA256 string   `json:"kernel_sha256"`
+	// KernelEntry is how QEMU entered it: bzimage (the Linux boot
+	// protocol) or pvh (the uncompressed vmlinux's PVH entry).
+	KernelEntry   string `json:"kernel_entry,omitempty"`
+	KernelPackage string `json:"kernel_package"` // Debian package and version
 	// KernelConfig and KernelNotable are set for a kernel lab built (`lab
 	// image build`): the sha256 of its full .config and the options a
 	// benchmark depends on most (hz, preempt, hrtimers, split, cpu).

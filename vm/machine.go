@@ -23,16 +23,19 @@ import (
 // Config is everything the supervisor needs to run one machine. `lab up`
 // resolves it and writes it to the state directory; it is plain data.
 type Config struct {
-	Name          string         `json:"name"`
-	Profile       images.Profile `json:"profile"`
-	Argv          []string       `json:"qemu_argv"`
-	QEMUVersion   string         `json:"qemu_version"`
-	Accel         string         `json:"accelerator"`
-	Clock         Clock          `json:"clock"`
-	KernelID      string         `json:"kernel_id"`
-	KernelSHA256  string         `json:"kernel_sha256"`
-	KernelPackage string         `json:"kernel_package"`
-	KernelRelease string         `json:"kernel_release"`
+	Name        string         `json:"name"`
+	Profile     images.Profile `json:"profile"`
+	Argv        []string       `json:"qemu_argv"`
+	QEMUVersion string         `json:"qemu_version"`
+	Accel       string         `json:"accelerator"`
+	Clock       Clock          `json:"clock"`
+	KernelID    string         `json:"kernel_id"`
+	// KernelSHA256 is the image booted, entered as KernelEntry says
+	// (images.EntryBzImage or images.EntryPVH).
+	KernelSHA256  string `json:"kernel_sha256"`
+	KernelEntry   string `json:"kernel_entry,omitempty"`
+	KernelPackage string `json:"kernel_package"`
+	KernelRelease string `json:"kernel_release"`
 	// KernelConfig and KernelNotable are a kernel lab built: the sha256 of
 	// its .config and its options that matter most (images.NotableOptions).
 	KernelConfig  string            `json:"kernel_config,omitempty"`

@@ -39,6 +39,9 @@ type UpOptions struct {
 	Exe string
 	// Log receives progress and notes for the user.
 	Log io.Writer
+	// BzImage boots the kernel's compressed bzImage even where it has a
+	// PVH entry (images.Kernel.BootImage), to compare the two boots.
+	BzImage bool
 	// Throwaway ties the VM to this process: when it ends, however it
 	// ends (SIGKILL too), the supervisor discards the VM. Take it down
 	// with Handle.Discard.
@@ -71,7 +74,8 @@ func Prepare(ctx context.Context, o UpOptions) (*Config, error) {
 	if err != nil {
 		return nil, fmt.Errorf("building the initramfs for %s: %w", p.Name, err)
 	}
-	kernel := images.BlobPath(k.Vmlinuz)
+	kernelSHA, entry := k.BootImage(p, o.BzImage)
+	kernel := images.BlobPath(kernelSHA)
 	want := o.Accel
 	if o.Clock.Mode == "icount" && (want == "auto" || want == "") {
 		// icount is TCG only: auto must not pick a working KVM (Args
@@ -111,7 +115,7 @@ func Prepare(ctx context.Context, o UpOptions) (*Config, error) {
 	return &Config{
 		Name: o.Name, Profile: p, Argv: argv, QEMUVersion: version, Snapshot: snapshot, Preload: preload,
 		Accel: accel, Clock: o.Clock,
-		KernelID: k.ID, KernelSHA256: k.Vmlinuz, KernelPackage: k.Package + " " + k.Version, KernelRelease: k.Release,
+		KernelID: k.ID, KernelSHA256: kernelSHA, KernelEntry: entry, KernelPackage: k.Package + " " + k.Version, KernelRelease: k.Release,
 		KernelConfig: k.Config, KernelNotable: k.Notable,
 		Initrd: initrd, BootTimeout: timeout, Throwaway: o.Throwaway,
 	}, nil

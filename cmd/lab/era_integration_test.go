@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"lab/images"
+	"lab/vm"
 )
 
 // eraProbeScript prints, from inside the guest, what says which kernel
@@ -24,7 +25,14 @@ sleep 2
 b=$(ticks); t1=$(cut -d' ' -f1 /proc/uptime)
 echo "tick_hz $(awk -v a=$a -v b=$b -v t0=$t0 -v t1=$t1 'BEGIN { printf "%.0f", (b - a) / (t1 - t0) }')"
 echo "split_mb $(/init addrspace | awk '$1 == "address_space_mb" { print $2 }')"
+echo "boot_protocol $(cat /sys/kernel/boot_params/version)"
 `
+
+// pvhBootProtocol is the boot protocol version a kernel entered through
+// its PVH entry reports (arch/x86/platform/pvh/enlighten.c fills in
+// boot_params itself, as version 2.12); entered as a bzImage it reports
+// its own header's (2.15 for 6.1).
+const pvhBootProtocol = "0x020c"
 
 // eraProfiles are the built-in profiles on kernels lab builds.
 func eraProfiles() []images.Profile {
@@ -40,13 +48,27 @@ func eraProfiles() []images.Profile {
 // TestIntegrationEraProfiles boots each era profile cold and then restored
 // from its booted snapshot, and checks from inside the guest that the
 // kernel running is the one lab built for it: /proc/config.gz is exactly
-// the recorded .config, the tick rate is the configured HZ, no modules.
+// the recorded .config, the tick rate is the configured HZ, no modules,
+// entered through its PVH entry. The first also boots --bzimage, which
+// enters the same kernel through the Linux boot protocol.
 func TestIntegrationEraProfiles(t *testing.T) {
 	ps := eraProfiles()
 	if len(ps) == 0 {
 		t.Fatal("no built-in profile names an era kernel")
 	}
+	list := itMust(t, itCallTimeout, nil, "image", "list").stdout
 	for _, p := range ps {
+		found := false
+		for _, line := range strings.Split(list, "\n") {
+			if f := strings.Fields(line); len(f) > 6 && f[0] == p.Kernel {
+				found = f[6] == images.EntryPVH
+			}
+		}
+		if !found {
+			t.Errorf("lab image list: no row for %s booting pvh:\n%s", p.Kernel, list)
+		}
+	}
+	for i, p := range ps {
 		t.Run(p.Name, func(t *testing.T) {
 			itBootEnv(t, p)
 			k, err := images.LoadKernel(p.Kernel)
@@ -68,12 +90,22 @@ func TestIntegrationEraProfiles(t *testing.T) {
 			}
 			// Only a periodic tick comes at HZ when the guest is idle.
 			periodic := images.ConfigValue(parsed, "CONFIG_HZ_PERIODIC") == "y"
-			check := func(how string) {
+			check := func(how string, st *vm.State, entry string) {
 				t.Helper()
+				wantSHA, wantProto := k.PVH, pvhBootProtocol
+				if entry == images.EntryBzImage {
+					wantSHA = k.Vmlinuz
+				}
+				if st.KernelEntry != entry || st.KernelSHA256 != wantSHA {
+					t.Errorf("%s: booted %.12s entered as %q, want %.12s as %q", how, st.KernelSHA256, st.KernelEntry, wantSHA, entry)
+				}
 				r := itMust(t, itCallTimeout, nil, "exec", "era", "--", "sh", "-c", eraProbeScript)
 				g := itParseProbe(r.stdout)
-				t.Logf("%s (%s): release %s, tick %s Hz (CONFIG_HZ=%d), modules %s, address space %s MB, /proc/config.gz sha256 %.12s (recorded %.12s); %s",
-					p.Name, how, g["release"], g["tick_hz"], wantHZ, g["modules"], g["split_mb"], g["config_sha256"], b.Config, b.NotableString())
+				t.Logf("%s (%s): release %s, tick %s Hz (CONFIG_HZ=%d), modules %s, address space %s MB, boot protocol %s, /proc/config.gz sha256 %.12s (recorded %.12s); %s",
+					p.Name, how, g["release"], g["tick_hz"], wantHZ, g["modules"], g["split_mb"], g["boot_protocol"], g["config_sha256"], b.Config, b.NotableString())
+				if proto := g["boot_protocol"]; (entry == images.EntryPVH) != (proto == wantProto) {
+					t.Errorf("%s: boot protocol %q in the guest; entered through %s it should be %s", how, proto, entry, map[bool]string{true: wantProto, false: "the bzImage's own, not " + wantProto}[entry == images.EntryPVH])
+				}
 				if g["config_sha256"] != b.Config {
 					t.Errorf("%s: /proc/config.gz hashes to %q, the recorded .config to %s", how, g["config_sha256"], b.Config)
 				}
@@ -93,12 +125,20 @@ func TestIntegrationEraProfiles(t *testing.T) {
 					t.Errorf("%s: %d timer interrupts a second, want about %d (%d..%d)", how, hz, wantHZ, lo, hi)
 				}
 			}
+			if k.PVH == "" {
+				t.Fatalf("kernel %s has no PVH vmlinux; base.config asks for CONFIG_PVH", k.ID)
+			}
 			st := itUp(t, p.Name, "era", "--cold")
 			if st.Boot != "cold" {
 				t.Errorf("--cold: boot %q, want cold", st.Boot)
 			}
-			check("cold")
+			check("cold", st, images.EntryPVH)
 			itMust(t, itCallTimeout, nil, "down", "era")
+			if i == 0 {
+				st = itUp(t, p.Name, "era", "--cold", "--bzimage")
+				check("cold --bzimage", st, images.EntryBzImage)
+				itMust(t, itCallTimeout, nil, "down", "era")
+			}
 			// The first plain boot makes the snapshot if there is none; the
 			// second restores it.
 			itUp(t, p.Name, "era")
@@ -107,7 +147,7 @@ func TestIntegrationEraProfiles(t *testing.T) {
 			if st.Boot != "restored from snapshot" {
 				t.Errorf("boot %q, want restored from snapshot", st.Boot)
 			}
-			check("restored")
+			check("restored", st, images.EntryPVH)
 			itMust(t, itCallTimeout, nil, "down", "era")
 			itNoneLeft(t, os.Getenv("LAB_STATE_DIR"), "era")
 		})

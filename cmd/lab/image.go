@@ -169,10 +169,13 @@ func imageCommand(e *env) *cli.Command {
 				},
 			},
 			{
-				Name:        "list",
-				Usage:       "list the kernels in the cache",
-				Description: "Example:\n   lab image list --json",
-				Flags:       []cli.Flag{jsonFlag},
+				Name:  "list",
+				Usage: "list the kernels in the cache",
+				Description: "BOOTS says how a boot enters each: bzimage (the compressed image, the Linux\n" +
+					"boot protocol) or pvh (the uncompressed vmlinux of a kernel lab built, entered\n" +
+					"directly: no real-mode setup, nothing to decompress).\n\n" +
+					"Example:\n   lab image list --json",
+				Flags: []cli.Flag{jsonFlag},
 				Action: func(c *cli.Context) error {
 					var ks []*images.Kernel
 					for _, id := range images.CachedKernelIDs() {
@@ -184,13 +187,14 @@ func imageCommand(e *env) *cli.Command {
 						return printJSON(e.stdout, ks)
 					}
 					tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
-					fmt.Fprintln(tw, "ID\tARCH\tRELEASE\tPACKAGE\tSHA256\tCONFIG")
+					fmt.Fprintln(tw, "ID\tARCH\tRELEASE\tPACKAGE\tSHA256\tBOOTS\tCONFIG")
 					for _, k := range ks {
 						cfg := "-"
 						if b, err := images.LoadBuild(k); err == nil {
 							cfg = strings.Join(b.Fragments, "+") + " " + b.NotableString()
 						}
-						fmt.Fprintf(tw, "%s\t%s\t%s\t%s %s\t%.12s\t%s\n", k.ID, k.Arch, k.Release, k.Package, k.Version, k.Vmlinuz, cfg)
+						_, entry := k.BootImage(images.Profile{}, false)
+						fmt.Fprintf(tw, "%s\t%s\t%s\t%s %s\t%.12s\t%s\t%s\n", k.ID, k.Arch, k.Release, k.Package, k.Version, k.Vmlinuz, entry, cfg)
 					}
 					return tw.Flush()
 				},

@@ -92,7 +92,8 @@ func profilesCommand(e *env) *cli.Command {
 				}
 				kernel, initrd := "KERNEL", "INITRD"
 				if k, err := images.LoadKernel(p.Kernel); err == nil {
-					kernel = k.VmlinuzPath()
+					sha, _ := k.BootImage(p, false)
+					kernel = images.BlobPath(sha)
 				}
 				argv, err := vm.Args(vm.Options{Profile: p, Kernel: kernel, Initrd: initrd, StateDir: vm.Dir(p.Name), Accel: c.String("accel"), Clock: clock})
 				if err != nil {

@@ -614,7 +614,7 @@ func machineOf(st *vm.State) results.Machine {
 	return results.Machine{
 		Name: st.Name, Profile: st.Profile, QEMUArgv: st.Argv, QEMUVersion: st.QEMUVersion,
 		Accelerator: st.Accel, Clock: st.Clock.String(),
-		KernelID: st.KernelID, KernelSHA256: st.KernelSHA256, KernelPackage: st.KernelPackage, Boot: st.Boot,
+		KernelID: st.KernelID, KernelSHA256: st.KernelSHA256, KernelEntry: st.KernelEntry, KernelPackage: st.KernelPackage, Boot: st.Boot,
 		KernelConfig: st.KernelConfig, KernelNotable: st.KernelNotable,
 	}
 }

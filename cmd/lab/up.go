@@ -19,6 +19,7 @@ type upFlags struct {
 	memory  int
 	files   []string
 	cold    bool
+	bzImage bool
 	json    bool
 }
 
@@ -36,13 +37,17 @@ func upCommand(e *env) *cli.Command {
 			"   lab up celeron-2.4 --clock icount:3   # deterministic guest time (TCG, 1 CPU)\n\n" +
 			"The first boot of a configuration saves the machine's state when its agent\n" +
 			"waits for the host; later boots restore it (~1-2 s instead of ~6 s under TCG).\n" +
-			"--cold boots from scratch.",
+			"--cold boots from scratch.\n\n" +
+			"Kernels lab builds (`lab image build`) have a PVH entry: QEMU enters their\n" +
+			"uncompressed vmlinux directly, with no real-mode setup and nothing to\n" +
+			"decompress. --bzimage boots their compressed bzImage instead, to compare.",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "name", Usage: "VM name (default: the profile name)"},
 			&cli.StringFlag{Name: "accel", Value: "auto", Usage: "accelerator: auto (prove KVM, else TCG), kvm or tcg"},
 			&cli.StringFlag{Name: "clock", Usage: "guest clock: host, icount or icount:SHIFT (TCG, one online CPU); default: the profile's clock, else host"},
 			&cli.IntFlag{Name: "memory", Usage: "override the profile's memory in `MB`"},
 			&cli.BoolFlag{Name: "cold", Usage: "boot from scratch: do not restore (or save) the booted snapshot of this configuration"},
+			&cli.BoolFlag{Name: "bzimage", Usage: "boot the kernel's compressed bzImage even where it has a PVH entry (lab-built kernels)"},
 			profileFileFlag, jsonFlag,
 		},
 		Action: func(c *cli.Context) error {
@@ -50,7 +55,7 @@ func upCommand(e *env) *cli.Command {
 				return fmt.Errorf("lab up needs exactly one PROFILE (see `lab profiles`)")
 			}
 			f := upFlags{profile: c.Args().First(), name: c.String("name"), accel: c.String("accel"),
-				clock: c.String("clock"), memory: c.Int("memory"), files: c.StringSlice("profile-file"), cold: c.Bool("cold"), json: c.Bool("json")}
+				clock: c.String("clock"), memory: c.Int("memory"), files: c.StringSlice("profile-file"), cold: c.Bool("cold"), bzImage: c.Bool("bzimage"), json: c.Bool("json")}
 			return e.up(c, f)
 		},
 	}
@@ -78,7 +83,7 @@ func (e *env) up(c *cli.Context, f upFlags) error {
 	if !f.json {
 		fmt.Fprintf(e.stderr, "booting %s (profile %s)...\n", f.name, p.Name)
 	}
-	st, err := vm.Up(c.Context, vm.UpOptions{Name: f.name, Profile: p, Accel: f.accel, Clock: clock, MemoryMB: f.memory, Cold: f.cold, Preload: preloadFor(p.Arch, e.stderr), Exe: exe, Log: e.stderr})
+	st, err := vm.Up(c.Context, vm.UpOptions{Name: f.name, Profile: p, Accel: f.accel, Clock: clock, MemoryMB: f.memory, Cold: f.cold, BzImage: f.bzImage, Preload: preloadFor(p.Arch, e.stderr), Exe: exe, Log: e.stderr})
 	if err != nil {
 		return err
 	}

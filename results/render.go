@@ -119,6 +119,9 @@ func header(r *Result) [][2]string {
 	if r.Guest.KernelRelease != "" {
 		kernel += ", release " + r.Guest.KernelRelease
 	}
+	if r.Machine.KernelEntry != "" {
+		kernel += ", entered as " + r.Machine.KernelEntry
+	}
 	rows = append(rows, [2]string{"kernel", kernel})
 	if g := guestLine(r.Guest); g != "" {
 		rows = append(rows, [2]string{"guest", g})

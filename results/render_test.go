@@ -42,6 +42,7 @@ func renderFixtures(t testing.TB) map[string]*Result {
 	forktime := testResult()
 	forktime.Machine.Profile = profile{Name: "p4-2.4", Summary: "E2 Pentium 4", Arch: "i386"}
 	forktime.Machine.Name = "p4"
+	forktime.Machine.KernelEntry = "bzimage"
 
 	create := testResult()
 	create.ID = "20260102T150405.000000Z-forkbench-create-abcdef"

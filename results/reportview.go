@@ -326,6 +326,9 @@ func provenanceOf(u UsedRun, anchor string) provenanceView {
 	}
 	add("kernel id", orUnknown(m.KernelID))
 	add("kernel sha256", orUnknown(m.KernelSHA256))
+	if m.KernelEntry != "" {
+		add("kernel entry", m.KernelEntry)
+	}
 	add("kernel package", orUnknown(m.KernelPackage))
 	add("guest uname", orUnknown(r.Guest.Uname))
 	if g := guestLine(r.Guest); g != "" {

@@ -234,6 +234,42 @@ func BuildKernel(ctx context.Context, o BuildOptions) (*Kernel, *Build, bool, er
 	return k, b, false, nil
 }
 
+// StaleRecipe says why kernel k, registered under the id of one of
+// Recipes, is not what that recipe builds now: its fragments (as this lab
+// embeds them) or the toolchain changed since k was built. It is "" when
+// k is current, is not a recipe's, or when that cannot be told (no cross
+// compiler, no source package in the cache).
+func StaleRecipe(ctx context.Context, k *Kernel) string {
+	r, ok := Recipes[k.ID]
+	if !ok {
+		return ""
+	}
+	built, ok := strings.CutPrefix(k.Source, "build:")
+	if !ok {
+		return ""
+	}
+	src, err := cachedSource()
+	if err != nil {
+		return ""
+	}
+	toolchain, err := toolchainVersion(ctx, crossCompile[r.Arch])
+	if err != nil {
+		return ""
+	}
+	var frags []*Fragment
+	for _, name := range r.Fragments {
+		f, err := LoadFragment(name)
+		if err != nil {
+			return ""
+		}
+		frags = append(frags, f)
+	}
+	if BuildKey(src.SHA256, r.Arch, toolchain, frags) == built {
+		return ""
+	}
+	return fmt.Sprintf("kernel %s was built from other fragments or with another toolchain than its recipe (%s) gives now; `lab image build %s` (or `make setup`) rebuilds it, minutes once", k.ID, strings.Join(r.Fragments, " + "), k.ID)
+}
+
 // notableString prints notable options in a fixed order.
 func notableString(n map[string]string) string {
 	var parts []string

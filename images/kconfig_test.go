@@ -1,6 +1,7 @@
 package images
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -201,6 +202,48 @@ func TestBuildKernelMissingTool(t *testing.T) {
 	} {
 		if _, _, _, err := BuildKernel(t.Context(), tt.o); err == nil || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("%+v: got %v, want an error containing %q", tt.o, err, tt.want)
+		}
+	}
+}
+
+// TestStaleRecipe: a recipe's kernel built from what the recipe gives now
+// is current; one built with other inputs is named stale, with the command
+// that rebuilds it; kernels of no recipe are never stale.
+func TestStaleRecipe(t *testing.T) {
+	prefix := crossCompile["i386"]
+	toolchain, err := toolchainVersion(context.Background(), prefix)
+	if err != nil {
+		t.Fatalf("the cross toolchain (make deps installs it): %v", err)
+	}
+	t.Setenv("LAB_CACHE_DIR", t.TempDir())
+	sha, err := PutReader(strings.NewReader("not really a .deb"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := writeJSONAtomic(sourceManifest(), &Source{Package: SourcePackage, Version: "6.1.0-test", SHA256: sha}); err != nil {
+		t.Fatal(err)
+	}
+	r := Recipes["era-2.4-i386"]
+	var frags []*Fragment
+	for _, n := range r.Fragments {
+		f, err := LoadFragment(n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		frags = append(frags, f)
+	}
+	current := BuildKey(sha, r.Arch, toolchain, frags)
+	ctx := context.Background()
+	if why := StaleRecipe(ctx, &Kernel{ID: "era-2.4-i386", Source: "build:" + current}); why != "" {
+		t.Errorf("a kernel built from the recipe as it is: %s", why)
+	}
+	why := StaleRecipe(ctx, &Kernel{ID: "era-2.4-i386", Source: "build:" + BuildKey(sha, r.Arch, toolchain, frags[:1])})
+	if !strings.Contains(why, "lab image build era-2.4-i386") {
+		t.Errorf("a kernel built from other fragments: %q, want it named stale with the rebuild command", why)
+	}
+	for _, k := range []*Kernel{{ID: "debian-6.1-686", Source: "debian"}, {ID: "my-k", Source: "build:" + current}} {
+		if why := StaleRecipe(ctx, k); why != "" {
+			t.Errorf("%s: %s", k.ID, why)
 		}
 	}
 }

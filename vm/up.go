@@ -74,6 +74,9 @@ func Prepare(ctx context.Context, o UpOptions) (*Config, error) {
 	if err != nil {
 		return nil, fmt.Errorf("building the initramfs for %s: %w", p.Name, err)
 	}
+	if why := images.StaleRecipe(ctx, k); why != "" && o.Log != nil {
+		fmt.Fprintln(o.Log, "note:", why)
+	}
 	kernelSHA, entry := k.BootImage(p, o.BzImage)
 	kernel := images.BlobPath(kernelSHA)
 	want := o.Accel

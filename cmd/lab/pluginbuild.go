@@ -12,6 +12,7 @@ import (
 
 	"lab/plugins"
 	"lab/plugins/host"
+	"lab/plugins/include"
 )
 
 // archBuild says how to build for one guest arch.
@@ -41,9 +42,11 @@ func pluginBuildCommand(e *env) *cli.Command {
 				"workloads in DIR/workload/*.c. The description is validated first; the Go\n" +
 				"program is built static for each guest arch (GOARCH=386 GO386=softfloat for\n" +
 				"i386: the old CPU models have no SSE2), each workload with the arch's C\n" +
-				"compiler (-static -O2 -pthread), into OUT/NAME/ARCH/, where `lab run NAME`\n" +
-				"finds it, and the description is recorded beside each binary with its sha256\n" +
-				"(OUT/NAME/ARCH/description.json). NAME is DIR's base name.\n\n" +
+				"compiler (-static -O2 -pthread, with lab's <lab.h> on the include path:\n" +
+				"prog, die, now, parse_long, tv_s, flush_results, finish), into\n" +
+				"OUT/NAME/ARCH/, where `lab run NAME` finds it, and the description is\n" +
+				"recorded beside each binary with its sha256 (OUT/NAME/ARCH/description.json).\n" +
+				"NAME is DIR's base name.\n\n" +
 				"Example:\n   lab plugin build ./myplugin && lab run myplugin",
 			Flags: []cli.Flag{&cli.StringFlag{Name: "out", Value: host.UserPluginDir(), Usage: "plugin directory to install into"}},
 			Action: func(c *cli.Context) error {
@@ -90,6 +93,16 @@ func buildPlugin(ctx context.Context, dir, outRoot string, e *env) (string, erro
 		return "", fmt.Errorf("plugin in directory %s calls itself %q in %s; the directory and the plugin name must match", dir, desc.Name, plugins.DescriptionFile)
 	}
 	srcs, _ := filepath.Glob(filepath.Join(dir, "workload", "*.c"))
+	// Every workload gets lab.h (#include <lab.h>) from this lab, wherever
+	// the plugin lives.
+	inc, err := os.MkdirTemp("", "lab-include-")
+	if err != nil {
+		return "", err
+	}
+	defer os.RemoveAll(inc)
+	if err := include.Write(inc); err != nil {
+		return "", err
+	}
 	out := filepath.Join(outRoot, name)
 	for _, b := range archBuilds {
 		adir := filepath.Join(out, b.arch)
@@ -104,7 +117,7 @@ func buildPlugin(ctx context.Context, dir, outRoot string, e *env) (string, erro
 		}
 		for _, src := range srcs {
 			bin := filepath.Join(adir, "workload", strings.TrimSuffix(filepath.Base(src), ".c"))
-			cc := exec.CommandContext(ctx, b.cc, "-static", "-O2", "-pthread", "-o", bin, src)
+			cc := exec.CommandContext(ctx, b.cc, "-static", "-O2", "-pthread", "-I", inc, "-o", bin, src)
 			if msg, err := cc.CombinedOutput(); err != nil {
 				return "", fmt.Errorf("compiling workload %s for %s with %s: %v\n%s", filepath.Base(src), b.arch, b.cc, err, strings.TrimSpace(string(msg)))
 			}

@@ -21,7 +21,8 @@ func testBench() bench { return bench{desc: plugins.MustParseDescription(descrip
 var workloadNames = []string{"server", "client", "clientd", "design"}
 
 // buildWorkloads compiles the C workloads with the host's cc into a
-// temporary directory, as `lab plugin build` does for the guests.
+// temporary directory, as `lab plugin build` does for the guests (lab.h
+// from plugins/include, which it embeds).
 func buildWorkloads(t *testing.T) string {
 	t.Helper()
 	if testing.Short() {
@@ -33,7 +34,7 @@ func buildWorkloads(t *testing.T) string {
 	dir := t.TempDir()
 	for _, name := range workloadNames {
 		out, err := exec.Command("gcc", "-static", "-O2", "-pthread", "-Wall", "-Wextra", "-Werror",
-			"-o", filepath.Join(dir, name), filepath.Join("workload", name+".c")).CombinedOutput()
+			"-I", filepath.Join("..", "include"), "-o", filepath.Join(dir, name), filepath.Join("workload", name+".c")).CombinedOutput()
 		if err != nil {
 			t.Fatalf("gcc %s.c: %v\n%s", name, err, out)
 		}

@@ -19,7 +19,8 @@ func testBench() bench { return bench{desc: plugins.MustParseDescription(descrip
 var workloadNames = []string{"hello", "limit", "requests"}
 
 // buildWorkloads compiles the C workloads with cc into a temporary
-// directory, as `lab plugin build` does for the guests.
+// directory, as `lab plugin build` does for the guests (lab.h from
+// plugins/include, which it embeds).
 func buildWorkloads(t *testing.T, cc string) string {
 	t.Helper()
 	if _, err := exec.LookPath(cc); err != nil {
@@ -28,7 +29,7 @@ func buildWorkloads(t *testing.T, cc string) string {
 	dir := t.TempDir()
 	for _, name := range workloadNames {
 		out, err := exec.Command(cc, "-static", "-O2", "-pthread", "-Wall", "-Werror",
-			"-o", filepath.Join(dir, name), filepath.Join("workload", name+".c")).CombinedOutput()
+			"-I", filepath.Join("..", "include"), "-o", filepath.Join(dir, name), filepath.Join("workload", name+".c")).CombinedOutput()
 		if err != nil {
 			t.Fatalf("%s %s.c: %v\n%s", cc, name, err, out)
 		}

@@ -20,7 +20,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: create M\n");
 		return 2;
 	}
-	long m = parse_count(argv[1]);
+	long m = parse_long("M", argv[1], 1, LONG_MAX);
 	double start = now();
 	double process_s = fork_loop(m, 1);
 	double thread_s = thread_loop(m);
@@ -30,5 +30,5 @@ int main(int argc, char **argv)
 	printf("process_ms %.6f ms\n", process_s / m * 1e3);
 	printf("thread_ms %.6f ms\n", thread_s / m * 1e3);
 	printf("ratio %.3f x\n", process_s / thread_s);
-	return finish(m, start);
+	return finish_loops(m, start);
 }

@@ -19,7 +19,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: forktime N\n");
 		return 2;
 	}
-	long n = parse_count(argv[1]);
+	long n = parse_long("N", argv[1], 1, LONG_MAX);
 	double start = now();
 	double fork_s = fork_loop(n, 0);
 	double thread_s = thread_loop(n);
@@ -27,5 +27,5 @@ int main(int argc, char **argv)
 	printf("fork_wait_us %.3f us\n", fork_s / n * 1e6);
 	printf("thread_create_join_us %.3f us\n", thread_s / n * 1e6);
 	printf("ratio %.3f x\n", fork_s / thread_s);
-	return finish(n, start);
+	return finish_loops(n, start);
 }

@@ -4,47 +4,12 @@
  * the harness does not distort what it measures.
  */
 #define _GNU_SOURCE
-#include <errno.h>
-#include <gnu/libc-version.h>
+#include <lab.h>
+#include <limits.h>
 #include <pthread.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
 #include <sys/types.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
-
-/* prog names the workload in its messages. */
-static const char *prog;
-
-static void die(const char *what, int err)
-{
-	fprintf(stderr, "%s: %s: %s\n", prog, what, strerror(err));
-	exit(1);
-}
-
-static double now(void)
-{
-	struct timespec ts;
-	if (clock_gettime(CLOCK_MONOTONIC, &ts) != 0)
-		die("clock_gettime", errno);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
-static long parse_count(const char *s)
-{
-	char *end;
-	long n;
-
-	errno = 0;
-	n = strtol(s, &end, 10);
-	if (errno != 0 || *end != '\0' || n < 1) {
-		fprintf(stderr, "%s: bad count %s; want an integer >= 1\n", prog, s);
-		exit(2);
-	}
-	return n;
-}
 
 /*
  * fork_loop times n × (fork, the child exits, the parent waits). With
@@ -95,13 +60,15 @@ static double thread_loop(long n)
 	return now() - t0;
 }
 
-/* finish prints the lines every workload ends with and checks stdout. */
-static int finish(long n, double start)
+/*
+ * finish_loops prints the lines every workload ends with and checks stdout.
+ * real_s, from start, covers the lines before it; it is not lab.h's finish,
+ * which would print the libc line after real_s, out of what real_s times.
+ */
+static int finish_loops(long n, double start)
 {
 	printf("libc glibc-%s\n", gnu_get_libc_version());
 	printf("n %ld\n", n);
 	printf("real_s %.6f s\n", now() - start);
-	if (fflush(stdout) != 0 || ferror(stdout))
-		die("write stdout", errno);
-	return 0;
+	return flush_results(stdout);
 }

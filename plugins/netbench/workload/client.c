@@ -123,5 +123,5 @@ int main(int argc, char **argv)
 		}
 	}
 	printf("connections %ld\nerrors %ld\nfirst_error %s\nwall_s %.6f s\n", done, errors, first, wall);
-	return finish();
+	return finish(stdout);
 }

@@ -319,5 +319,5 @@ int main(int argc, char **argv)
 		printf("sys_s %s s\n", value(&srv, "sys_s", v, sizeof v));
 		printf("served %s\n", value(&srv, "served", v, sizeof v));
 	}
-	return finish();
+	return finish(stdout);
 }

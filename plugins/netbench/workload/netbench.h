@@ -9,18 +9,14 @@
  * line it reads with that many bytes until the client closes.
  */
 #define _GNU_SOURCE
+#include <lab.h>
 #include <arpa/inet.h>
-#include <errno.h>
 #include <fcntl.h>
-#include <gnu/libc-version.h>
 #include <limits.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
 #include <signal.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
@@ -29,7 +25,6 @@
 #include <sys/time.h>
 #include <sys/types.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 /* MAXLINE bounds a request line; MAXN the bytes one request may ask for. */
@@ -37,38 +32,6 @@
 #define MAXN 1048576L
 /* LISTENQ is the book's listen backlog. */
 #define LISTENQ 1024
-
-/* prog names the workload in its messages. */
-static const char *prog;
-
-__attribute__((noreturn)) static void die(const char *what, int err)
-{
-	fprintf(stderr, "%s: %s: %s\n", prog, what, strerror(err));
-	exit(1);
-}
-
-__attribute__((unused)) static double now(void)
-{
-	struct timespec ts;
-	if (clock_gettime(CLOCK_MONOTONIC, &ts) != 0)
-		die("clock_gettime", errno);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
-/* parse_long parses argument what, which must lie in [lo, hi]. */
-static long parse_long(const char *what, const char *s, long lo, long hi)
-{
-	char *end;
-	long n;
-
-	errno = 0;
-	n = strtol(s, &end, 10);
-	if (errno != 0 || *end != '\0' || end == s || n < lo || n > hi) {
-		fprintf(stderr, "%s: bad %s %s; want an integer in %ld..%ld\n", prog, what, s, lo, hi);
-		exit(2);
-	}
-	return n;
-}
 
 /* parse_addr parses a dotted IPv4 address into sa with port. */
 static void parse_addr(struct sockaddr_in *sa, const char *addr, long port)
@@ -134,13 +97,4 @@ __attribute__((unused)) static void sibling(char *out, size_t size, const char *
 		fprintf(stderr, "%s: path of %s too long\n", prog, name);
 		exit(1);
 	}
-}
-
-/* finish prints the line every workload ends with and checks the output. */
-__attribute__((unused)) static int finish(void)
-{
-	printf("libc glibc-%s\n", gnu_get_libc_version());
-	if (fflush(stdout) != 0 || ferror(stdout))
-		die("write results", errno);
-	return 0;
 }

@@ -108,8 +108,6 @@ static void web_child(int fd)
 	}
 }
 
-static double tv_s(struct timeval tv) { return tv.tv_sec + tv.tv_usec / 1e6; }
-
 /* on_term is the book's sig_int: stop the children, wait for them all,
  * report the CPU time, exit. Only async-signal-safe calls (snprintf
  * aside, on a buffer of its own). */

@@ -5,57 +5,15 @@
  * for lab's threadbench plugin on the stdout they were started with.
  */
 #define _GNU_SOURCE
-#include <errno.h>
+#include <lab.h>
 #include <fcntl.h>
-#include <gnu/libc-version.h>
 #include <pthread.h>
 #include <signal.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
-
-/* prog names the workload in its messages. */
-static const char *prog;
-
-static void die(const char *what, int err)
-{
-	fprintf(stderr, "%s: %s: %s\n", prog, what, strerror(err));
-	exit(1);
-}
-
-static double now(void)
-{
-	struct timespec ts;
-	if (clock_gettime(CLOCK_MONOTONIC, &ts) != 0)
-		die("clock_gettime", errno);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
-/* parse_long parses argument what, which must lie in [lo, hi]. */
-static long parse_long(const char *what, const char *s, long lo, long hi)
-{
-	char *end;
-	long n;
-
-	errno = 0;
-	n = strtol(s, &end, 10);
-	if (errno != 0 || *end != '\0' || n < lo || n > hi) {
-		fprintf(stderr, "%s: bad %s %s; want an integer in %ld..%ld\n", prog, what, s, lo, hi);
-		exit(2);
-	}
-	return n;
-}
-
-__attribute__((unused)) static double tv_s(struct timeval tv)
-{
-	return tv.tv_sec + tv.tv_usec / 1e6;
-}
 
 /*
  * with_stack_limit makes RLIMIT_STACK's soft limit kb KB (0: leave it) and,
@@ -131,13 +89,4 @@ __attribute__((unused)) static long meminfo_kb(const char *name)
 		exit(1);
 	}
 	return v;
-}
-
-/* finish prints the line every workload ends with and checks the output. */
-static int finish(FILE *out)
-{
-	fprintf(out, "libc glibc-%s\n", gnu_get_libc_version());
-	if (fflush(out) != 0 || ferror(out))
-		die("write results", errno);
-	return 0;
 }

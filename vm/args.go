@@ -55,7 +55,7 @@ func CheckClock(p images.Profile, accel string, c Clock) error {
 		return fmt.Errorf("clock icount needs the tcg accelerator, not kvm")
 	}
 	if p.Topology.OnlineCPUs() != 1 {
-		return fmt.Errorf("clock icount needs exactly one online CPU; profile %s brings %d online (icount hangs SMP bring-up); use --clock host", p.Name, p.Topology.OnlineCPUs())
+		return fmt.Errorf("clock icount needs exactly one online CPU; profile %s brings %d online (under icount QEMU 7.2 hangs SMP bring-up, and one instruction counter for all CPUs could show no speedup: docs/icount-smp.md); use --clock host", p.Name, p.Topology.OnlineCPUs())
 	}
 	return nil
 }

@@ -175,7 +175,41 @@ func LoadCatalog(userDir string, files ...string) (*Catalog, error) {
 		c.profiles[p.Name] = p
 		c.sources[p.Name] = path
 	}
+	for _, n := range c.Names() {
+		if err := CheckVariant(c.profiles[n], c.profiles); err != nil {
+			return nil, fmt.Errorf("%s: %w", c.sources[n], err)
+		}
+	}
 	return c, nil
+}
+
+// CheckVariant checks p's variant_of against the profiles it may name: the
+// profile must exist, not be a variant itself, and have p's machine in
+// every field but the kernel (and the name, summary and original).
+func CheckVariant(p Profile, profiles map[string]Profile) error {
+	if p.VariantOf == "" {
+		return nil
+	}
+	base, ok := profiles[p.VariantOf]
+	switch {
+	case !ok:
+		return fmt.Errorf("profile %s: variant_of: no profile %q; name the profile whose machine this is", p.Name, p.VariantOf)
+	case base.VariantOf != "":
+		return fmt.Errorf("profile %s: variant_of: %s is itself a variant of %s; name %s", p.Name, base.Name, base.VariantOf, base.VariantOf)
+	case base.Kernel == p.Kernel:
+		return fmt.Errorf("profile %s: variant_of: %s boots the same kernel (%s); a variant differs in its kernel", p.Name, base.Name, p.Kernel)
+	}
+	// The machine: everything but what a variant may change.
+	a, b := p, base
+	for _, q := range []*Profile{&a, &b} {
+		q.Name, q.Summary, q.Original, q.Kernel, q.VariantOf, q.Experiments = "", "", Original{}, "", "", nil
+	}
+	ja, _ := json.Marshal(a)
+	jb, _ := json.Marshal(b)
+	if !bytes.Equal(ja, jb) {
+		return fmt.Errorf("profile %s: variant_of: %s is another machine (its arch, machine, cpu, topology, memory, cmdline, guest, console or clock differ); a variant differs from it only in its kernel", p.Name, base.Name)
+	}
+	return nil
 }
 
 // DefaultCatalog is LoadCatalog over UserProfileDir.

@@ -41,6 +41,13 @@ type Profile struct {
 	Console string `yaml:"console,omitempty" json:"console,omitempty"`
 	// Clock is "host" (default) or "icount" / "icount:SHIFT".
 	Clock string `yaml:"clock,omitempty" json:"clock,omitempty"`
+	// VariantOf names the profile whose machine this is, on another
+	// kernel (the era profiles: celeron-2.4-era is celeron-2.4 on
+	// era-2.4-i386). That profile's published figures and claims apply
+	// to runs on this one; results say which kernel ran. Everything but
+	// the kernel, the name, the summary and the original's differences
+	// must be the same (CheckVariant).
+	VariantOf string `yaml:"variant_of,omitempty" json:"variant_of,omitempty"`
 }
 
 // Original is the historical machine a profile stands for.

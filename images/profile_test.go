@@ -3,6 +3,7 @@ package images
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -416,4 +417,72 @@ func TestConsoleKinds(t *testing.T) {
 			t.Errorf("HasVTs(%q) = %v, want %v", p.ConsoleKind(), got, tt.vts)
 		}
 	}
+}
+
+// TestCheckVariant: the built-in era profiles are variants of their
+// machines; a variant must name an existing, non-variant profile with the
+// same machine and another kernel, and LoadCatalog rejects one that does
+// not, naming its file.
+func TestCheckVariant(t *testing.T) {
+	all := map[string]Profile{}
+	for _, p := range Builtin() {
+		all[p.Name] = p
+	}
+	for _, n := range []string{"celeron-2.4-era", "p4-2.4-era", "xeon5130-1core-era"} {
+		if p := all[n]; p.VariantOf == "" {
+			t.Errorf("%s: no variant_of", n)
+		}
+	}
+	for _, p := range all {
+		if err := CheckVariant(p, all); err != nil {
+			t.Errorf("built-in: %v", err)
+		}
+	}
+	base := all["celeron-2.4"]
+	good := base
+	good.Name, good.Kernel, good.VariantOf, good.Summary = "mine", "era-2.4-i386", "celeron-2.4", "mine"
+	if err := CheckVariant(good, all); err != nil {
+		t.Fatalf("a variant differing in its kernel: %v", err)
+	}
+	for _, c := range []struct {
+		name string
+		edit func(p *Profile)
+		want string
+	}{
+		{"unknown", func(p *Profile) { p.VariantOf = "celeron" }, `no profile "celeron"`},
+		{"variant of a variant", func(p *Profile) { p.VariantOf = "celeron-2.4-era" }, "is itself a variant of celeron-2.4; name celeron-2.4"},
+		{"same kernel", func(p *Profile) { p.Kernel = base.Kernel }, "boots the same kernel"},
+		{"memory", func(p *Profile) { p.MemoryMB = 512 }, "is another machine"},
+		{"cpu", func(p *Profile) { p.CPU.Model = "pentium3" }, "is another machine"},
+		{"guest", func(p *Profile) { p.Guest.StackKB = 1024 }, "is another machine"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			p := good
+			p.CPU.Drop = slices.Clone(good.CPU.Drop)
+			c.edit(&p)
+			err := CheckVariant(p, all)
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Errorf("CheckVariant = %v, want %q", err, c.want)
+			}
+		})
+	}
+	dir := t.TempDir()
+	f := filepath.Join(dir, "bad.yaml")
+	data := strings.Replace(builtinYAML(t, "celeron-2.4-era"), "name: celeron-2.4-era", "name: bad", 1)
+	data = strings.Replace(data, "memory_mb: 256", "memory_mb: 128", 1)
+	if err := os.WriteFile(f, []byte(data), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := LoadCatalog("", f); err == nil || !strings.Contains(err.Error(), f) || !strings.Contains(err.Error(), "celeron-2.4 is another machine") {
+		t.Errorf("LoadCatalog of a variant with another memory size: %v", err)
+	}
+}
+
+func builtinYAML(t *testing.T, name string) string {
+	t.Helper()
+	data, err := builtinFS.ReadFile("profiles/" + name + ".yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(data)
 }

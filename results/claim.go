@@ -321,7 +321,11 @@ func Decide(c *Claim, r *Result, store []*Result) Verdict {
 		v.Runs = []string{r.ID}
 	}
 	if v.Decided() && c.Profile != "" && c.Kind != KindSpeedup {
-		if p := ProfileName(r.Machine); p != c.Profile {
+		switch p := ProfileName(r.Machine); {
+		case p == c.Profile:
+		case FiguresProfile(r.Machine) == c.Profile:
+			v.Note = joinNote(v.Note, fmt.Sprintf("ran on profile %s: %s's machine on another kernel (%s)", p, c.Profile, orUnknown(r.Machine.KernelID)))
+		default:
 			v.Note = joinNote(v.Note, fmt.Sprintf("ran on profile %s, not %s (the profile standing for the claim's machine)", orUnknown(p), c.Profile))
 		}
 	}

@@ -65,10 +65,11 @@ func Compare(summaries []Summary, refs []Reference, profile string) []Comparison
 // ComparePublished compares r's summaries (computed from its samples if it
 // has none) with refs, the published figures its experiment declares (the
 // plugin's description), and the figures here for it (Published),
-// preferring the figures of the profile it ran.
+// preferring the figures of the profile it ran (FiguresProfile: for an
+// era profile, those of the machine it is a variant of).
 func ComparePublished(r *Result, refs []Reference) []Comparison {
 	all := slices.Concat(refs, Published(r.Experiment))
-	return Compare(summaries(r), all, ProfileName(r.Machine))
+	return Compare(summaries(r), all, FiguresProfile(r.Machine))
 }
 
 func summaries(r *Result) []Summary {

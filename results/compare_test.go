@@ -1,8 +1,10 @@
 package results
 
 import (
+	"bytes"
 	"errors"
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -149,5 +151,63 @@ func TestDiffRefusesIncomparable(t *testing.T) {
 				t.Errorf("Diff err = %v, want ErrIncomparable", err)
 			}
 		})
+	}
+}
+
+// TestComparePublishedVariant: a run on a kernel variant (p4-2.4-era,
+// variant_of p4-2.4) is compared with p4-2.4's figures as its own, its
+// claims' verdicts say it ran on that machine on another kernel, and a run
+// on an unrelated profile gets neither.
+func TestComparePublishedVariant(t *testing.T) {
+	r := testResult()
+	r.Machine.Profile = map[string]any{"name": "p4-2.4-era", "variant_of": "p4-2.4"}
+	r.Machine.KernelID = "era-2.4-i386"
+	if got := FiguresProfile(r.Machine); got != "p4-2.4" {
+		t.Fatalf("FiguresProfile = %q, want p4-2.4", got)
+	}
+	got := ComparePublished(r, forkbenchRefs(t, "forktime"))
+	if len(got) == 0 || !got[0].SameProfile || got[0].Machine != mP4 || got[0].Published != 307.3 {
+		t.Fatalf("first comparison = %+v, want the P4's 307.3 µs fork figure as the profile's own", got)
+	}
+	var buf bytes.Buffer
+	r.Comparisons = got
+	if err := WriteTable(&buf, r); err != nil {
+		t.Fatal(err)
+	}
+	if out := buf.String(); !strings.Contains(out, "published, "+mP4) || strings.Contains(out, "no published figure") {
+		t.Errorf("the table of a run on p4-2.4-era does not show p4-2.4's figures as its machine's:\n%s", out)
+	}
+	// create's claims name celeron-2.4: decided on celeron-2.4-era, six
+	// repeats of a 4.4x process/thread ratio against E1.6's 10x.
+	cr := testResult()
+	cr.Experiment = "create"
+	cr.Machine.Profile = map[string]any{"name": "celeron-2.4-era", "variant_of": "celeron-2.4"}
+	cr.Machine.KernelID = "era-2.4-i386"
+	cr.Samples = nil
+	for i := 0; i < 6; i++ {
+		cr.Samples = append(cr.Samples, Sample{Metric: MetricProcessMS, Value: 0.40 + 0.001*float64(i), Unit: "ms", Repeat: i},
+			Sample{Metric: MetricThreadMS, Value: 0.09 + 0.0001*float64(i), Unit: "ms", Repeat: i})
+	}
+	var e16 *Claim
+	for _, c := range forkbenchClaims(t, "create") {
+		if c.ID == "E1.6" {
+			e16 = &c
+		}
+	}
+	if e16 == nil || e16.Profile != "celeron-2.4" {
+		t.Fatalf("forkbench create: no claim E1.6 on celeron-2.4: %+v", e16)
+	}
+	v := Decide(e16, cr, nil)
+	if !v.Decided() || !strings.Contains(v.Note, "ran on profile celeron-2.4-era: celeron-2.4's machine on another kernel (era-2.4-i386)") || strings.Contains(v.Note, "not celeron-2.4") {
+		t.Errorf("E1.6 on the variant: %s, note %q", v.Verdict, v.Note)
+	}
+	cr.Machine.Profile = map[string]any{"name": "p3-450"}
+	if v := Decide(e16, cr, nil); !strings.Contains(v.Note, "ran on profile p3-450, not celeron-2.4") {
+		t.Errorf("E1.6 on another machine: note %q", v.Note)
+	}
+	other := testResult()
+	other.Machine.Profile = map[string]any{"name": "celeron-2.4"}
+	if got := ComparePublished(other, forkbenchRefs(t, "forktime")); len(got) > 0 && got[0].Machine == mP4 && got[0].SameProfile {
+		t.Errorf("a run on celeron-2.4 took the P4's figures as its own: %+v", got[0])
 	}
 }

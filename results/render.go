@@ -28,6 +28,17 @@ func ProfileName(m Machine) string {
 }
 
 // profileField reads a top-level string field of the profile's JSON form.
+// FiguresProfile is the profile whose published figures and claims a run
+// on m answers to: the run's profile, or, for a kernel variant (a profile
+// with variant_of: the era profiles, the same machine on another kernel),
+// the profile it is a variant of.
+func FiguresProfile(m Machine) string {
+	if v := profileField(m.Profile, "variant_of", "VariantOf"); v != "" {
+		return v
+	}
+	return ProfileName(m)
+}
+
 func profileField(p any, keys ...string) string {
 	if p == nil {
 		return ""
@@ -126,7 +137,7 @@ func header(r *Result) [][2]string {
 	if g := guestLine(r.Guest); g != "" {
 		rows = append(rows, [2]string{"guest", g})
 	}
-	stands := standsFor(r, profile)
+	stands := standsFor(r, FiguresProfile(r.Machine))
 	if stands == "" {
 		stands = profileField(r.Machine.Profile, "summary", "Summary")
 	}
@@ -256,7 +267,7 @@ func writeTable(w io.Writer, r *Result, all bool) error {
 	}
 	fmt.Fprintln(w)
 	if len(cs) > 0 {
-		title := "published, " + orUnknown(standsFor(r, ProfileName(r.Machine)))
+		title := "published, " + orUnknown(standsFor(r, FiguresProfile(r.Machine)))
 		if all {
 			title = "published (* = the machine this profile stands for)"
 		}

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"lab/images"
+	"lab/internal/labtest"
 	"lab/vm"
 )
 
@@ -56,6 +57,7 @@ func TestIntegrationEraProfiles(t *testing.T) {
 	if len(ps) == 0 {
 		t.Fatal("no built-in profile names an era kernel")
 	}
+	labtest.RequireBoot(t, ps...)
 	list := itMust(t, itCallTimeout, nil, "image", "list").stdout
 	for _, p := range ps {
 		found := false

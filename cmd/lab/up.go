@@ -40,7 +40,8 @@ func upCommand(e *env) *cli.Command {
 			"--cold boots from scratch.\n\n" +
 			"Kernels lab builds (`lab image build`) have a PVH entry: QEMU enters their\n" +
 			"uncompressed vmlinux directly, with no real-mode setup and nothing to\n" +
-			"decompress. --bzimage boots their compressed bzImage instead, to compare.",
+			"decompress. --bzimage boots their compressed bzImage instead, to compare (an\n" +
+			"fb console always does: its VESA mode is set by the real-mode setup).",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "name", Usage: "VM name (default: the profile name)"},
 			&cli.StringFlag{Name: "accel", Value: "auto", Usage: "accelerator: auto (prove KVM, else TCG), kvm or tcg"},

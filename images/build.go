@@ -675,12 +675,17 @@ func kconfigDepends(tree, sym string) string {
 	return "; it depends on " + strings.Join(deps, " && ")
 }
 
-// runLogged runs a command with its output going to w.
+// runLogged runs a command with its output going to w. The command leads
+// a process group of its own, and ctx ending (Ctrl-C) kills the whole
+// group: make -j's compilers go with make.
 func runLogged(ctx context.Context, dir string, w io.Writer, name string, args ...string) error {
 	cmd := exec.CommandContext(ctx, name, args...)
 	cmd.Dir = dir
 	cmd.Stdout, cmd.Stderr = w, w
 	cmd.Env = append(os.Environ(), "LC_ALL=C")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	cmd.WaitDelay = 5 * time.Second
 	if err := cmd.Run(); err != nil {
 		return fmt.Errorf("%s %s: %w", name, strings.Join(args, " "), err)
 	}

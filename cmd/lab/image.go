@@ -17,7 +17,7 @@ import (
 func imageCommand(e *env) *cli.Command {
 	return &cli.Command{
 		Name:  "image",
-		Usage: "fetch, import and list guest kernels and busybox in the cache",
+		Usage: "fetch, build, import, list and remove guest kernels (and busybox) in the cache",
 		Description: "Kernels come from Debian packages (downloaded, never installed) and are\n" +
 			"kept in the content-addressed cache with the exact package version.\n\n" +
 			"Examples:\n   lab image fetch\n   lab image list\n" +
@@ -139,6 +139,51 @@ func imageCommand(e *env) *cli.Command {
 						return printJSON(e.stdout, map[string]any{"kernel": k, "build": b, "cached": hit})
 					}
 					printBuild(e, k, b, hit)
+					return nil
+				},
+			},
+			{
+				Name:      "rm",
+				Usage:     "remove kernels from the cache",
+				ArgsUsage: "KERNEL-ID...",
+				Description: "Removes each kernel's manifest, the record of the build that made it (a\n" +
+					"kernel lab built) and the blobs no other kernel uses. A kernel a VM that is\n" +
+					"up boots is refused: `lab down` it first. A kernel a built-in profile\n" +
+					"names comes back with `lab image fetch` or `lab image build` (or `make\n" +
+					"setup`); snapshots and initramfs images made with it go at the next\n" +
+					"`lab image prune`.\n\n" +
+					"Example:\n   lab image rm my-era",
+				Action: func(c *cli.Context) error {
+					if c.NArg() == 0 {
+						return fmt.Errorf("lab image rm needs the KERNEL-ID(s) to remove (see `lab image list`)")
+					}
+					entries, err := vm.List()
+					if err != nil {
+						return err
+					}
+					for _, id := range c.Args().Slice() {
+						for _, en := range entries {
+							if en.State != nil && !en.Stale && en.State.KernelID == id {
+								return fmt.Errorf("kernel %s: vm %s is up on it; `lab down %s` first (nothing was removed)", id, en.Name, en.Name)
+							}
+						}
+					}
+					for _, id := range c.Args().Slice() {
+						freed, err := images.RemoveKernel(id)
+						if err != nil {
+							return err
+						}
+						fmt.Fprintf(e.stdout, "removed kernel %s (%.1f MB freed)\n", id, float64(freed)/1e6)
+						var users []string
+						for _, p := range images.Builtin() {
+							if p.Kernel == id {
+								users = append(users, p.Name)
+							}
+						}
+						if len(users) > 0 {
+							fmt.Fprintf(e.stderr, "note: built-in profile(s) %s boot %s; `make setup` (or lab image fetch/build %s) brings it back\n", strings.Join(users, ", "), id, id)
+						}
+					}
 					return nil
 				},
 			},

@@ -151,3 +151,48 @@ func TestIntegrationImagePrune(t *testing.T) {
 	}
 	itMust(t, itCallTimeout, nil, "exec", "--", "true")
 }
+
+// TestIntegrationImageRm: a kernel imported under another id (the era
+// kernel's bzImage, so the two share a blob) boots a profile of its own;
+// `lab image rm` refuses it while that VM is up, then removes it and
+// nothing the era kernel still uses.
+func TestIntegrationImageRm(t *testing.T) {
+	era := itProfile(t, "celeron-2.4-era")
+	itBootEnv(t, era)
+	k, err := images.LoadKernel(era.Kernel)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const id = "it-rm-kernel"
+	t.Cleanup(func() { images.RemoveKernel(id) })
+	itMust(t, itCallTimeout, nil, "image", "import", id, "--arch", "i386", "--kernel", images.BlobPath(k.Vmlinuz))
+	file := filepath.Join(t.TempDir(), "it-rm.yaml")
+	prof := "name: it-rm\nsummary: celeron-2.4's machine on an imported copy of the era kernel\narch: i386\nmachine: pc\n" +
+		"cpu: {model: qemu32}\ntopology: {sockets: 1, cores: 1, threads: 1}\nmemory_mb: 256\nkernel: " + id + "\n"
+	if err := os.WriteFile(file, []byte(prof), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	itUp(t, "it-rm", "rm", "--cold", "--profile-file", file)
+	r := itLab(t, itCallTimeout, nil, "image", "rm", id)
+	if r.code == 0 || !strings.Contains(r.stderr, "vm rm is up on it; `lab down rm` first (nothing was removed)") {
+		t.Fatalf("lab image rm of a kernel a VM is up on: exit %d, %s", r.code, r.stderr)
+	}
+	if _, err := images.LoadKernel(id); err != nil {
+		t.Fatalf("the refused rm removed something: %v", err)
+	}
+	itMust(t, itCallTimeout, nil, "down", "rm")
+	r = itMust(t, itCallTimeout, nil, "image", "rm", id)
+	if !strings.Contains(r.stdout, "removed kernel "+id) {
+		t.Errorf("lab image rm: %q", r.stdout)
+	}
+	if list := itMust(t, itCallTimeout, nil, "image", "list").stdout; strings.Contains(list, id) {
+		t.Errorf("lab image list still shows %s:\n%s", id, list)
+	}
+	if _, err := images.LoadKernel(era.Kernel); err != nil {
+		t.Errorf("removing %s broke %s, which shares its image: %v", id, era.Kernel, err)
+	}
+	r = itLab(t, itCallTimeout, nil, "image", "rm", id)
+	if r.code == 0 || !strings.Contains(r.stderr, "kernel "+id+" is not in the cache") {
+		t.Errorf("lab image rm of a kernel not in the cache: exit %d, %s", r.code, r.stderr)
+	}
+}

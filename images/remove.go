@@ -1,0 +1,113 @@
+package images
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// blobs lists the cache blobs kernel k names.
+func (k *Kernel) blobs() []string {
+	out := []string{k.Vmlinuz, k.PVH, k.Config}
+	for _, m := range append(k.Modules, k.NetModules...) {
+		out = append(out, m.SHA256)
+	}
+	return out
+}
+
+// readKernel reads a manifest without verifying its blobs: a kernel whose
+// blobs are damaged can still be removed.
+func readKernel(id string) (*Kernel, error) {
+	data, err := os.ReadFile(kernelManifest(id))
+	if err != nil {
+		return nil, err
+	}
+	var k Kernel
+	if err := json.Unmarshal(data, &k); err != nil {
+		return nil, fmt.Errorf("kernel %s: manifest %s: %w", id, kernelManifest(id), err)
+	}
+	return &k, nil
+}
+
+// RemoveKernel deletes kernel id from the cache: its manifest, the record
+// of the build that made it (when no other kernel id points at that
+// build), and the blobs (image, vmlinux, .config, modules) that no other
+// kernel or build record names. It returns the bytes freed. Snapshots and
+// initramfs images made with it are left to `lab image prune`.
+func RemoveKernel(id string) (freed int64, err error) {
+	if !idRE.MatchString(id) {
+		return 0, fmt.Errorf("kernel %q: not a kernel id", id)
+	}
+	k, err := readKernel(id)
+	if errors.Is(err, fs.ErrNotExist) {
+		known := CachedKernelIDs()
+		return 0, fmt.Errorf("kernel %s is not in the cache (it has %s; see `lab image list`)", id, strings.Join(known, ", "))
+	}
+	if err != nil {
+		return 0, err
+	}
+	doomed := map[string]bool{}
+	for _, b := range k.blobs() {
+		if b != "" {
+			doomed[b] = true
+		}
+	}
+	// What every other kernel and build record still names stays.
+	keep := map[string]bool{}
+	buildShared := false
+	key, built := strings.CutPrefix(k.Source, "build:")
+	for _, other := range CachedKernelIDs() {
+		if other == id {
+			continue
+		}
+		o, err := readKernel(other)
+		if err != nil {
+			continue
+		}
+		for _, b := range o.blobs() {
+			keep[b] = true
+		}
+		if built && o.Source == k.Source {
+			buildShared = true
+		}
+	}
+	records, _ := filepath.Glob(filepath.Join(CacheDir(), "builds", "*.json"))
+	for _, r := range records {
+		if built && filepath.Base(r) == key+".json" && !buildShared {
+			continue // goes with the kernel
+		}
+		data, err := os.ReadFile(r)
+		if err != nil {
+			continue
+		}
+		var b Build
+		if json.Unmarshal(data, &b) == nil {
+			keep[b.Vmlinuz], keep[b.PVH], keep[b.Config] = true, true, true
+		}
+	}
+	if err := os.Remove(kernelManifest(id)); err != nil {
+		return 0, err
+	}
+	if built && !buildShared {
+		if err := os.Remove(buildManifest(key)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return freed, err
+		}
+	}
+	for b := range doomed {
+		if keep[b] {
+			continue
+		}
+		p := BlobPath(b)
+		if fi, err := os.Stat(p); err == nil {
+			freed += fi.Size()
+		}
+		if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return freed, err
+		}
+	}
+	return freed, nil
+}

@@ -87,7 +87,9 @@ func imageCommand(e *env) *cli.Command {
 				Description: "Fetches the " + images.SourcePackage + " package (once, cached by its sha256), configures the\n" +
 					"kernel from `make tinyconfig` plus the fragments in order (merge_config.sh, then\n" +
 					"olddefconfig), checks that every option a fragment asks for took, builds bzImage\n" +
-					"with the cross compiler and registers it as kernel ID. The build is keyed by the\n" +
+					"with the cross compiler (and keeps the stripped vmlinux when the configuration\n" +
+					"has CONFIG_PVH, as base does: `lab up` boots that directly) and registers it\n" +
+					"as kernel ID (`lab image rm ID` removes it). The build is keyed by the\n" +
 					"source's sha256, the fragments and the toolchain version: the same inputs again\n" +
 					"are a cache hit. A fragment is a file, or one lab ships: " + strings.Join(images.FragmentNames(), ", ") + ".\n" +
 					"Without --config, ID must be one of the kernels lab knows how to build: " + strings.Join(recipeIDs(), ", ") + ".\n\n" +

@@ -143,13 +143,9 @@ func BuildKernel(ctx context.Context, o BuildOptions) (*Kernel, *Build, bool, er
 	if len(o.Fragments) == 0 {
 		return nil, nil, false, fmt.Errorf("kernel %s: no --config fragment given (lab ships %s)", o.ID, strings.Join(FragmentNames(), ", "))
 	}
-	var frags []*Fragment
-	for _, a := range o.Fragments {
-		f, err := LoadFragment(a)
-		if err != nil {
-			return nil, nil, false, fmt.Errorf("kernel %s: %w", o.ID, err)
-		}
-		frags = append(frags, f)
+	frags, err := loadFragments(o.Fragments)
+	if err != nil {
+		return nil, nil, false, fmt.Errorf("kernel %s: %w", o.ID, err)
 	}
 	if err := checkTools(prefix, frags); err != nil {
 		return nil, nil, false, fmt.Errorf("kernel %s: %w", o.ID, err)
@@ -256,18 +252,27 @@ func StaleRecipe(ctx context.Context, k *Kernel) string {
 	if err != nil {
 		return ""
 	}
-	var frags []*Fragment
-	for _, name := range r.Fragments {
-		f, err := LoadFragment(name)
-		if err != nil {
-			return ""
-		}
-		frags = append(frags, f)
+	frags, err := loadFragments(r.Fragments)
+	if err != nil {
+		return ""
 	}
 	if BuildKey(src.SHA256, r.Arch, toolchain, frags) == built {
 		return ""
 	}
 	return fmt.Sprintf("kernel %s was built from other fragments or with another toolchain than its recipe (%s) gives now; `lab image build %s` (or `make setup`) rebuilds it, minutes once", k.ID, strings.Join(r.Fragments, " + "), k.ID)
+}
+
+// loadFragments loads each of args (LoadFragment), in order.
+func loadFragments(args []string) ([]*Fragment, error) {
+	var frags []*Fragment
+	for _, a := range args {
+		f, err := LoadFragment(a)
+		if err != nil {
+			return nil, err
+		}
+		frags = append(frags, f)
+	}
+	return frags, nil
 }
 
 // notableString prints notable options in a fixed order.
@@ -720,14 +725,14 @@ func PruneBuilds() (files int, bytes int64, busy bool, err error) {
 	if err != nil {
 		return 0, 0, false, err
 	}
-	f, err := os.OpenFile(filepath.Join(dir, "lock"), os.O_RDWR|os.O_CREATE, 0o644)
+	unlock, err := tryLockFile(filepath.Join(dir, "lock"))
 	if err != nil {
 		return 0, 0, false, err
 	}
-	defer f.Close()
-	if syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB) != nil {
+	if unlock == nil {
 		return 0, 0, true, nil
 	}
+	defer unlock()
 	for _, de := range des {
 		if !de.IsDir() || !(strings.HasPrefix(de.Name(), "src-") || strings.HasPrefix(de.Name(), "out-")) {
 			continue

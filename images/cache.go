@@ -191,9 +191,9 @@ func LockCache(ctx context.Context) (unlock func(), err error) {
 	return lockFile(ctx, filepath.Join(CacheDir(), "lock"), "another lab or make setup is fetching")
 }
 
-// lockFile takes an exclusive flock(2) on path, waiting until it is free
-// or ctx ends; who says who may hold it, for the error.
-func lockFile(ctx context.Context, path, who string) (unlock func(), err error) {
+// tryLockFile takes an exclusive flock(2) on path if it is free: unlock
+// is nil when someone else holds it.
+func tryLockFile(path string) (unlock func(), err error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return nil, fmt.Errorf("cache: %w", err)
 	}
@@ -201,8 +201,22 @@ func lockFile(ctx context.Context, path, who string) (unlock func(), err error) 
 	if err != nil {
 		return nil, fmt.Errorf("cache: %w", err)
 	}
-	if syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB) == nil {
-		return func() { f.Close() }, nil
+	if syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB) != nil {
+		f.Close()
+		return nil, nil
+	}
+	return func() { f.Close() }, nil
+}
+
+// lockFile takes an exclusive flock(2) on path, waiting until it is free
+// or ctx ends; who says who may hold it, for the error.
+func lockFile(ctx context.Context, path, who string) (unlock func(), err error) {
+	if unlock, err := tryLockFile(path); err != nil || unlock != nil {
+		return unlock, err
+	}
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("cache: %w", err)
 	}
 	// Someone else holds it: block in flock(2) on a goroutine so ctx can
 	// still cancel the wait. If we give up first, the goroutine releases

@@ -224,13 +224,9 @@ func TestStaleRecipe(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := Recipes["era-2.4-i386"]
-	var frags []*Fragment
-	for _, n := range r.Fragments {
-		f, err := LoadFragment(n)
-		if err != nil {
-			t.Fatal(err)
-		}
-		frags = append(frags, f)
+	frags, err := loadFragments(r.Fragments)
+	if err != nil {
+		t.Fatal(err)
 	}
 	current := BuildKey(sha, r.Arch, toolchain, frags)
 	ctx := context.Background()

@@ -146,7 +146,7 @@ func LoadKernel(id string) (*Kernel, error) {
 	if !idRE.MatchString(id) {
 		return nil, fmt.Errorf("kernel %q: not a kernel id", id)
 	}
-	data, err := os.ReadFile(kernelManifest(id))
+	k, err := readKernel(id)
 	if errors.Is(err, fs.ErrNotExist) {
 		if _, ok := kernelSources[id]; ok {
 			return nil, fmt.Errorf("kernel %s not in cache; run 'make setup' or 'lab image fetch %s'", id, id)
@@ -157,11 +157,7 @@ func LoadKernel(id string) (*Kernel, error) {
 		return nil, fmt.Errorf("kernel %s not in cache; import it with 'lab image import' (lab can fetch %s)", id, strings.Join(KernelIDs(), ", "))
 	}
 	if err != nil {
-		return nil, fmt.Errorf("kernel %s: %w", id, err)
-	}
-	var k Kernel
-	if err := json.Unmarshal(data, &k); err != nil {
-		return nil, fmt.Errorf("kernel %s: manifest %s: %w; run 'lab image fetch %s' again", id, kernelManifest(id), err, id)
+		return nil, err
 	}
 	if k.ID != id {
 		return nil, fmt.Errorf("kernel %s: manifest %s is for %q", id, kernelManifest(id), k.ID)
@@ -174,10 +170,24 @@ func LoadKernel(id string) (*Kernel, error) {
 	if err := Verify(k.Vmlinuz); err != nil {
 		return nil, fmt.Errorf("kernel %s: %w", id, err)
 	}
-	for _, m := range append(slices.Clip(k.Modules), k.NetModules...) {
+	for _, m := range slices.Concat(k.Modules, k.NetModules) {
 		if err := Verify(m.SHA256); err != nil {
 			return nil, fmt.Errorf("kernel %s: module %s: %w", id, m.Name, err)
 		}
+	}
+	return k, nil
+}
+
+// readKernel reads kernel id's manifest without verifying the blobs it
+// names (LoadKernel does; RemoveKernel must not need them).
+func readKernel(id string) (*Kernel, error) {
+	data, err := os.ReadFile(kernelManifest(id))
+	if err != nil {
+		return nil, fmt.Errorf("kernel %s: %w", id, err)
+	}
+	var k Kernel
+	if err := json.Unmarshal(data, &k); err != nil {
+		return nil, fmt.Errorf("kernel %s: manifest %s: %w; run 'lab image fetch %s' again", id, kernelManifest(id), err, id)
 	}
 	return &k, nil
 }

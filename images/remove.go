@@ -7,37 +7,25 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 )
 
 // blobs lists the cache blobs kernel k names.
 func (k *Kernel) blobs() []string {
 	out := []string{k.Vmlinuz, k.PVH, k.Config}
-	for _, m := range append(k.Modules, k.NetModules...) {
+	for _, m := range slices.Concat(k.Modules, k.NetModules) {
 		out = append(out, m.SHA256)
 	}
 	return out
-}
-
-// readKernel reads a manifest without verifying its blobs: a kernel whose
-// blobs are damaged can still be removed.
-func readKernel(id string) (*Kernel, error) {
-	data, err := os.ReadFile(kernelManifest(id))
-	if err != nil {
-		return nil, err
-	}
-	var k Kernel
-	if err := json.Unmarshal(data, &k); err != nil {
-		return nil, fmt.Errorf("kernel %s: manifest %s: %w", id, kernelManifest(id), err)
-	}
-	return &k, nil
 }
 
 // RemoveKernel deletes kernel id from the cache: its manifest, the record
 // of the build that made it (when no other kernel id points at that
 // build), and the blobs (image, vmlinux, .config, modules) that no other
 // kernel or build record names. It returns the bytes freed. Snapshots and
-// initramfs images made with it are left to `lab image prune`.
+// initramfs images made with it are left to `lab image prune`. A manifest
+// that does not parse is removed too; the blobs it named stay.
 func RemoveKernel(id string) (freed int64, err error) {
 	if !idRE.MatchString(id) {
 		return 0, fmt.Errorf("kernel %q: not a kernel id", id)
@@ -48,7 +36,7 @@ func RemoveKernel(id string) (freed int64, err error) {
 		return 0, fmt.Errorf("kernel %s is not in the cache (it has %s; see `lab image list`)", id, strings.Join(known, ", "))
 	}
 	if err != nil {
-		return 0, err
+		k = &Kernel{ID: id} // unreadable: only its manifest can go
 	}
 	doomed := map[string]bool{}
 	for _, b := range k.blobs() {

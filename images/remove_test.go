@@ -54,6 +54,16 @@ func TestRemoveKernel(t *testing.T) {
 	if _, err := RemoveKernel("deb-b"); err != nil || exists(BlobPath(vb)) || exists(BlobPath(m1)) {
 		t.Errorf("RemoveKernel(deb-b): %v; blobs left: %v %v", err, exists(BlobPath(vb)), exists(BlobPath(m1)))
 	}
+	// A manifest that does not parse can still be removed.
+	if err := os.WriteFile(kernelManifest("broken"), []byte("{not json"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := LoadKernel("broken"); err == nil || !strings.Contains(err.Error(), "run 'lab image fetch broken' again") {
+		t.Errorf("LoadKernel of a broken manifest: %v", err)
+	}
+	if _, err := RemoveKernel("broken"); err != nil || exists(kernelManifest("broken")) {
+		t.Errorf("RemoveKernel(broken): %v; manifest left: %v", err, exists(kernelManifest("broken")))
+	}
 	write(kernelManifest("other"), &Kernel{ID: "other", Source: "debian", Vmlinuz: vb})
 	if _, err := RemoveKernel("era-a"); err == nil || !strings.Contains(err.Error(), "kernel era-a is not in the cache (it has other") {
 		t.Errorf("removing a kernel not in the cache: %v", err)

@@ -83,15 +83,7 @@ func BenchmarkBootToReady(b *testing.B) {
 			b.Fatal(err)
 		}
 		b.Setenv("LAB_STATE_DIR", root)
-		boot := func(extra ...string) *vm.State {
-			r := benchLab(b, append(append([]string{"up", "--accel", "tcg", "--json", "--name", "b"}, extra...), p.Name)...)
-			var st vm.State
-			if err := json.Unmarshal([]byte(r), &st); err != nil {
-				b.Fatalf("lab up --json: %v", err)
-			}
-			benchLab(b, "down", "b")
-			return &st
-		}
+		boot := func(extra ...string) *vm.State { return benchUpDown(b, p.Name, extra...) }
 		boot() // makes the snapshot if there is none
 		var restored, coldReady, coldInit []float64
 		for i := 0; i < warm; i++ {
@@ -130,13 +122,20 @@ func benchLab(b *testing.B, args ...string) string {
 // benchProfile is celeron-2.4, which every table here is measured on.
 func benchProfile(b *testing.B) images.Profile {
 	b.Helper()
-	for _, p := range images.Builtin() {
-		if p.Name == "celeron-2.4" {
-			return p
-		}
+	return itProfile(b, "celeron-2.4")
+}
+
+// benchUpDown boots profile as VM "b" (with extra `lab up` flags), takes
+// it down again and returns the state `lab up --json` printed.
+func benchUpDown(b *testing.B, profile string, extra ...string) *vm.State {
+	b.Helper()
+	out := benchLab(b, append(append([]string{"up", "--accel", "tcg", "--json", "--name", "b"}, extra...), profile)...)
+	var st vm.State
+	if err := json.Unmarshal([]byte(out), &st); err != nil {
+		b.Fatalf("lab up --json: %v", err)
 	}
-	b.Fatal("no built-in profile celeron-2.4")
-	return images.Profile{}
+	benchLab(b, "down", "b")
+	return &st
 }
 
 // benchRoot takes the boot lock for the rest of the benchmark and points

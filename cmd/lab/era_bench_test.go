@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
@@ -37,12 +36,12 @@ func BenchmarkEraKernel(b *testing.B) {
 		for _, n := range pr {
 			if !seen[n] {
 				seen[n] = true
-				all = append(all, itProfileB(b, n))
+				all = append(all, itProfile(b, n))
 			}
 		}
 	}
 	benchRoot(b, all...)
-	prof := func(n string) images.Profile { return itProfileB(b, n) }
+	prof := func(n string) images.Profile { return itProfile(b, n) }
 
 	// Build: a cache hit is the whole `lab image build` a second `make
 	// setup` pays.
@@ -76,15 +75,7 @@ func BenchmarkEraKernel(b *testing.B) {
 		"KERNEL\tFRAGMENTS\tNOTABLE\tCOLD (RECORDED WHEN BUILT, make -j2)\tCACHED MEDIAN\tRANGE\tN", rows)
 
 	// Boot to ready.
-	up := func(p images.Profile, extra ...string) *vm.State {
-		out := benchLab(b, append(append([]string{"up", "--accel", "tcg", "--json", "--name", "b"}, extra...), p.Name)...)
-		var st vm.State
-		if err := json.Unmarshal([]byte(out), &st); err != nil {
-			b.Fatalf("lab up --json: %v", err)
-		}
-		benchLab(b, "down", "b")
-		return &st
-	}
+	up := func(p images.Profile, extra ...string) *vm.State { return benchUpDown(b, p.Name, extra...) }
 	type bootStats struct{ cold, bz, restored float64 }
 	boot := map[string]bootStats{}
 	rows = nil
@@ -173,15 +164,4 @@ func BenchmarkEraKernel(b *testing.B) {
 	c := boot["celeron-2.4-era"]
 	benchMetrics(b, "era_cold_boot_s", []float64{c.cold}, "era_bzimage_cold_boot_s", []float64{c.bz}, "debian_cold_boot_s", []float64{boot["celeron-2.4"].cold})
 	fails.check(b)
-}
-
-func itProfileB(b *testing.B, name string) images.Profile {
-	b.Helper()
-	for _, p := range images.Builtin() {
-		if p.Name == name {
-			return p
-		}
-	}
-	b.Fatalf("no built-in profile %s", name)
-	return images.Profile{}
 }

@@ -87,7 +87,7 @@ func itBootEnv(t *testing.T, profiles ...images.Profile) string {
 	return root
 }
 
-func itProfile(t *testing.T, name string) images.Profile {
+func itProfile(t testing.TB, name string) images.Profile {
 	t.Helper()
 	for _, p := range images.Builtin() {
 		if p.Name == name {

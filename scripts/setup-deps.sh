@@ -5,6 +5,7 @@ set -eu
 need=""
 command -v qemu-system-i386 >/dev/null 2>&1 || need="$need qemu-system-x86"
 command -v i686-linux-gnu-gcc >/dev/null 2>&1 || need="$need gcc-i686-linux-gnu"
+command -v i686-linux-gnu-strip >/dev/null 2>&1 || need="$need binutils-i686-linux-gnu"
 [ -e /usr/i686-linux-gnu/lib/libc.a ] || need="$need libc6-dev-i386-cross"
 command -v gcc >/dev/null 2>&1 || need="$need gcc"
 [ -e /usr/lib/x86_64-linux-gnu/libc.a ] || need="$need libc6-dev"

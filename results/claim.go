@@ -127,7 +127,7 @@ const (
 	NotRun = "not run"
 )
 
-// The statistical rules, as the verdicts and the README state them.
+// The statistical rules, as the verdicts and docs/claims.md state them.
 const (
 	// Alpha is the significance level of every test.
 	Alpha = 0.05

@@ -264,7 +264,7 @@ func abs(v float64) float64 {
 	return v
 }
 
-// The thresholds the README states are the tests' real limits.
+// The thresholds docs/claims.md states are the tests' real limits.
 func TestMinimumSamples(t *testing.T) {
 	lo, hi := []float64{1, 2, 3, 4}, []float64{5, 6, 7, 8}
 	if u, _ := MannWhitneyU(lo[:3], hi[:3]); u.P < Alpha {

@@ -18,7 +18,7 @@ import (
 )
 
 // The exit code of a run whose result could not be saved where asked
-// (documented in `lab run --help` and the README).
+// (documented in `lab run --help` and docs/commands.md).
 const wantExitSaveFailed = 74
 
 func TestRunUnwritableOutFailsFast(t *testing.T) {

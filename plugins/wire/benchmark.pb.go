@@ -655,7 +655,7 @@ func (x *Reference) GetNote() string {
 // A published claim, decided on the host from a run's samples: one
 // statement of a write-up and the rule that decides it, exactly one of the
 // kinds below. Every rule compares numbers with a statistical test and can
-// answer reproduced, not reproduced or inconclusive (see lab's README for
+// answer reproduced, not reproduced or inconclusive (see lab's docs/claims.md for
 // the verdict rules).
 type Claim struct {
 	state protoimpl.MessageState `protogen:"open.v1"`

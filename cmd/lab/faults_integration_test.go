@@ -22,6 +22,14 @@ func TestIntegrationQEMUKilled(t *testing.T) {
 	p := itProfile(t, "celeron-2.4")
 	root := itBootEnv(t, p)
 	st := itUp(t, p.Name, "doomed")
+	// `lab exec NAME` without "--" (issue 22, item 12: it ran NAME in the
+	// guest, "command not found", with no hint).
+	for _, args := range [][]string{{"exec", "doomed"}, {"exec", "doomed", "uname", "-a"}} {
+		r := itLab(t, itCallTimeout, nil, args...)
+		if r.code == 0 || r.code == 127 || !strings.Contains(r.stderr, "lab exec doomed -- ") {
+			t.Errorf("lab %s: exit %d, want a refusal showing `lab exec doomed -- CMD`:\n%s", strings.Join(args, " "), r.code, r.stderr)
+		}
+	}
 	if err := syscall.Kill(st.QEMUPID, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}

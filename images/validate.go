@@ -191,12 +191,8 @@ func (p Profile) Validate() error {
 	}
 
 	// Memory.
-	maxMem := MaxMemoryMBx86_64
-	if p.Arch == "i386" {
-		maxMem = MaxMemoryMBi386
-	}
-	if p.MemoryMB < MinMemoryMB || p.MemoryMB > maxMem {
-		bad("memory_mb", "%d out of range %d..%d for arch %s", p.MemoryMB, MinMemoryMB, maxMem, p.Arch)
+	if err := CheckMemory(p.Arch, p.MemoryMB); err != nil {
+		bad("memory_mb", "%v", err)
 	}
 
 	// Kernel.
@@ -262,4 +258,18 @@ func (p Profile) Validate() error {
 		name = "(unnamed)"
 	}
 	return fmt.Errorf("profile %s: %w", name, errors.Join(errs...))
+}
+
+// CheckMemory says whether a guest of arch can have mb MB of RAM: at least
+// MinMemoryMB, at most what its kernel addresses (i386) or a CI host
+// spares (x86_64).
+func CheckMemory(arch string, mb int) error {
+	maxMem := MaxMemoryMBx86_64
+	if arch == "i386" {
+		maxMem = MaxMemoryMBi386
+	}
+	if mb < MinMemoryMB || mb > maxMem {
+		return fmt.Errorf("%d out of range %d..%d for arch %s", mb, MinMemoryMB, maxMem, arch)
+	}
+	return nil
 }

@@ -40,6 +40,10 @@ type ctlRequest struct {
 	Discard bool `json:"discard,omitempty"`
 	// NIC is the card ctlNIC attaches.
 	NIC *NICSpec `json:"nic,omitempty"`
+	// PID and By (with ctlDown) are the process asking and its command
+	// line, for the record of the VM's end.
+	PID int      `json:"pid,omitempty"`
+	By  []string `json:"by,omitempty"`
 }
 
 type ctlResponse struct {
@@ -292,6 +296,7 @@ func (h *Handle) Discard(ctx context.Context) error {
 }
 
 func (h *Handle) down(ctx context.Context, req ctlRequest) error {
+	req.PID, req.By = os.Getpid(), os.Args
 	conn, _, err := h.ctl(ctx, req)
 	if err != nil {
 		if !supervisorAlive(h.State.SupervisorPID) {

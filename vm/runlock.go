@@ -96,6 +96,10 @@ func (h *Handle) LockRun(ctx context.Context, command []string, waiting func(hol
 	}, nil
 }
 
+// RunHolder returns the `lab run` measuring on the VM now, or nil if none
+// is.
+func (h *Handle) RunHolder() *RunHolder { return h.exclusiveHolder() }
+
 // exclusiveHolder returns the run holding the lock exclusive, or nil if
 // the lock is held shared (by exec/cp commands): a shared lock can be taken
 // exactly when no run holds it.

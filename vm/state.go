@@ -122,8 +122,8 @@ func List() ([]Entry, error) {
 	}
 	var out []Entry
 	for _, de := range des {
-		if !de.IsDir() {
-			continue
+		if !de.IsDir() || strings.HasPrefix(de.Name(), ".") {
+			continue // .ended holds the records of VMs that are gone
 		}
 		e := Entry{Name: de.Name(), Dir: filepath.Join(root, de.Name())}
 		st, err := ReadState(e.Dir)

@@ -115,23 +115,36 @@ func Supervise(dir string, ready *os.File, logw io.Writer) int {
 	var grace time.Duration
 	var downConn net.Conn
 	discard := false
+	// Why it ends is recorded before anything goes, so that a run that
+	// loses its link meanwhile can tell `lab down` from a crash.
+	end := Ended{Name: cfg.Name, Profile: cfg.Profile.Name}
 	select {
 	case <-m.Exited():
 		logger.Printf("qemu exited: %v", m.waitErr)
+		end.Cause, end.Reason = EndDied, exitReason(m.waitErr)
 	case <-ownerGone:
 		discard = true
+		end.Cause, end.Reason = EndDiscarded, "the process that owned this throwaway vm is gone"
 	case <-ctx.Done():
 		if isClosed(ownerGone) {
 			discard = true
+			end.Cause, end.Reason = EndDiscarded, "the process that owned this throwaway vm is gone"
 			break
 		}
 		logger.Printf("signalled; powering off")
 		grace = 5 * time.Second
+		end.Cause, end.Reason = EndSignalled, "its supervisor was signalled to stop"
 	case req := <-s.down:
 		grace = req.Grace
 		discard = req.Discard
 		downConn = s.downConn
+		end.Cause, end.Reason, end.By = EndDown, fmt.Sprintf("taken down by `lab down` (pid %d)", req.PID), req.By
+		if discard {
+			end.Cause, end.Reason = EndDiscarded, fmt.Sprintf("discarded by the run that booted it (pid %d)", req.PID)
+		}
 	}
+	end.Time = time.Now().UTC()
+	recordEnd(dir, end)
 	ln.Close()
 	st.Phase = PhaseStopping
 	_ = writeState(dir, st)

@@ -171,6 +171,8 @@ func Up(ctx context.Context, o UpOptions) (*State, error) {
 		}
 		return nil, err
 	}
+	// A new VM of this name: an earlier one's end is old news.
+	forgetEnded(dir)
 	b, _ := json.MarshalIndent(cfg, "", "  ")
 	if err := writeFileAtomic(dir+"/"+ConfigFile, b, 0o600); err != nil {
 		os.RemoveAll(dir)

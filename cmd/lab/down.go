@@ -1,8 +1,10 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -17,10 +19,15 @@ func downCommand(e *env) *cli.Command {
 		ArgsUsage: "[NAME] | --all",
 		Description: "Asks the guest agent to power off; if the guest does not go within\n" +
 			"--timeout, QEMU is told to quit, then killed.\n\n" +
-			"Examples:\n   lab down celeron-2.4\n   lab down --all",
+			"A VM a `lab run` is measuring on is left alone, saying which run: --wait\n" +
+			"waits for the run to end first, --force takes the VM down under it (the run\n" +
+			"saves what it measured, its outcome saying the VM was taken down by lab down).\n\n" +
+			"Examples:\n   lab down celeron-2.4\n   lab down --all\n   lab down --wait celeron-2.4",
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "all", Usage: "power off every VM"},
 			&cli.DurationFlag{Name: "timeout", Value: 30 * time.Second, Usage: "grace period before forcing"},
+			&cli.BoolFlag{Name: "force", Usage: "take the VM down even while a `lab run` measures on it (the run fails, saying so)"},
+			&cli.BoolFlag{Name: "wait", Usage: "wait for a `lab run` on the VM to end, then take it down"},
 		},
 		Action: func(c *cli.Context) error {
 			var names []string
@@ -48,10 +55,17 @@ func downCommand(e *env) *cli.Command {
 				}
 				names = []string{h.Name}
 			}
+			if c.Bool("force") && c.Bool("wait") {
+				return errors.New("give --force or --wait, not both")
+			}
 			var errs []error
 			for _, n := range names {
 				h, err := vm.Open(n)
 				if err != nil {
+					errs = append(errs, err)
+					continue
+				}
+				if err := e.waitForRun(c.Context, h, c.Bool("force"), c.Bool("wait")); err != nil {
 					errs = append(errs, err)
 					continue
 				}
@@ -65,4 +79,36 @@ func downCommand(e *env) *cli.Command {
 			return errors.Join(errs...)
 		},
 	}
+}
+
+// waitForRun is what lab down does about a `lab run` measuring on h:
+// refuse (naming the run and the flags), wait for it to end (wait), or
+// go ahead (force).
+func (e *env) waitForRun(ctx context.Context, h *vm.Handle, force, wait bool) error {
+	holder := h.RunHolder()
+	if holder == nil || force {
+		return nil
+	}
+	what := fmt.Sprintf("`%s` (pid %d, since %s)", strings.Join(holderCommand(holder), " "), holder.PID, holder.Started.Local().Format("15:04:05"))
+	if !wait {
+		return fmt.Errorf("vm %s: a lab run is measuring on it: %s; wait for it (`lab down --wait %s`) or interrupt it (`lab down --force %s`)", h.Name, what, h.Name, h.Name)
+	}
+	fmt.Fprintf(e.stderr, "vm %s: waiting for %s to end...\n", h.Name, what)
+	for h.RunHolder() != nil {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+	return nil
+}
+
+// holderCommand is the run's command line as lab would show it ("lab run
+// ..."): the recorded argv[0] may be a path.
+func holderCommand(h *vm.RunHolder) []string {
+	if len(h.Command) == 0 {
+		return []string{"lab run"}
+	}
+	return append([]string{"lab"}, h.Command[1:]...)
 }

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
+	"strings"
 	"syscall"
 	"time"
 
@@ -41,6 +43,18 @@ func execCommand(e *env) *cli.Command {
 			name, argv, err := splitNameCmd(args)
 			if err != nil {
 				return err
+			}
+			if name == "" && !slices.Contains(args, "--") {
+				// `lab exec NAME` or `lab exec NAME CMD`: a VM's name
+				// where the command goes is a missing "--", not a
+				// program to look for in the guest.
+				if h, err := vm.Open(argv[0]); err == nil {
+					cmd := "CMD"
+					if len(argv) > 1 {
+						cmd = strings.Join(argv[1:], " ")
+					}
+					return fmt.Errorf("%s is a VM, not a command: the command goes after --, as in `lab exec %s -- %s`", h.Name, h.Name, cmd)
+				}
 			}
 			return e.exec(c, name, argv)
 		},

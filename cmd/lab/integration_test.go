@@ -80,7 +80,7 @@ func itBootEnv(t *testing.T, profiles ...images.Profile) string {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()
 		var out, errb bytes.Buffer
-		if code := run(ctx, []string{"lab", "down", "--all", "--timeout", "10s"}, nil, &out, &errb); code != 0 {
+		if code := run(ctx, []string{"lab", "down", "--all", "--force", "--timeout", "10s"}, nil, &out, &errb); code != 0 {
 			t.Logf("clean-up: lab down --all: exit %d: %s%s", code, out.String(), errb.String())
 		}
 	})

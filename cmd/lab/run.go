@@ -436,6 +436,7 @@ func runFailure(ctx, runCtx context.Context, h *vm.Handle, sess *host.Session, e
 		// The exit frame may trail the broken connection a little.
 		code, exited, linkErr := sess.Exit(3 * time.Second)
 		switch {
+		case takenDown(h) != "":
 		case exited && linkErr == nil:
 			reason = fmt.Sprintf("the plugin crashed (exit status %d): %v", code, err)
 		case exited || guestGone(h, 3*time.Second):
@@ -443,6 +444,19 @@ func runFailure(ctx, runCtx context.Context, h *vm.Handle, sess *host.Session, e
 		}
 	}
 	return results.Outcome{Status: failedOrInterrupted(ctx), Reason: reason, StderrTail: sess.StderrTail()}
+}
+
+// takenDown is the reason of a run whose VM `lab down --force` took down
+// under it ("" if it was not): the plugin then dies of the guest's
+// shutdown, which must not read as a crash.
+func takenDown(h *vm.Handle) string {
+	// The supervisor records why before it powers the guest off, and a
+	// new VM of the name forgets an older record.
+	en, err := vm.ReadEnded(h.Name)
+	if err != nil || en.Cause != vm.EndDown {
+		return ""
+	}
+	return fmt.Sprintf("the VM was %s mid-run", en.Reason)
 }
 
 // failedOrInterrupted is the status of a run that broke: interrupted if
@@ -462,6 +476,9 @@ func classify(ctx, runCtx context.Context, h *vm.Handle, err error, timeout time
 		return "interrupted (Ctrl-C)"
 	case errors.Is(runCtx.Err(), context.DeadlineExceeded):
 		return fmt.Sprintf("timed out after %v (--timeout); the plugin was killed", timeout)
+	}
+	if down := takenDown(h); down != "" {
+		return down + ": " + err.Error()
 	}
 	return err.Error()
 }

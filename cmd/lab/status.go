@@ -32,7 +32,9 @@ func statusCommand(e *env) *cli.Command {
 		Name:  "status",
 		Usage: "list VMs: name, profile, state, accelerator, clock, uptime, pid",
 		Description: "Shows every VM that is up. State left behind by a supervisor that died\n" +
-			"(killed, host crash) is noticed here, reported as stale and cleaned up.\n\n" +
+			"(killed, host crash) is noticed here, reported as stale and cleaned up. A VM\n" +
+			"whose QEMU died (killed, crashed) is listed once as died, with the reason;\n" +
+			"`lab console NAME` still shows its console log.\n\n" +
 			"Example:\n   lab status --json",
 		Flags: []cli.Flag{jsonFlag},
 		Action: func(c *cli.Context) error {
@@ -58,6 +60,11 @@ func statusCommand(e *env) *cli.Command {
 					}
 				}
 				rows = append(rows, r)
+			}
+			// VMs that died since the last look: said once, with why.
+			for _, en := range vm.Unreported() {
+				rows = append(rows, statusRow{Name: en.Name, Profile: en.Profile,
+					State: fmt.Sprintf("died: %s at %s (its console: lab console %s)", en.Reason, en.Time.Local().Format("2006-01-02 15:04:05"), en.Name)})
 			}
 			if c.Bool("json") {
 				return printJSON(e.stdout, rows)

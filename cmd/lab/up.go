@@ -74,6 +74,11 @@ func (e *env) up(c *cli.Context, f upFlags) error {
 	if f.memory < 0 {
 		return fmt.Errorf("--memory %d: must be a positive number of MB", f.memory)
 	}
+	if f.memory > 0 {
+		if err := images.CheckMemory(p.Arch, f.memory); err != nil {
+			return fmt.Errorf("--memory %d: %w MB; give a size in that range, or leave --memory out for the profile's %d MB", f.memory, err, p.MemoryMB)
+		}
+	}
 	if f.name == "" {
 		f.name = p.Name
 	}

@@ -5,6 +5,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"lab/results/compare"
 )
 
 // Metric names of the forkbench plugin, for the fixtures.
@@ -104,7 +106,7 @@ func TestForkbenchRefs(t *testing.T) {
 		if n != tt.n {
 			t.Errorf("forkbench %s has %d %s figures, want %d", tt.exp, n, tt.metric, tt.n)
 		}
-		for _, r := range Published("") {
+		for _, r := range compare.Published("") {
 			if r.Metric == tt.metric {
 				t.Errorf("figure %+v is both here and in forkbench's description.json", r)
 			}

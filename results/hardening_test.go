@@ -14,6 +14,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"lab/results/compare"
+	"lab/results/render"
 )
 
 func TestCheckDir(t *testing.T) {
@@ -107,7 +110,7 @@ func TestDropNonFinite(t *testing.T) {
 	if len(r.Samples) != 2 || r.Samples[0].Value != 1 || r.Samples[1].Value != 2 {
 		t.Errorf("samples kept %+v, want the two finite ones", r.Samples)
 	}
-	r.Analyze(forkbenchRefs(t, "forktime"))
+	compare.Analyze(r, forkbenchRefs(t, "forktime"))
 	if _, err := Save(t.TempDir(), r); err != nil {
 		t.Errorf("Save after DropNonFinite: %v", err)
 	}
@@ -138,8 +141,8 @@ func TestInterferenceRecordedAndShown(t *testing.T) {
 		t.Errorf("saved document has no \"interference\" key: %v", err)
 	}
 	for _, w := range []func(*bytes.Buffer, *Result) error{
-		func(b *bytes.Buffer, r *Result) error { return WriteTable(b, r) },
-		func(b *bytes.Buffer, r *Result) error { return WriteMarkdown(b, r) },
+		func(b *bytes.Buffer, r *Result) error { return render.WriteTable(b, r) },
+		func(b *bytes.Buffer, r *Result) error { return render.WriteMarkdown(b, r) },
 	} {
 		var buf bytes.Buffer
 		if err := w(&buf, r); err != nil {
@@ -154,7 +157,7 @@ func TestInterferenceRecordedAndShown(t *testing.T) {
 	// Without interference nothing is said.
 	r.Interference = nil
 	var buf bytes.Buffer
-	if err := WriteTable(&buf, r); err != nil {
+	if err := render.WriteTable(&buf, r); err != nil {
 		t.Fatal(err)
 	}
 	if strings.Contains(buf.String(), "WARNING") {

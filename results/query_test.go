@@ -7,6 +7,10 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"lab/results/compare"
+	"lab/results/render"
+	"lab/results/stats"
 )
 
 func TestParseFilter(t *testing.T) {
@@ -101,11 +105,11 @@ func ids(rs []*Result) []string {
 
 func TestCompareSides(t *testing.T) {
 	base := []float64{100, 101, 99, 100.5, 99.5, 100.2, 99.8}
-	one := func(id, profile string, metric, unit string, vals []float64) Side {
-		return Side{Name: id, Runs: []*Result{run(id, profile, "host", series(metric, unit, nil, vals...))}}
+	one := func(id, profile string, metric, unit string, vals []float64) compare.Side {
+		return compare.Side{Name: id, Runs: []*Result{run(id, profile, "host", series(metric, unit, nil, vals...))}}
 	}
 	slower := scaled(base, 1.10)
-	cs := CompareSides(one("a", "c", "t", "ms", base), one("b", "c", "t", "ms", slower))
+	cs := compare.CompareSides(one("a", "c", "t", "ms", base), one("b", "c", "t", "ms", slower))
 	if len(cs) != 1 {
 		t.Fatalf("%d changes", len(cs))
 	}
@@ -113,36 +117,36 @@ func TestCompareSides(t *testing.T) {
 	if !c.Significant || !c.Regression || c.Delta != "+10.00%" || c.A.N != 7 || c.A.CI == "" || c.P >= 0.05 {
 		t.Errorf("a 10%% slowdown over 7 quiet samples: %+v", c)
 	}
-	if regs := Regressions(cs, 5); len(regs) != 1 {
+	if regs := compare.Regressions(cs, 5); len(regs) != 1 {
 		t.Errorf("Regressions(5%%) = %d, want 1", len(regs))
 	}
-	if regs := Regressions(cs, 15); len(regs) != 0 {
+	if regs := compare.Regressions(cs, 15); len(regs) != 0 {
 		t.Errorf("Regressions(15%%) = %d, want 0: the change is 10%%", len(regs))
 	}
 	// A rate that falls is the regression; one that rises is not.
-	cs = CompareSides(one("a", "c", "conn_per_s", "conn/s", base), one("b", "c", "conn_per_s", "conn/s", slower))
+	cs = compare.CompareSides(one("a", "c", "conn_per_s", "conn/s", base), one("b", "c", "conn_per_s", "conn/s", slower))
 	if !cs[0].HigherIsBetter || cs[0].Regression || !cs[0].Significant {
 		t.Errorf("a rate that rose 10%%: %+v", cs[0])
 	}
 	// Noise: the same distribution shuffled.
-	cs = CompareSides(one("a", "c", "t", "ms", base), one("b", "c", "t", "ms", []float64{100.2, 99.8, 100, 101, 99, 99.5, 100.5}))
+	cs = compare.CompareSides(one("a", "c", "t", "ms", base), one("b", "c", "t", "ms", []float64{100.2, 99.8, 100, 101, 99, 99.5, 100.5}))
 	if cs[0].Significant || cs[0].Delta != "~" || cs[0].Regression {
 		t.Errorf("the same samples: %+v", cs[0])
 	}
 	// Three samples a side: warned, never significant.
-	cs = CompareSides(one("a", "c", "t", "ms", base[:3]), one("b", "c", "t", "ms", slower[:3]))
+	cs = compare.CompareSides(one("a", "c", "t", "ms", base[:3]), one("b", "c", "t", "ms", slower[:3]))
 	if cs[0].Significant || len(cs[0].Warnings) == 0 || !strings.Contains(strings.Join(cs[0].Warnings, " "), "--repeat 4") || cs[0].A.CI != "" {
 		t.Errorf("3 samples a side: %+v", cs[0])
 	}
 	// Series on one side only.
 	a := one("a", "c", "t", "ms", base)
 	b := one("b", "c", "u", "ms", base)
-	cs = CompareSides(a, b)
+	cs = compare.CompareSides(a, b)
 	if len(cs) != 2 || cs[0].Only != "a" || cs[1].Only != "b" {
 		t.Errorf("one-sided series: %+v", cs)
 	}
 	var out strings.Builder
-	if err := WriteChanges(&out, a, one("b", "c", "t", "ms", slower), CompareSides(a, one("b", "c", "t", "ms", slower))); err != nil {
+	if err := compare.WriteChanges(&out, a, one("b", "c", "t", "ms", slower), compare.CompareSides(a, one("b", "c", "t", "ms", slower))); err != nil {
 		t.Fatal(err)
 	}
 	for _, s := range []string{"+10.00% (worse)", "p=0.001 n=7+7", "100 ms", "±", "Mann-Whitney U"} {
@@ -153,23 +157,23 @@ func TestCompareSides(t *testing.T) {
 }
 
 func TestCheckComparable(t *testing.T) {
-	mk := func(id, profile, clock, accel string) Side {
+	mk := func(id, profile, clock, accel string) compare.Side {
 		r := run(id, profile, clock)
 		r.Machine.Accelerator = accel
-		return Side{Name: id, Runs: []*Result{r}}
+		return compare.Side{Name: id, Runs: []*Result{r}}
 	}
-	if err := CheckComparable(mk("a", "c", "host", "tcg"), mk("b", "c", "host", "tcg")); err != nil {
+	if err := compare.CheckComparable(mk("a", "c", "host", "tcg"), mk("b", "c", "host", "tcg")); err != nil {
 		t.Error(err)
 	}
 	for _, tt := range []struct {
-		b    Side
+		b    compare.Side
 		want string
 	}{
 		{mk("b", "p4", "host", "tcg"), "profile c and run b has p4"},
 		{mk("b", "c", "icount:0", "tcg"), "clock host and run b has icount:0"},
 		{mk("b", "c", "host", "kvm"), "accelerator tcg and run b has kvm"},
 	} {
-		err := CheckComparable(mk("a", "c", "host", "tcg"), tt.b)
+		err := compare.CheckComparable(mk("a", "c", "host", "tcg"), tt.b)
 		if err == nil || !strings.Contains(err.Error(), tt.want) || !strings.Contains(err.Error(), "--force") {
 			t.Errorf("CheckComparable = %v, want %q and the way out", err, tt.want)
 		}
@@ -179,7 +183,7 @@ func TestCheckComparable(t *testing.T) {
 func TestJUnit(t *testing.T) {
 	ok := run("r-ok", "c", "host", series("t", "s", nil, 1, 2))
 	ok.Plugin, ok.Experiment = "forkbench", "forktime"
-	ok.Summary = Summarize(ok.Samples)
+	ok.Summary = stats.Summarize(ok.Samples)
 	ok.Verdicts = []Verdict{
 		{Claim: "E2.1", Statement: "fork costs more", Verdict: Reproduced, Reason: "4.5x"},
 		{Claim: "E1.7", Statement: "0.18 ms", Verdict: NotReproduced, Reason: "0.5 ms"},
@@ -188,7 +192,7 @@ func TestJUnit(t *testing.T) {
 	bad := run("r-bad", "c", "host")
 	bad.Plugin, bad.Experiment, bad.Outcome = "threadbench", "hello", Outcome{Status: "failed", Reason: "the guest died", StderrTail: "oops"}
 	var b strings.Builder
-	if err := WriteJUnit(&b, []*Result{ok, bad}); err != nil {
+	if err := render.WriteJUnit(&b, []*Result{ok, bad}); err != nil {
 		t.Fatal(err)
 	}
 	var doc JUnitSuites
@@ -208,19 +212,19 @@ func TestJUnit(t *testing.T) {
 
 func TestExportFormats(t *testing.T) {
 	r := run("r1", "c", "host", series("t", "s", nil, 1, 2))
-	r.Summary = Summarize(r.Samples)
-	for _, f := range Formats {
+	r.Summary = stats.Summarize(r.Samples)
+	for _, f := range render.Formats {
 		var b strings.Builder
-		if err := Export(&b, f, []*Result{r, r}); err != nil || b.Len() == 0 {
+		if err := render.Export(&b, f, []*Result{r, r}); err != nil || b.Len() == 0 {
 			t.Errorf("Export %s: %v (%d bytes)", f, err, b.Len())
 		}
 	}
 	var b strings.Builder
-	Export(&b, "csv", []*Result{r, r})
+	render.Export(&b, "csv", []*Result{r, r})
 	if n := strings.Count(b.String(), "\n"); n != 5 {
 		t.Errorf("csv of two runs of two samples: %d lines, want a header and 4 rows:\n%s", n, b.String())
 	}
-	if err := Export(&b, "yaml", nil); err == nil || !strings.Contains(err.Error(), "want one of table, json") {
+	if err := render.Export(&b, "yaml", nil); err == nil || !strings.Contains(err.Error(), "want one of table, json") {
 		t.Errorf("Export yaml = %v", err)
 	}
 }

@@ -194,14 +194,6 @@ type Comparison struct {
 	Note        string `json:"note,omitempty"`
 }
 
-// Analyze fills Summary from Samples and Comparisons with refs, the
-// published figures the run's experiment declares, and those here for it
-// (the figures of its own profile first).
-func (r *Result) Analyze(refs []Reference) {
-	r.Summary = Summarize(r.Samples)
-	r.Comparisons = ComparePublished(r, refs)
-}
-
 // DropNonFinite removes the samples whose value is NaN or infinite, which
 // JSON cannot carry, and returns one line per sample dropped ("metric m
 // repeat r: NaN"). A plugin should never send one (the SDK refuses them);

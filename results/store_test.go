@@ -8,6 +8,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"lab/results/compare"
+	"lab/results/stats"
 )
 
 func TestDefaultDir(t *testing.T) {
@@ -102,8 +105,8 @@ func testResult() *Result {
 func TestSaveLoad(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "new", "results")
 	r := testResult()
-	r.Summary = Summarize(r.Samples)
-	r.Comparisons = ComparePublished(r, forkbenchRefs(t, "forktime"))
+	r.Summary = stats.Summarize(r.Samples)
+	r.Comparisons = compare.ComparePublished(r, forkbenchRefs(t, "forktime"))
 	path, err := Save(dir, r)
 	if err != nil {
 		t.Fatal(err)

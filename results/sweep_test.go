@@ -5,6 +5,9 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	rclaims "lab/results/claims"
+	"lab/results/render"
 )
 
 func TestSweepPoints(t *testing.T) {
@@ -102,7 +105,7 @@ func TestPlotX(t *testing.T) {
 		{&Sweep{Axes: []SweepAxis{{"stdout", []string{"pty", "null"}}}}, "stdout"},
 	}
 	for _, tt := range tests {
-		if got := PlotX(tt.sweep); got != tt.want {
+		if got := render.PlotX(tt.sweep); got != tt.want {
 			t.Errorf("PlotX(%v) = %q, want %q", tt.sweep, got, tt.want)
 		}
 	}
@@ -127,7 +130,7 @@ func TestPlotMetrics(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := PlotMetrics(tt.main, tt.x, tt.claims); !reflect.DeepEqual(got, tt.want) {
+			if got := render.PlotMetrics(tt.main, tt.x, tt.claims); !reflect.DeepEqual(got, tt.want) {
 				t.Errorf("PlotMetrics(%s, %s) = %v, want %v", tt.main, tt.x, got, tt.want)
 			}
 		})
@@ -195,7 +198,7 @@ func TestJudgeSweep(t *testing.T) {
 	r := ratioSweep("run", "celeron-2.4", map[string]float64{"50": 2, "100": 8, "200": 8}, []string{"50", "100", "200"})
 	r.Sweep.Points[2].Status = PointNotRun
 	r.Samples = r.Samples[:16]
-	r.JudgeSweep([]Claim{ratio, onlyAt, labelled, other}, nil)
+	rclaims.JudgeSweep(r, []Claim{ratio, onlyAt, labelled, other}, nil)
 	var got []string
 	for _, v := range r.Verdicts {
 		got = append(got, v.Claim+" "+v.Verdict+" "+strings.SplitN(v.Reason, ":", 2)[0])
@@ -218,7 +221,7 @@ func TestJudgeSweep(t *testing.T) {
 	// seen at the same point.
 	one := ratioSweep("one", "xeon5130-1core", map[string]float64{"50": 4, "100": 4}, []string{"50", "100"})
 	two := ratioSweep("two", "xeon5130-2core", map[string]float64{"50": 2, "100": 3.9}, []string{"50", "100"})
-	two.JudgeSweep([]Claim{speedup}, []*Result{two, one})
+	rclaims.JudgeSweep(two, []Claim{speedup}, []*Result{two, one})
 	got = nil
 	for _, v := range two.Verdicts {
 		got = append(got, v.Verdict+" "+strings.SplitN(v.Reason, ":", 2)[0]+" "+strings.Join(v.Runs, ","))
@@ -230,7 +233,7 @@ func TestJudgeSweep(t *testing.T) {
 
 	// A run that is no sweep is judged as Judge does.
 	plain := &Result{ID: "plain", Plugin: "forkbench", Experiment: "forktime", Outcome: Outcome{Status: "ok"}}
-	plain.JudgeSweep([]Claim{ratio}, nil)
+	rclaims.JudgeSweep(plain, []Claim{ratio}, nil)
 	if len(plain.Verdicts) != 1 || strings.HasPrefix(plain.Verdicts[0].Reason, "at ") {
 		t.Errorf("plain run verdicts %+v", plain.Verdicts)
 	}

@@ -157,12 +157,6 @@ func (v Verdict) Decided() bool { return v.Verdict != "" && v.Verdict != NotRun 
 // Values returns the samples of one series of r: metric with exactly
 // these labels.
 func (r *Result) Values(metric string, labels map[string]string) []float64 {
-	return r.Values(metric, labels)
-}
-
-// values returns the samples of one series of r: metric with exactly
-// these labels.
-func (r *Result) values(metric string, labels map[string]string) []float64 {
 	var out []float64
 	key := LabelKey(labels)
 	for _, s := range r.Samples {

@@ -1,4 +1,4 @@
-package claims
+package claims_test
 
 import (
 	"os"
@@ -10,7 +10,10 @@ import (
 
 	"lab/results"
 	"lab/results/render"
-	"lab/results/stats"
+
+	"lab/results/internal/fixture"
+
+	rclaims "lab/results/claims"
 )
 
 // series makes one sample per value, repeat i for the i-th, optionally
@@ -68,7 +71,7 @@ func checkVerdicts(t *testing.T, tests []verdictCase, stores ...map[string][]*re
 			for _, m := range stores {
 				store = m[tt.name]
 			}
-			v := Decide(&c, tt.run, store)
+			v := rclaims.Decide(&c, tt.run, store)
 			if v.Verdict != tt.want {
 				t.Errorf("verdict = %q (%s), want %q", v.Verdict, v.Reason, tt.want)
 			}
@@ -218,7 +221,7 @@ func TestSpeedupClaim(t *testing.T) {
 		{"another profile", claim(1.5, nil), modern, results.NotRun, []string{"this run is on modern-x86_64"}},
 		{"too few", claim(1.5, nil), run("two3", "xeon5130-2core", "host", series("real_s", "s", nil, 1, 1.01, 0.99)), results.Inconclusive, []string{"too few samples"}},
 	}, stores)
-	v := Decide(ptrClaim(claim(1.5, nil).WithKind()), two, []*results.Result{one})
+	v := rclaims.Decide(ptrClaim(claim(1.5, nil).WithKind()), two, []*results.Result{one})
 	if !reflect.DeepEqual(v.Runs, []string{"one", "two"}) {
 		t.Errorf("speedup runs = %v, want the baseline's and the other's", v.Runs)
 	}
@@ -246,47 +249,11 @@ func TestCrashClaim(t *testing.T) {
 	})
 }
 
-func TestSignTest(t *testing.T) {
-	tests := []struct {
-		xs           []float64
-		above, below int
-		p            float64
-	}{
-		{[]float64{1, 1, 1, 1, 1, 1}, 6, 0, 2.0 / 64},
-		{[]float64{1, 1, 1, 1, 1}, 5, 0, 2.0 / 32},
-		{[]float64{1, 1, 1, 1, -1, -1}, 4, 2, 2 * 22.0 / 64},
-		{[]float64{0, 0, 1}, 1, 0, 1},
-	}
-	for _, tt := range tests {
-		a, b, p := signTest(tt.xs, 0)
-		if a != tt.above || b != tt.below || abs(p-tt.p) > 1e-12 {
-			t.Errorf("signTest(%v, 0) = %d, %d, %v; want %d, %d, %v", tt.xs, a, b, p, tt.above, tt.below, tt.p)
-		}
-	}
-}
-
 func abs(v float64) float64 {
 	if v < 0 {
 		return -v
 	}
 	return v
-}
-
-// The thresholds the README states are the tests' real limits.
-func TestMinimumSamples(t *testing.T) {
-	lo, hi := []float64{1, 2, 3, 4}, []float64{5, 6, 7, 8}
-	if u, _ := stats.MannWhitneyU(lo[:3], hi[:3]); u.P < stats.Alpha {
-		t.Errorf("3 a side reach p = %v < %v; MinRankSamples would be too strict", u.P, stats.Alpha)
-	}
-	if u, _ := stats.MannWhitneyU(lo, hi); u.P >= stats.Alpha {
-		t.Errorf("4 a side give at best p = %v; MinRankSamples is wrong", u.P)
-	}
-	if _, _, p := signTest([]float64{1, 1, 1, 1, 1}, 0); p < stats.Alpha {
-		t.Errorf("5 samples reach p = %v; MinSignSamples would be too strict", p)
-	}
-	if _, _, p := signTest([]float64{1, 1, 1, 1, 1, 1}, 0); p >= stats.Alpha {
-		t.Errorf("6 samples give at best p = %v; MinSignSamples is wrong", p)
-	}
 }
 
 func TestJudgeOnlyItsExperiment(t *testing.T) {
@@ -296,7 +263,7 @@ func TestJudgeOnlyItsExperiment(t *testing.T) {
 		results.Claim{ID: "B", Plugin: "p", Bench: "other", Ratio: &results.RatioRule{Numerator: "proc", Denominator: "proc", Min: 1}}.WithKind(),
 		results.Claim{ID: "C", Plugin: "q", Bench: "e", Ratio: &results.RatioRule{Numerator: "proc", Denominator: "proc", Min: 1}}.WithKind(),
 	}
-	Judge(r, claims, nil)
+	rclaims.Judge(r, claims, nil)
 	if len(r.Verdicts) != 1 || r.Verdicts[0].Claim != "A" {
 		t.Errorf("verdicts = %+v, want only claim A's", r.Verdicts)
 	}
@@ -306,8 +273,8 @@ func TestJudgeOnlyItsExperiment(t *testing.T) {
 // a document written before claims (schema 1, a real result file as lab
 // wrote it) still loads.
 func TestSchemaVersions(t *testing.T) {
-	r := testResult()
-	Judge(r, forkbenchClaims(t, "forktime"), nil)
+	r := fixture.Result()
+	rclaims.Judge(r, fixture.ForkbenchClaims(t, "forktime"), nil)
 	dir := t.TempDir()
 	path, err := results.Save(dir, r)
 	if err != nil {
@@ -369,4 +336,14 @@ func TestOrderClaim(t *testing.T) {
 		{"other labels kept apart", results.Claim{Order: &results.OrderRule{Metric: "cpu_s", Label: "design", Above: []string{"1"}, Below: []string{"2"}, Min: 1,
 			Labels: map[string]string{"clients": "peer"}}}, designs(map[string]float64{"1": 4, "2": 2}, 5), results.Inconclusive, []string{"0 of cpu_s at design=1"}},
 	})
+}
+func cloneLabels(m map[string]string) map[string]string {
+	if len(m) == 0 {
+		return nil
+	}
+	out := make(map[string]string, len(m))
+	for k, v := range m {
+		out[k] = v
+	}
+	return out
 }

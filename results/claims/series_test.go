@@ -1,4 +1,4 @@
-package claims
+package claims_test
 
 import (
 	"strconv"

@@ -1,4 +1,4 @@
-package compare
+package compare_test
 
 import (
 	"bytes"
@@ -10,6 +10,12 @@ import (
 	"lab/results"
 	"lab/results/claims"
 	"lab/results/render"
+
+	"lab/results/internal/fixture"
+
+	"lab/results/compare"
+
+	"math"
 )
 
 func TestCompare(t *testing.T) {
@@ -61,7 +67,7 @@ func TestCompare(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := Compare(summaries, refs, tt.profile)
+			got := compare.Compare(summaries, refs, tt.profile)
 			var rows []row
 			for _, c := range got {
 				rows = append(rows, row{c.Metric, c.Machine, c.Published, c.Ratio, c.SameProfile})
@@ -81,17 +87,17 @@ func TestCompare(t *testing.T) {
 }
 
 func TestComparePublishedForkbench(t *testing.T) {
-	r := testResult()
+	r := fixture.Result()
 	r.Machine.Profile = map[string]any{"name": "p4-2.4"}
-	got := ComparePublished(r, forkbenchRefs(t, "forktime"))
-	if len(got) == 0 || !got[0].SameProfile || got[0].Machine != mP4 || got[0].Published != 307.3 {
+	got := compare.ComparePublished(r, fixture.ForkbenchRefs(t, "forktime"))
+	if len(got) == 0 || !got[0].SameProfile || got[0].Machine != fixture.MachineP4 || got[0].Published != 307.3 {
 		t.Fatalf("first comparison = %+v, want the P4's 307.3 µs fork figure", got)
 	}
 	seen := map[string]bool{}
 	for _, c := range got {
 		seen[c.Metric] = true
 	}
-	for _, m := range []string{MetricForkWait, MetricThreadJoin, MetricRatio} {
+	for _, m := range []string{fixture.MetricForkWait, fixture.MetricThreadJoin, fixture.MetricRatio} {
 		if !seen[m] {
 			t.Errorf("no comparison for %s", m)
 		}
@@ -99,14 +105,14 @@ func TestComparePublishedForkbench(t *testing.T) {
 }
 
 func TestDiff(t *testing.T) {
-	a := testResult()
-	b := testResult()
+	a := fixture.Result()
+	b := fixture.Result()
 	b.Samples = []results.Sample{
-		{Metric: MetricForkWait, Value: 193.125, Unit: "µs"},
-		{Metric: MetricRatio, Value: 4.414, Unit: "x"},
+		{Metric: fixture.MetricForkWait, Value: 193.125, Unit: "µs"},
+		{Metric: fixture.MetricRatio, Value: 4.414, Unit: "x"},
 		{Metric: "new", Value: 1, Unit: "x"},
 	}
-	got, err := Diff(a, b, false)
+	got, err := compare.Diff(a, b, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -117,9 +123,9 @@ func TestDiff(t *testing.T) {
 		only    string
 	}
 	want := []row{
-		{MetricForkWait, 386.25, 193.125, -50, ""},
-		{MetricThreadJoin, 87.5, 0, 0, "a"},
-		{MetricRatio, 4.414, 4.414, 0, ""},
+		{fixture.MetricForkWait, 386.25, 193.125, -50, ""},
+		{fixture.MetricThreadJoin, 87.5, 0, 0, "a"},
+		{fixture.MetricRatio, 4.414, 4.414, 0, ""},
 		{"new", 0, 1, 0, "b"},
 	}
 	var rows []row
@@ -145,13 +151,13 @@ func TestDiffRefusesIncomparable(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			a, b := testResult(), testResult()
+			a, b := fixture.Result(), fixture.Result()
 			b.Machine.Accelerator, b.Machine.Clock = tt.accel, tt.clock
-			_, err := Diff(a, b, tt.force)
+			_, err := compare.Diff(a, b, tt.force)
 			if (err != nil) != tt.wantErr {
 				t.Fatalf("Diff err = %v, want error %v", err, tt.wantErr)
 			}
-			if err != nil && !errors.Is(err, ErrIncomparable) {
+			if err != nil && !errors.Is(err, compare.ErrIncomparable) {
 				t.Errorf("Diff err = %v, want ErrIncomparable", err)
 			}
 		})
@@ -163,14 +169,14 @@ func TestDiffRefusesIncomparable(t *testing.T) {
 // claims' verdicts say it ran on that machine on another kernel, and a run
 // on an unrelated profile gets neither.
 func TestComparePublishedVariant(t *testing.T) {
-	r := testResult()
+	r := fixture.Result()
 	r.Machine.Profile = map[string]any{"name": "p4-2.4-era", "variant_of": "p4-2.4"}
 	r.Machine.KernelID = "era-2.4-i386"
 	if got := results.FiguresProfile(r.Machine); got != "p4-2.4" {
 		t.Fatalf("FiguresProfile = %q, want p4-2.4", got)
 	}
-	got := ComparePublished(r, forkbenchRefs(t, "forktime"))
-	if len(got) == 0 || !got[0].SameProfile || got[0].Machine != mP4 || got[0].Published != 307.3 {
+	got := compare.ComparePublished(r, fixture.ForkbenchRefs(t, "forktime"))
+	if len(got) == 0 || !got[0].SameProfile || got[0].Machine != fixture.MachineP4 || got[0].Published != 307.3 {
 		t.Fatalf("first comparison = %+v, want the P4's 307.3 µs fork figure as the profile's own", got)
 	}
 	var buf bytes.Buffer
@@ -178,22 +184,22 @@ func TestComparePublishedVariant(t *testing.T) {
 	if err := render.WriteTable(&buf, r); err != nil {
 		t.Fatal(err)
 	}
-	if out := buf.String(); !strings.Contains(out, "published, "+mP4) || strings.Contains(out, "no published figure") {
+	if out := buf.String(); !strings.Contains(out, "published, "+fixture.MachineP4) || strings.Contains(out, "no published figure") {
 		t.Errorf("the table of a run on p4-2.4-era does not show p4-2.4's figures as its machine's:\n%s", out)
 	}
 	// create's claims name celeron-2.4: decided on celeron-2.4-era, six
 	// repeats of a 4.4x process/thread ratio against E1.6's 10x.
-	cr := testResult()
+	cr := fixture.Result()
 	cr.Experiment = "create"
 	cr.Machine.Profile = map[string]any{"name": "celeron-2.4-era", "variant_of": "celeron-2.4"}
 	cr.Machine.KernelID = "era-2.4-i386"
 	cr.Samples = nil
 	for i := 0; i < 6; i++ {
-		cr.Samples = append(cr.Samples, results.Sample{Metric: MetricProcessMS, Value: 0.40 + 0.001*float64(i), Unit: "ms", Repeat: i},
-			results.Sample{Metric: MetricThreadMS, Value: 0.09 + 0.0001*float64(i), Unit: "ms", Repeat: i})
+		cr.Samples = append(cr.Samples, results.Sample{Metric: fixture.MetricProcessMS, Value: 0.40 + 0.001*float64(i), Unit: "ms", Repeat: i},
+			results.Sample{Metric: fixture.MetricThreadMS, Value: 0.09 + 0.0001*float64(i), Unit: "ms", Repeat: i})
 	}
 	var e16 *results.Claim
-	for _, c := range forkbenchClaims(t, "create") {
+	for _, c := range fixture.ForkbenchClaims(t, "create") {
 		if c.ID == "E1.6" {
 			e16 = &c
 		}
@@ -209,9 +215,12 @@ func TestComparePublishedVariant(t *testing.T) {
 	if v := claims.Decide(e16, cr, nil); !strings.Contains(v.Note, "ran on profile p3-450, not celeron-2.4") {
 		t.Errorf("E1.6 on another machine: note %q", v.Note)
 	}
-	other := testResult()
+	other := fixture.Result()
 	other.Machine.Profile = map[string]any{"name": "celeron-2.4"}
-	if got := ComparePublished(other, forkbenchRefs(t, "forktime")); len(got) > 0 && got[0].Machine == mP4 && got[0].SameProfile {
+	if got := compare.ComparePublished(other, fixture.ForkbenchRefs(t, "forktime")); len(got) > 0 && got[0].Machine == fixture.MachineP4 && got[0].SameProfile {
 		t.Errorf("a run on celeron-2.4 took the P4's figures as its own: %+v", got[0])
 	}
+}
+func approx(a, b float64) bool {
+	return math.Abs(a-b) <= 1e-9*math.Max(1, math.Abs(b))
 }

@@ -1,6 +1,12 @@
-package compare
+package compare_test
 
-import "testing"
+import (
+	"testing"
+
+	"lab/results/internal/fixture"
+
+	"lab/results/compare"
+)
 
 func TestPublished(t *testing.T) {
 	tests := []struct {
@@ -9,8 +15,8 @@ func TestPublished(t *testing.T) {
 		n          int
 	}{
 		// forktime's and create's figures are in forkbench's description.
-		{"forktime", MetricForkWait, 0},
-		{"create", MetricProcessMS, 0},
+		{"forktime", fixture.MetricForkWait, 0},
+		{"create", fixture.MetricProcessMS, 0},
 		{"E1", "crossover_prints", 2},
 		{"E1", "max_threads", 3},
 		{"e1", "server_cpu_s", 2},
@@ -19,7 +25,7 @@ func TestPublished(t *testing.T) {
 	}
 	for _, tt := range tests {
 		n := 0
-		for _, r := range Published(tt.experiment) {
+		for _, r := range compare.Published(tt.experiment) {
 			if r.Metric == tt.metric {
 				n++
 			}
@@ -45,7 +51,7 @@ func TestPublishedFor(t *testing.T) {
 	}
 	for _, tt := range tests {
 		var got []float64
-		for _, r := range PublishedFor(tt.profile, tt.metric) {
+		for _, r := range compare.PublishedFor(tt.profile, tt.metric) {
 			got = append(got, r.Value)
 		}
 		if len(got) != len(tt.want) {
@@ -62,14 +68,14 @@ func TestPublishedFor(t *testing.T) {
 }
 
 func TestPublishedIsCopied(t *testing.T) {
-	refs := Published("anchor")
+	refs := compare.Published("anchor")
 	for i := range refs {
 		if refs[i].Labels != nil {
 			refs[i].Labels["stack_kb"] = "changed"
 		}
 		refs[i].Value = -1
 	}
-	for _, r := range Published("anchor") {
+	for _, r := range compare.Published("anchor") {
 		if r.Value == -1 || r.Labels["stack_kb"] == "changed" {
 			t.Fatalf("Published returns the package's own table: %+v", r)
 		}
@@ -77,7 +83,7 @@ func TestPublishedIsCopied(t *testing.T) {
 }
 
 func TestPublishedWellFormed(t *testing.T) {
-	for _, r := range Published("") {
+	for _, r := range compare.Published("") {
 		if r.Experiment == "" || r.Source == "" || r.Machine == "" || r.Metric == "" || r.Unit == "" || r.Value <= 0 {
 			t.Errorf("incomplete reference %+v", r)
 		}

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"lab/results"
+
+	"lab/results/internal/fixture"
 )
 
 const testMatrix = `name: nightly
@@ -142,7 +144,7 @@ func shardDir(t *testing.T, all []Cell, shard Shard, hash string) string {
 		st.AllIDs = append(st.AllIDs, c.ID)
 	}
 	for _, c := range shard.Of(all) {
-		r := run(fmt.Sprintf("20261201T000000Z-%s-%06x", c.Plugin, slices.IndexFunc(all, func(x Cell) bool { return x.ID == c.ID })), c.Profile, "host", series("t", "s", nil, 1))
+		r := fixture.Run(fmt.Sprintf("20261201T000000Z-%s-%06x", c.Plugin, slices.IndexFunc(all, func(x Cell) bool { return x.ID == c.ID })), c.Profile, "host", fixture.Series("t", "s", nil, 1))
 		r.Started = time.Now()
 		if _, err := results.Save(StoreDir(dir), r); err != nil {
 			t.Fatal(err)
@@ -190,7 +192,7 @@ func TestMerge(t *testing.T) {
 
 func TestMatrixJUnitRegressedClaim(t *testing.T) {
 	mk := func(id string, at time.Time, verdict string) *results.Result {
-		r := run(id, "celeron-2.4", "host", series("t", "s", nil, 1))
+		r := fixture.Run(id, "celeron-2.4", "host", fixture.Series("t", "s", nil, 1))
 		r.Plugin, r.Experiment, r.Started = "forkbench", "forktime", at
 		r.Verdicts = []results.Verdict{{Claim: "E2.1", Verdict: verdict, Reason: "why " + verdict}}
 		return r

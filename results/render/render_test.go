@@ -12,6 +12,8 @@ import (
 	"lab/results/claims"
 	"lab/results/compare"
 	"lab/results/stats"
+
+	"lab/results/internal/fixture"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
@@ -44,31 +46,31 @@ type profile struct {
 }
 
 func renderFixtures(t testing.TB) map[string]*results.Result {
-	forktime := testResult()
+	forktime := fixture.Result()
 	forktime.Machine.Profile = profile{Name: "p4-2.4", Summary: "E2 Pentium 4", Arch: "i386"}
 	forktime.Machine.Name = "p4"
 	forktime.Machine.KernelEntry = "bzimage"
 
-	create := testResult()
+	create := fixture.Result()
 	create.ID = "20260102T150405.000000Z-forkbench-create-abcdef"
 	create.Experiment = "create"
 	create.Samples = []results.Sample{
-		{Metric: MetricProcessMS, Value: 0.412, Unit: "ms", Repeat: 0},
-		{Metric: MetricProcessMS, Value: 0.398, Unit: "ms", Repeat: 1},
-		{Metric: MetricThreadMS, Value: 0.0871, Unit: "ms", Repeat: 0},
-		{Metric: MetricThreadMS, Value: 0.0902, Unit: "ms", Repeat: 1},
-		{Metric: MetricRatio, Value: 4.73, Unit: "x", Repeat: 0},
-		{Metric: MetricRatio, Value: 4.41, Unit: "x", Repeat: 1},
+		{Metric: fixture.MetricProcessMS, Value: 0.412, Unit: "ms", Repeat: 0},
+		{Metric: fixture.MetricProcessMS, Value: 0.398, Unit: "ms", Repeat: 1},
+		{Metric: fixture.MetricThreadMS, Value: 0.0871, Unit: "ms", Repeat: 0},
+		{Metric: fixture.MetricThreadMS, Value: 0.0902, Unit: "ms", Repeat: 1},
+		{Metric: fixture.MetricRatio, Value: 4.73, Unit: "x", Repeat: 0},
+		{Metric: fixture.MetricRatio, Value: 4.41, Unit: "x", Repeat: 1},
 	}
 	create.Summary = stats.Summarize(create.Samples)
 	// As `lab run` records them: against the figures forkbench declares.
-	forktime.Comparisons = compare.ComparePublished(forktime, forkbenchRefs(t, "forktime"))
-	create.Comparisons = compare.ComparePublished(create, forkbenchRefs(t, "create"))
-	claims.Judge(forktime, forkbenchClaims(t, "forktime"), nil)
-	claims.Judge(create, forkbenchClaims(t, "create"), nil)
+	forktime.Comparisons = compare.ComparePublished(forktime, fixture.ForkbenchRefs(t, "forktime"))
+	create.Comparisons = compare.ComparePublished(create, fixture.ForkbenchRefs(t, "create"))
+	claims.Judge(forktime, fixture.ForkbenchClaims(t, "forktime"), nil)
+	claims.Judge(create, fixture.ForkbenchClaims(t, "create"), nil)
 
 	// Six repeats under icount:0: every claim decided.
-	icount := testResult()
+	icount := fixture.Result()
 	icount.ID = "20260102T150405.000000Z-forkbench-create-icount"
 	icount.Experiment = "create"
 	icount.Machine.Clock = "icount:0"
@@ -76,14 +78,14 @@ func renderFixtures(t testing.TB) map[string]*results.Result {
 	icount.Samples = nil
 	for i, v := range []float64{0.2171, 0.2168, 0.2175, 0.2169, 0.2172, 0.2170} {
 		th := []float64{0.0503, 0.0505, 0.0501, 0.0504, 0.0502, 0.0506}[i]
-		icount.Samples = append(icount.Samples, results.Sample{Metric: MetricProcessMS, Value: v, Unit: "ms", Repeat: i},
-			results.Sample{Metric: MetricThreadMS, Value: th, Unit: "ms", Repeat: i}, results.Sample{Metric: MetricRatio, Value: v / th, Unit: "x", Repeat: i})
+		icount.Samples = append(icount.Samples, results.Sample{Metric: fixture.MetricProcessMS, Value: v, Unit: "ms", Repeat: i},
+			results.Sample{Metric: fixture.MetricThreadMS, Value: th, Unit: "ms", Repeat: i}, results.Sample{Metric: fixture.MetricRatio, Value: v / th, Unit: "x", Repeat: i})
 	}
 	icount.Summary = stats.Summarize(icount.Samples)
-	icount.Comparisons = compare.ComparePublished(icount, forkbenchRefs(t, "create"))
-	claims.Judge(icount, forkbenchClaims(t, "create"), nil)
+	icount.Comparisons = compare.ComparePublished(icount, fixture.ForkbenchRefs(t, "create"))
+	claims.Judge(icount, fixture.ForkbenchClaims(t, "create"), nil)
 
-	crashed := testResult()
+	crashed := fixture.Result()
 	crashed.ID = "20260102T150405.000000Z-threads-sweep-abcdef"
 	crashed.Plugin, crashed.PluginVersion, crashed.Experiment = "threads", "", "sweep"
 	crashed.Machine = results.Machine{Profile: nil, Accelerator: "tcg", Clock: "icount"}

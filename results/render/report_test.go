@@ -12,6 +12,8 @@ import (
 	"lab/results"
 	rclaims "lab/results/claims"
 	"lab/results/compare"
+
+	"lab/results/internal/fixture"
 )
 
 // reportRun is a minimal stored run.
@@ -133,7 +135,7 @@ func reportFixture(t *testing.T) ReportInput {
 		Source: "E2", Machine: "P4", Ratio: &results.RatioRule{Numerator: "fork_wait_us", Denominator: "thread_create_join_us", Min: 4.5}}
 	cross := results.Claim{ID: "E1.1", Plugin: "threadbench", Bench: "hello", Kind: "crossover", Statement: "the curves cross near 600",
 		Source: "E1", Machine: "Celeron", Profile: "celeron-2.4", Params: map[string]string{"workers": "255"},
-		Crossover: &results.CrossoverRule{First: "real_s", Second: "real_s", Sweep: "count", At: ptr(600.0), Tolerance: 50,
+		Crossover: &results.CrossoverRule{First: "real_s", Second: "real_s", Sweep: "count", At: fixture.Ptr(600.0), Tolerance: 50,
 			FirstLabels: map[string]string{"mode": "thread"}, SecondLabels: map[string]string{"mode": "process"}}}
 	never := results.Claim{ID: "E3.1", Plugin: "printfbench", Bench: "logging", Kind: "ratio", Statement: "counters cost far less",
 		Source: "E3", Machine: "?", Profile: "xeon5130-fb", Ratio: &results.RatioRule{Numerator: "a", Denominator: "b", Min: 8.5}}

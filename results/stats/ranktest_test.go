@@ -111,3 +111,6 @@ func TestMannWhitneyURefuses(t *testing.T) {
 		}
 	}
 }
+func approx(a, b float64) bool {
+	return math.Abs(a-b) <= 1e-9*math.Max(1, math.Abs(b))
+}

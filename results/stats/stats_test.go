@@ -1,4 +1,4 @@
-package stats
+package stats_test
 
 import (
 	"math"
@@ -7,6 +7,10 @@ import (
 
 	"lab/results"
 	"lab/results/compare"
+
+	"lab/results/internal/fixture"
+
+	"lab/results/stats"
 )
 
 func approx(a, b float64) bool {
@@ -45,7 +49,7 @@ func TestDescribe(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := Describe(tt.values)
+			got := stats.Describe(tt.values)
 			g := []float64{float64(got.N), got.Median, got.Mean, got.TrimmedMean, got.Min, got.Max, got.MAD, got.Stddev, got.CV}
 			w := []float64{float64(tt.want.N), tt.want.Median, tt.want.Mean, tt.want.TrimmedMean, tt.want.Min, tt.want.Max, tt.want.MAD, tt.want.Stddev, tt.want.CV}
 			names := []string{"N", "Median", "Mean", "TrimmedMean", "Min", "Max", "MAD", "Stddev", "CV"}
@@ -60,7 +64,7 @@ func TestDescribe(t *testing.T) {
 
 func TestDescribeDoesNotReorderInput(t *testing.T) {
 	in := []float64{3, 1, 2}
-	Describe(in)
+	stats.Describe(in)
 	if want := []float64{3, 1, 2}; !reflect.DeepEqual(in, want) {
 		t.Errorf("input = %v after Describe, want %v", in, want)
 	}
@@ -81,7 +85,7 @@ func TestTrimmedMean(t *testing.T) {
 		{[]float64{1, 1, 5, 9, 9}, 5},
 	}
 	for _, tt := range tests {
-		if got := TrimmedMean(tt.values); !approx(got, tt.want) {
+		if got := stats.TrimmedMean(tt.values); !approx(got, tt.want) {
 			t.Errorf("TrimmedMean(%v) = %v, want %v", tt.values, got, tt.want)
 		}
 	}
@@ -98,7 +102,7 @@ func TestSummarizeGroups(t *testing.T) {
 		// Same metric, other unit: its own series, never averaged in.
 		{Metric: "a", Value: 9, Unit: "ms"},
 	}
-	got := Summarize(samples)
+	got := stats.Summarize(samples)
 	type row struct {
 		metric, unit, labels string
 		n                    int
@@ -127,9 +131,9 @@ func TestSummarizeGroups(t *testing.T) {
 }
 
 func TestAnalyze(t *testing.T) {
-	r := testResult()
+	r := fixture.Result()
 	r.Machine.Profile = map[string]any{"name": "rockhopper-2.4"}
-	compare.Analyze(r, forkbenchRefs(t, "forktime"))
+	compare.Analyze(r, fixture.ForkbenchRefs(t, "forktime"))
 	if len(r.Summary) != 3 || r.Summary[0].Median != 386.25 {
 		t.Errorf("Summary = %+v, want 3 series, fork median 386.25", r.Summary)
 	}

@@ -1,11 +1,8 @@
-// Package results owns the result document of one run, its statistics, the
-// on-disk store, comparisons (runs vs runs, runs vs published figures) and
-// rendering.
-//
-// Means and standard deviations come from gonum/stat. The median and MAD are
-// written here because gonum's Quantile picks one sample rather than
-// averaging the two middle ones, which is the convention reports (lmbench,
-// the E1 write-ups) use. This package imports no other lab package:
+// Package results owns the result document of one run (its types, the
+// claims and verdicts it carries), the on-disk store and queries over it.
+// It imports the standard library only: statistics (results/stats),
+// claims' rules (results/claims), comparisons (results/compare), rendering
+// (results/render) and the matrix (results/matrix) build on it.
 // Machine.Profile is carried as an opaque value and read through its JSON
 // form.
 package results

@@ -1,3 +1,6 @@
+// Package claims decides the claims of a write-up on runs: each claim
+// kind's rule, the verdicts recorded in a result, and claims' status across
+// the store.
 package claims
 
 import (

@@ -1,3 +1,6 @@
+// Package compare puts runs beside published figures and beside other
+// runs: ratios to the figures, per-series deltas, and benchstat-style
+// comparisons of two sets of runs.
 package compare
 
 import (

@@ -1,3 +1,5 @@
+// Package matrix is the nightly matrix: its spec, cells and shards, its
+// state on disk, merging shards and the matrix's JUnit.
 package matrix
 
 import (

@@ -1,3 +1,5 @@
+// Package render writes results for people and tools: text and Markdown
+// tables, CSV, JSON, JUnit, SVG plots and the HTML report.
 package render
 
 import (

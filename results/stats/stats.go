@@ -1,3 +1,10 @@
+// Package stats computes the statistics of a run's samples: summaries,
+// median, MAD, trimmed mean and the Mann-Whitney U test.
+//
+// Means and standard deviations come from gonum/stat. The median and MAD are
+// written here because gonum's Quantile picks one sample rather than
+// averaging the two middle ones, which is the convention reports (lmbench,
+// the E1 write-ups) use.
 package stats
 
 import (

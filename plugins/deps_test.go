@@ -97,3 +97,22 @@ func contains(ss []string, s string) bool {
 	}
 	return false
 }
+
+// TestHostLinksNoPlotting: plugins/host converts wire types into the result
+// document, so it links lab/results (the document) and nothing of the
+// statistics, claims or rendering built on it: no gonum, no gonum/plot.
+func TestHostLinksNoPlotting(t *testing.T) {
+	out, err := exec.Command("go", "list", "-deps", "../plugins/host").Output()
+	if err != nil {
+		t.Fatalf("go list -deps lab/plugins/host: %v", err)
+	}
+	deps := strings.Fields(string(out))
+	if !contains(deps, "lab/results") {
+		t.Fatalf("go list -deps lab/plugins/host does not list lab/results:\n%s", out)
+	}
+	for _, d := range deps {
+		if strings.HasPrefix(d, "gonum.org/") || strings.HasPrefix(d, "lab/results/") {
+			t.Errorf("lab/plugins/host links %s; it may import lab/results (the document) only", d)
+		}
+	}
+}

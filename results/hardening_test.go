@@ -1,4 +1,4 @@
-package results
+package results_test
 
 // A result must never be lost or written half-valid: the results directory
 // is checked before a run, non-finite numbers are refused by name (JSON
@@ -14,6 +14,12 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"lab/results/compare"
+	"lab/results/render"
+
+	"lab/results"
+	"lab/results/internal/fixture"
 )
 
 func TestCheckDir(t *testing.T) {
@@ -34,7 +40,7 @@ func TestCheckDir(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			err := CheckDir(tt.dir)
+			err := results.CheckDir(tt.dir)
 			if tt.wantErr {
 				if err == nil || !strings.Contains(err.Error(), tt.dir) {
 					t.Fatalf("CheckDir(%s) = %v, want an error naming the directory", tt.dir, err)
@@ -60,22 +66,22 @@ func TestCheckDir(t *testing.T) {
 func TestSaveRefusesNonFiniteByName(t *testing.T) {
 	tests := []struct {
 		name string
-		mod  func(r *Result)
+		mod  func(r *results.Result)
 		want []string
 	}{
-		{"sample", func(r *Result) { r.Samples[1].Value = math.NaN() }, []string{"sample", "metric fork_wait_us", "repeat 1", "NaN"}},
-		{"summary", func(r *Result) { r.Summary = []Summary{{Metric: "ratio", CV: math.Inf(1)}} }, []string{"summary", "metric ratio", "cv", "+Inf"}},
-		{"comparison", func(r *Result) {
-			r.Comparisons = []Comparison{{Metric: "ratio", Machine: "Celeron", Ratio: math.Inf(-1)}}
+		{"sample", func(r *results.Result) { r.Samples[1].Value = math.NaN() }, []string{"sample", "metric fork_wait_us", "repeat 1", "NaN"}},
+		{"summary", func(r *results.Result) { r.Summary = []results.Summary{{Metric: "ratio", CV: math.Inf(1)}} }, []string{"summary", "metric ratio", "cv", "+Inf"}},
+		{"comparison", func(r *results.Result) {
+			r.Comparisons = []results.Comparison{{Metric: "ratio", Machine: "Celeron", Ratio: math.Inf(-1)}}
 		}, []string{"comparison", "ratio", "Celeron", "-Inf"}},
-		{"harness", func(r *Result) { r.Harness = &Harness{PushSeconds: math.NaN()} }, []string{"push_seconds"}},
+		{"harness", func(r *results.Result) { r.Harness = &results.Harness{PushSeconds: math.NaN()} }, []string{"push_seconds"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			dir := t.TempDir()
-			r := testResult()
+			r := fixture.Result()
 			tt.mod(r)
-			_, err := Save(dir, r)
+			_, err := results.Save(dir, r)
 			if err == nil {
 				t.Fatal("Save accepted a non-finite number")
 			}
@@ -92,8 +98,8 @@ func TestSaveRefusesNonFiniteByName(t *testing.T) {
 }
 
 func TestDropNonFinite(t *testing.T) {
-	r := testResult()
-	r.Samples = []Sample{
+	r := fixture.Result()
+	r.Samples = []results.Sample{
 		{Metric: "a", Value: 1},
 		{Metric: "a", Value: math.NaN(), Repeat: 1},
 		{Metric: "b", Value: math.Inf(1), Labels: map[string]string{"n": "5"}},
@@ -107,8 +113,8 @@ func TestDropNonFinite(t *testing.T) {
 	if len(r.Samples) != 2 || r.Samples[0].Value != 1 || r.Samples[1].Value != 2 {
 		t.Errorf("samples kept %+v, want the two finite ones", r.Samples)
 	}
-	r.Analyze(forkbenchRefs(t, "forktime"))
-	if _, err := Save(t.TempDir(), r); err != nil {
+	compare.Analyze(r, fixture.ForkbenchRefs(t, "forktime"))
+	if _, err := results.Save(t.TempDir(), r); err != nil {
 		t.Errorf("Save after DropNonFinite: %v", err)
 	}
 	if got := r.DropNonFinite(); got != nil {
@@ -117,15 +123,15 @@ func TestDropNonFinite(t *testing.T) {
 }
 
 func TestInterferenceRecordedAndShown(t *testing.T) {
-	r := testResult()
+	r := fixture.Result()
 	at := time.Date(2026, 1, 2, 15, 4, 30, 0, time.UTC)
-	r.Interference = []Interference{{Time: at, Command: []string{"lab", "exec", "--no-wait", "--", "true"}}}
+	r.Interference = []results.Interference{{Time: at, Command: []string{"lab", "exec", "--no-wait", "--", "true"}}}
 	dir := t.TempDir()
-	path, err := Save(dir, r)
+	path, err := results.Save(dir, r)
 	if err != nil {
 		t.Fatal(err)
 	}
-	back, err := Load(path)
+	back, err := results.Load(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -137,9 +143,9 @@ func TestInterferenceRecordedAndShown(t *testing.T) {
 	if err := json.Unmarshal(b, &raw); err != nil || raw["interference"] == nil {
 		t.Errorf("saved document has no \"interference\" key: %v", err)
 	}
-	for _, w := range []func(*bytes.Buffer, *Result) error{
-		func(b *bytes.Buffer, r *Result) error { return WriteTable(b, r) },
-		func(b *bytes.Buffer, r *Result) error { return WriteMarkdown(b, r) },
+	for _, w := range []func(*bytes.Buffer, *results.Result) error{
+		func(b *bytes.Buffer, r *results.Result) error { return render.WriteTable(b, r) },
+		func(b *bytes.Buffer, r *results.Result) error { return render.WriteMarkdown(b, r) },
 	} {
 		var buf bytes.Buffer
 		if err := w(&buf, r); err != nil {
@@ -154,7 +160,7 @@ func TestInterferenceRecordedAndShown(t *testing.T) {
 	// Without interference nothing is said.
 	r.Interference = nil
 	var buf bytes.Buffer
-	if err := WriteTable(&buf, r); err != nil {
+	if err := render.WriteTable(&buf, r); err != nil {
 		t.Fatal(err)
 	}
 	if strings.Contains(buf.String(), "WARNING") {

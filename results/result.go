@@ -1,11 +1,8 @@
-// Package results owns the result document of one run, its statistics, the
-// on-disk store, comparisons (runs vs runs, runs vs published figures) and
-// rendering.
-//
-// Means and standard deviations come from gonum/stat. The median and MAD are
-// written here because gonum's Quantile picks one sample rather than
-// averaging the two middle ones, which is the convention reports (lmbench,
-// the E1 write-ups) use. This package imports no other lab package:
+// Package results owns the result document of one run (its types, the
+// claims and verdicts it carries), the on-disk store and queries over it.
+// It imports the standard library only: statistics (results/stats),
+// claims' rules (results/claims), comparisons (results/compare), rendering
+// (results/render) and the matrix (results/matrix) build on it.
 // Machine.Profile is carried as an opaque value and read through its JSON
 // form.
 package results
@@ -192,14 +189,6 @@ type Comparison struct {
 	// figure this run reproduces, rather than one shown for context.
 	SameProfile bool   `json:"same_profile,omitempty"`
 	Note        string `json:"note,omitempty"`
-}
-
-// Analyze fills Summary from Samples and Comparisons with refs, the
-// published figures the run's experiment declares, and those here for it
-// (the figures of its own profile first).
-func (r *Result) Analyze(refs []Reference) {
-	r.Summary = Summarize(r.Samples)
-	r.Comparisons = ComparePublished(r, refs)
 }
 
 // DropNonFinite removes the samples whose value is NaN or infinite, which

@@ -110,16 +110,16 @@ func Save(dir string, r *Result) (string, error) {
 		return "", fmt.Errorf("save result %s: %w", r.ID, err)
 	}
 	path := filepath.Join(dir, r.ID+ext)
-	if err := writeAtomic(path, data); err != nil {
+	if err := WriteAtomic(path, data); err != nil {
 		return "", fmt.Errorf("save result %s: %w", r.ID, err)
 	}
 	return path, nil
 }
 
-// writeAtomic replaces path with data so that a reader (or a crash) sees the
+// WriteAtomic replaces path with data so that a reader (or a crash) sees the
 // old file or the new one, never a part. The temporary name starts with '.'
 // so List never picks it up.
-func writeAtomic(path string, data []byte) (err error) {
+func WriteAtomic(path string, data []byte) (err error) {
 	dir := filepath.Dir(path)
 	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp*")
 	if err != nil {

@@ -1,4 +1,4 @@
-package results
+package results_test
 
 import (
 	"os"
@@ -8,6 +8,12 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"lab/results/compare"
+	"lab/results/stats"
+
+	"lab/results"
+	"lab/results/internal/fixture"
 )
 
 func TestDefaultDir(t *testing.T) {
@@ -23,7 +29,7 @@ func TestDefaultDir(t *testing.T) {
 			t.Setenv("LAB_RESULTS_DIR", tt.labDir)
 			t.Setenv("XDG_DATA_HOME", tt.xdg)
 			t.Setenv("HOME", tt.home)
-			got, err := DefaultDir()
+			got, err := results.DefaultDir()
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -36,19 +42,19 @@ func TestDefaultDir(t *testing.T) {
 
 func TestNewID(t *testing.T) {
 	t0 := time.Date(2026, 1, 2, 15, 4, 5, 123456789, time.FixedZone("x", 3600))
-	id := NewID("fork bench", "fork/time", t0)
+	id := results.NewID("fork bench", "fork/time", t0)
 	if re := regexp.MustCompile(`^20260102T140405\.123456Z-fork_bench-fork_time-[0-9a-f]{6}$`); !re.MatchString(id) {
 		t.Errorf("NewID = %q, want match %s", id, re)
 	}
-	if id2 := NewID("fork bench", "fork/time", t0); id2 == id {
+	if id2 := results.NewID("fork bench", "fork/time", t0); id2 == id {
 		t.Errorf("two NewID calls at the same time both gave %q", id)
 	}
 	// Later times sort later, across a change in the number of digits of
 	// any field.
 	ids := []string{
-		NewID("p", "e", time.Date(2026, 1, 2, 9, 59, 59, 999999000, time.UTC)),
-		NewID("p", "e", time.Date(2026, 1, 2, 10, 0, 0, 0, time.UTC)),
-		NewID("a", "a", time.Date(2026, 1, 2, 10, 0, 0, 1000, time.UTC)),
+		results.NewID("p", "e", time.Date(2026, 1, 2, 9, 59, 59, 999999000, time.UTC)),
+		results.NewID("p", "e", time.Date(2026, 1, 2, 10, 0, 0, 0, time.UTC)),
+		results.NewID("a", "a", time.Date(2026, 1, 2, 10, 0, 0, 1000, time.UTC)),
 	}
 	for i := 1; i < len(ids); i++ {
 		if ids[i-1] >= ids[i] {
@@ -57,54 +63,12 @@ func TestNewID(t *testing.T) {
 	}
 }
 
-func testResult() *Result {
-	start := time.Date(2026, 1, 2, 15, 4, 5, 0, time.UTC)
-	return &Result{
-		ID:       "20260102T150405.000000Z-forkbench-forktime-abcdef",
-		Started:  start,
-		Finished: start.Add(42 * time.Second),
-		Command:  []string{"lab", "run", "forkbench"},
-		Machine: Machine{
-			Name:          "celeron-2.4",
-			Profile:       map[string]any{"name": "celeron-2.4", "summary": "E1 paper machine"},
-			QEMUArgv:      []string{"qemu-system-i386", "-nodefaults"},
-			QEMUVersion:   "7.2.0",
-			Accelerator:   "tcg",
-			Clock:         "host",
-			KernelID:      "debian-6.1-686",
-			KernelSHA256:  "00ff",
-			KernelPackage: "linux-image-6.1.0-28-686 6.1.119-1",
-		},
-		Guest: GuestEnv{
-			Uname: "Linux 6.1.0-28-686 #1 SMP i686", KernelRelease: "6.1.0-28-686",
-			CPUModel: "Intel(R) Celeron(R) CPU 2.00GHz", CPUFamily: 15, CPUModelNum: 2,
-			OnlineCPUs: 1, PresentCPUs: 1, MemTotalKB: 254000, StackKB: 8192, Libc: "glibc 2.36 (static)",
-		},
-		Plugin:        "forkbench",
-		PluginVersion: "0.1.0",
-		Experiment:    "forktime",
-		Parameters:    map[string]string{"iterations": "2000"},
-		Samples: []Sample{
-			{Metric: MetricForkWait, Value: 386.25, Unit: "µs", Repeat: 0},
-			{Metric: MetricForkWait, Value: 391.5, Unit: "µs", Repeat: 1},
-			{Metric: MetricForkWait, Value: 380.125, Unit: "µs", Repeat: 2},
-			{Metric: MetricThreadJoin, Value: 87.5, Unit: "µs", Repeat: 0},
-			{Metric: MetricThreadJoin, Value: 90.25, Unit: "µs", Repeat: 1},
-			{Metric: MetricThreadJoin, Value: 86, Unit: "µs", Repeat: 2},
-			{Metric: MetricRatio, Value: 4.414, Unit: "x", Repeat: 0},
-			{Metric: MetricRatio, Value: 4.338, Unit: "x", Repeat: 1},
-			{Metric: MetricRatio, Value: 4.42, Unit: "x", Repeat: 2},
-		},
-		Outcome: Outcome{Status: "ok"},
-	}
-}
-
 func TestSaveLoad(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "new", "results")
-	r := testResult()
-	r.Summary = Summarize(r.Samples)
-	r.Comparisons = ComparePublished(r, forkbenchRefs(t, "forktime"))
-	path, err := Save(dir, r)
+	r := fixture.Result()
+	r.Summary = stats.Summarize(r.Samples)
+	r.Comparisons = compare.ComparePublished(r, fixture.ForkbenchRefs(t, "forktime"))
+	path, err := results.Save(dir, r)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -122,7 +86,7 @@ func TestSaveLoad(t *testing.T) {
 	if want := []string{r.ID + ".json"}; !reflect.DeepEqual(names, want) {
 		t.Errorf("dir holds %q after Save, want %q (no temp files)", names, want)
 	}
-	got, err := Load(path)
+	got, err := results.Load(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -133,9 +97,9 @@ func TestSaveLoad(t *testing.T) {
 
 func TestSaveAssignsID(t *testing.T) {
 	dir := t.TempDir()
-	r := testResult()
+	r := fixture.Result()
 	r.ID = ""
-	path, err := Save(dir, r)
+	path, err := results.Save(dir, r)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -148,18 +112,18 @@ func TestSaveAssignsID(t *testing.T) {
 }
 
 func TestSaveRejectsPathID(t *testing.T) {
-	r := testResult()
+	r := fixture.Result()
 	r.ID = "../escape"
-	if _, err := Save(t.TempDir(), r); err == nil {
+	if _, err := results.Save(t.TempDir(), r); err == nil {
 		t.Errorf("Save with ID %q succeeded, want error", r.ID)
 	}
 }
 
 func TestSaveFailureLeavesNothing(t *testing.T) {
 	dir := t.TempDir()
-	r := testResult()
+	r := fixture.Result()
 	r.Machine.Profile = func() {} // not JSON-encodable
-	if _, err := Save(dir, r); err == nil {
+	if _, err := results.Save(dir, r); err == nil {
 		t.Fatal("Save of an unencodable result succeeded, want error")
 	}
 	entries, _ := os.ReadDir(dir)
@@ -176,12 +140,12 @@ func TestListAndResolve(t *testing.T) {
 		time.Date(2026, 1, 3, 10, 0, 0, 0, time.UTC),
 		time.Date(2026, 1, 1, 10, 0, 0, 0, time.UTC),
 	} {
-		r := testResult()
-		r.ID = NewID("forkbench", "forktime", ts)
+		r := fixture.Result()
+		r.ID = results.NewID("forkbench", "forktime", ts)
 		if i == 2 {
 			r.ID = "20260101T100000.000000Z-forkbench-forktime-aaaaaa"
 		}
-		if _, err := Save(dir, r); err != nil {
+		if _, err := results.Save(dir, r); err != nil {
 			t.Fatal(err)
 		}
 		ids = append(ids, r.ID)
@@ -195,7 +159,7 @@ func TestListAndResolve(t *testing.T) {
 	if err := os.Mkdir(filepath.Join(dir, "sub.json"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	got, err := List(dir)
+	got, err := results.List(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -207,7 +171,7 @@ func TestListAndResolve(t *testing.T) {
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("List = %q, want %q", got, want)
 	}
-	if got, err := List(filepath.Join(dir, "missing")); err != nil || len(got) != 0 {
+	if got, err := results.List(filepath.Join(dir, "missing")); err != nil || len(got) != 0 {
 		t.Errorf("List(missing) = %q, %v; want empty, nil", got, err)
 	}
 
@@ -223,7 +187,7 @@ func TestListAndResolve(t *testing.T) {
 		{ref: "1999", wantErr: true},
 	}
 	for _, tt := range resolve {
-		got, err := Resolve(dir, tt.ref)
+		got, err := results.Resolve(dir, tt.ref)
 		if (err != nil) != tt.wantErr || got != tt.want {
 			t.Errorf("Resolve(%q) = %q, %v; want %q, error %v", tt.ref, got, err, tt.want, tt.wantErr)
 		}

@@ -1,26 +1,31 @@
-package results
+package results_test
 
 import (
 	"encoding/json"
 	"reflect"
 	"strings"
 	"testing"
+
+	rclaims "lab/results/claims"
+	"lab/results/render"
+
+	"lab/results"
 )
 
 func TestSweepPoints(t *testing.T) {
 	tests := []struct {
 		name string
-		axes []SweepAxis
+		axes []results.SweepAxis
 		want []map[string]string
 	}{
 		{"none", nil, nil},
-		{"one key", []SweepAxis{{"n", []string{"50", "100"}}}, []map[string]string{{"n": "50"}, {"n": "100"}}},
-		{"cross product, first key slowest", []SweepAxis{{"count", []string{"5", "500"}}, {"mode", []string{"process", "thread"}}},
+		{"one key", []results.SweepAxis{{"n", []string{"50", "100"}}}, []map[string]string{{"n": "50"}, {"n": "100"}}},
+		{"cross product, first key slowest", []results.SweepAxis{{"count", []string{"5", "500"}}, {"mode", []string{"process", "thread"}}},
 			[]map[string]string{
 				{"count": "5", "mode": "process"}, {"count": "5", "mode": "thread"},
 				{"count": "500", "mode": "process"}, {"count": "500", "mode": "thread"},
 			}},
-		{"three keys", []SweepAxis{{"a", []string{"1", "2"}}, {"b", []string{"x"}}, {"c", []string{"p", "q", "r"}}},
+		{"three keys", []results.SweepAxis{{"a", []string{"1", "2"}}, {"b", []string{"x"}}, {"c", []string{"p", "q", "r"}}},
 			[]map[string]string{
 				{"a": "1", "b": "x", "c": "p"}, {"a": "1", "b": "x", "c": "q"}, {"a": "1", "b": "x", "c": "r"},
 				{"a": "2", "b": "x", "c": "p"}, {"a": "2", "b": "x", "c": "q"}, {"a": "2", "b": "x", "c": "r"},
@@ -28,7 +33,7 @@ func TestSweepPoints(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := SweepPoints(tt.axes); !reflect.DeepEqual(got, tt.want) {
+			if got := results.SweepPoints(tt.axes); !reflect.DeepEqual(got, tt.want) {
 				t.Errorf("SweepPoints(%v) = %v, want %v", tt.axes, got, tt.want)
 			}
 		})
@@ -36,12 +41,12 @@ func TestSweepPoints(t *testing.T) {
 }
 
 func TestLabelPoint(t *testing.T) {
-	in := []Sample{
+	in := []results.Sample{
 		{Metric: "a", Value: 1},
 		{Metric: "b", Value: 2, Labels: map[string]string{"mode": "thread", "n": "plugin's"}},
 	}
-	got := LabelPoint(in, map[string]string{"n": "50"})
-	want := []Sample{
+	got := results.LabelPoint(in, map[string]string{"n": "50"})
+	want := []results.Sample{
 		{Metric: "a", Value: 1, Labels: map[string]string{"n": "50"}},
 		{Metric: "b", Value: 2, Labels: map[string]string{"mode": "thread", "n": "50"}},
 	}
@@ -54,10 +59,10 @@ func TestLabelPoint(t *testing.T) {
 }
 
 func TestSweepRecord(t *testing.T) {
-	s := &Sweep{
-		Axes: []SweepAxis{{"n", []string{"50", "100"}}, {"mode", []string{"a", "b"}}},
-		Points: []SweepPoint{
-			{Status: "ok"}, {Status: "expected-crash"}, {Status: "failed"}, {Status: StatusInterrupted}, {Status: PointNotRun},
+	s := &results.Sweep{
+		Axes: []results.SweepAxis{{"n", []string{"50", "100"}}, {"mode", []string{"a", "b"}}},
+		Points: []results.SweepPoint{
+			{Status: "ok"}, {Status: "expected-crash"}, {Status: "failed"}, {Status: results.StatusInterrupted}, {Status: results.PointNotRun},
 		},
 	}
 	if got, want := s.String(), "n=50,100 mode=a,b"; got != want {
@@ -71,19 +76,19 @@ func TestSweepRecord(t *testing.T) {
 	}
 	// It round-trips in the result document, and a result without one
 	// has no "sweep" field.
-	r := &Result{ID: "x", Sweep: s}
+	r := &results.Result{ID: "x", Sweep: s}
 	data, err := json.Marshal(r)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var back Result
+	var back results.Result
 	if err := json.Unmarshal(data, &back); err != nil {
 		t.Fatal(err)
 	}
 	if !reflect.DeepEqual(back.Sweep, s) {
 		t.Errorf("sweep after a round trip: %+v, want %+v", back.Sweep, s)
 	}
-	data, _ = json.Marshal(&Result{ID: "y"})
+	data, _ = json.Marshal(&results.Result{ID: "y"})
 	var m map[string]any
 	_ = json.Unmarshal(data, &m)
 	if _, ok := m["sweep"]; ok {
@@ -93,16 +98,16 @@ func TestSweepRecord(t *testing.T) {
 
 func TestPlotX(t *testing.T) {
 	tests := []struct {
-		sweep *Sweep
+		sweep *results.Sweep
 		want  string
 	}{
 		{nil, ""},
-		{&Sweep{Axes: []SweepAxis{{"mode", []string{"process", "thread"}}, {"count", []string{"5", "500"}}}}, "count"},
-		{&Sweep{Axes: []SweepAxis{{"n", []string{"50"}}, {"m", []string{"1", "2"}}}}, "n"},
-		{&Sweep{Axes: []SweepAxis{{"stdout", []string{"pty", "null"}}}}, "stdout"},
+		{&results.Sweep{Axes: []results.SweepAxis{{"mode", []string{"process", "thread"}}, {"count", []string{"5", "500"}}}}, "count"},
+		{&results.Sweep{Axes: []results.SweepAxis{{"n", []string{"50"}}, {"m", []string{"1", "2"}}}}, "n"},
+		{&results.Sweep{Axes: []results.SweepAxis{{"stdout", []string{"pty", "null"}}}}, "stdout"},
 	}
 	for _, tt := range tests {
-		if got := PlotX(tt.sweep); got != tt.want {
+		if got := render.PlotX(tt.sweep); got != tt.want {
 			t.Errorf("PlotX(%v) = %q, want %q", tt.sweep, got, tt.want)
 		}
 	}
@@ -110,24 +115,24 @@ func TestPlotX(t *testing.T) {
 
 func TestPlotMetrics(t *testing.T) {
 	at := 600.0
-	cross := Claim{ID: "E1.1", Crossover: &CrossoverRule{First: "process_s", Second: "thread_s", Sweep: "count", At: &at, Tolerance: 100}}.WithKind()
-	ratio := Claim{ID: "E2.1", Ratio: &RatioRule{Numerator: "fork_wait_us", Denominator: "thread_create_join_us", Min: 4.5}}.WithKind()
-	other := Claim{ID: "X", Ratio: &RatioRule{Numerator: "a", Denominator: "b", Min: 1}}.WithKind()
+	cross := results.Claim{ID: "E1.1", Crossover: &results.CrossoverRule{First: "process_s", Second: "thread_s", Sweep: "count", At: &at, Tolerance: 100}}.WithKind()
+	ratio := results.Claim{ID: "E2.1", Ratio: &results.RatioRule{Numerator: "fork_wait_us", Denominator: "thread_create_join_us", Min: 4.5}}.WithKind()
+	other := results.Claim{ID: "X", Ratio: &results.RatioRule{Numerator: "a", Denominator: "b", Min: 1}}.WithKind()
 	tests := []struct {
 		name   string
 		main   string
 		x      string
-		claims []Claim
+		claims []results.Claim
 		want   []string
 	}{
 		{"main alone", "syscall_ns", "n", nil, []string{"syscall_ns"}},
-		{"main and its ratio partner", "fork_wait_us", "n", []Claim{other, ratio}, []string{"fork_wait_us", "thread_create_join_us"}},
-		{"a crossover over x wins", "real_s", "count", []Claim{ratio, cross}, []string{"process_s", "thread_s"}},
-		{"a crossover over another key does not", "real_s", "workers", []Claim{cross}, []string{"real_s"}},
+		{"main and its ratio partner", "fork_wait_us", "n", []results.Claim{other, ratio}, []string{"fork_wait_us", "thread_create_join_us"}},
+		{"a crossover over x wins", "real_s", "count", []results.Claim{ratio, cross}, []string{"process_s", "thread_s"}},
+		{"a crossover over another key does not", "real_s", "workers", []results.Claim{cross}, []string{"real_s"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := PlotMetrics(tt.main, tt.x, tt.claims); !reflect.DeepEqual(got, tt.want) {
+			if got := render.PlotMetrics(tt.main, tt.x, tt.claims); !reflect.DeepEqual(got, tt.want) {
 				t.Errorf("PlotMetrics(%s, %s) = %v, want %v", tt.main, tt.x, got, tt.want)
 			}
 		})
@@ -136,20 +141,20 @@ func TestPlotMetrics(t *testing.T) {
 
 // ratioSweep is a swept run over n of two metrics whose ratio at point v
 // is ratios[v], with 4 repeats each.
-func ratioSweep(id, profile string, ratios map[string]float64, order []string) *Result {
-	r := &Result{ID: id, Plugin: "forkbench", Experiment: "forktime",
-		Machine:    Machine{Profile: profile, Accelerator: "tcg", Clock: "host"},
+func ratioSweep(id, profile string, ratios map[string]float64, order []string) *results.Result {
+	r := &results.Result{ID: id, Plugin: "forkbench", Experiment: "forktime",
+		Machine:    results.Machine{Profile: profile, Accelerator: "tcg", Clock: "host"},
 		Parameters: map[string]string{"n": strings.Join(order, ","), "repeat": "4"},
-		Outcome:    Outcome{Status: "ok"},
-		Sweep:      &Sweep{Axes: []SweepAxis{{Key: "n", Values: order}}}}
+		Outcome:    results.Outcome{Status: "ok"},
+		Sweep:      &results.Sweep{Axes: []results.SweepAxis{{Key: "n", Values: order}}}}
 	for _, v := range order {
 		point := map[string]string{"n": v}
-		r.Sweep.Points = append(r.Sweep.Points, SweepPoint{Labels: point, Status: "ok", Repeats: 4})
+		r.Sweep.Points = append(r.Sweep.Points, results.SweepPoint{Labels: point, Status: "ok", Repeats: 4})
 		for k := range 4 {
 			d := 100 + float64(k)
 			r.Samples = append(r.Samples,
-				Sample{Metric: "fork_wait_us", Unit: "µs", Value: d * ratios[v], Repeat: k, Labels: point},
-				Sample{Metric: "thread_create_join_us", Unit: "µs", Value: d, Repeat: k, Labels: point})
+				results.Sample{Metric: "fork_wait_us", Unit: "µs", Value: d * ratios[v], Repeat: k, Labels: point},
+				results.Sample{Metric: "thread_create_join_us", Unit: "µs", Value: d, Repeat: k, Labels: point})
 		}
 	}
 	return r
@@ -157,8 +162,8 @@ func ratioSweep(id, profile string, ratios map[string]float64, order []string) *
 
 func TestAtPoint(t *testing.T) {
 	r := ratioSweep("run", "celeron-2.4", map[string]float64{"50": 2, "100": 8}, []string{"50", "100"})
-	r.Samples = append(r.Samples, Sample{Metric: "fork_wait_us", Unit: "µs", Value: 1, Labels: map[string]string{"n": "100", "mode": "x"}})
-	r.Sweep.Points[1].Status, r.Sweep.Points[1].Reason = StatusInterrupted, "interrupted after 3 of 4 repeats"
+	r.Samples = append(r.Samples, results.Sample{Metric: "fork_wait_us", Unit: "µs", Value: 1, Labels: map[string]string{"n": "100", "mode": "x"}})
+	r.Sweep.Points[1].Status, r.Sweep.Points[1].Reason = results.StatusInterrupted, "interrupted after 3 of 4 repeats"
 	r.Sweep.Points[1].StderrTail = "last words"
 	sub := r.AtPoint(map[string]string{"n": "50"})
 	if sub == nil || len(sub.Samples) != 8 || sub.Parameters["n"] != "50" || sub.Sweep != nil || sub.Outcome.Status != "ok" {
@@ -179,23 +184,23 @@ func TestAtPoint(t *testing.T) {
 	if r.Parameters["n"] != "50,100" || r.Samples[0].Labels["n"] != "50" {
 		t.Errorf("AtPoint changed the run: %v %v", r.Parameters, r.Samples[0].Labels)
 	}
-	if r.AtPoint(map[string]string{"n": "7"}) != nil || (&Result{}).AtPoint(map[string]string{"n": "50"}) != nil {
+	if r.AtPoint(map[string]string{"n": "7"}) != nil || (&results.Result{}).AtPoint(map[string]string{"n": "50"}) != nil {
 		t.Error("AtPoint of a point not in the sweep, or of a run that is no sweep, is not nil")
 	}
 }
 
 func TestJudgeSweep(t *testing.T) {
-	ratio := Claim{ID: "E2.1", Plugin: "forkbench", Bench: "forktime", Ratio: &RatioRule{Numerator: "fork_wait_us", Denominator: "thread_create_join_us", Min: 4.5}}.WithKind()
-	onlyAt := Claim{ID: "P", Plugin: "forkbench", Bench: "forktime", Params: map[string]string{"n": "2000"},
-		Ratio: &RatioRule{Numerator: "fork_wait_us", Denominator: "thread_create_join_us", Min: 1}}.WithKind()
-	labelled := Claim{ID: "L", Plugin: "forkbench", Bench: "forktime", Ratio: &RatioRule{Numerator: "fork_wait_us", Denominator: "thread_create_join_us", Min: 1, Labels: map[string]string{"n": "100"}}}.WithKind()
-	speedup := Claim{ID: "S", Plugin: "forkbench", Bench: "forktime", Speedup: &SpeedupRule{Metric: "fork_wait_us", Baseline: "xeon5130-1core", Profile: "xeon5130-2core", Min: 1.5}}.WithKind()
-	other := Claim{ID: "O", Plugin: "forkbench", Bench: "create", Ratio: &RatioRule{Numerator: "a", Denominator: "b", Min: 1}}.WithKind()
+	ratio := results.Claim{ID: "E2.1", Plugin: "forkbench", Bench: "forktime", Ratio: &results.RatioRule{Numerator: "fork_wait_us", Denominator: "thread_create_join_us", Min: 4.5}}.WithKind()
+	onlyAt := results.Claim{ID: "P", Plugin: "forkbench", Bench: "forktime", Params: map[string]string{"n": "2000"},
+		Ratio: &results.RatioRule{Numerator: "fork_wait_us", Denominator: "thread_create_join_us", Min: 1}}.WithKind()
+	labelled := results.Claim{ID: "L", Plugin: "forkbench", Bench: "forktime", Ratio: &results.RatioRule{Numerator: "fork_wait_us", Denominator: "thread_create_join_us", Min: 1, Labels: map[string]string{"n": "100"}}}.WithKind()
+	speedup := results.Claim{ID: "S", Plugin: "forkbench", Bench: "forktime", Speedup: &results.SpeedupRule{Metric: "fork_wait_us", Baseline: "xeon5130-1core", Profile: "xeon5130-2core", Min: 1.5}}.WithKind()
+	other := results.Claim{ID: "O", Plugin: "forkbench", Bench: "create", Ratio: &results.RatioRule{Numerator: "a", Denominator: "b", Min: 1}}.WithKind()
 
 	r := ratioSweep("run", "celeron-2.4", map[string]float64{"50": 2, "100": 8, "200": 8}, []string{"50", "100", "200"})
-	r.Sweep.Points[2].Status = PointNotRun
+	r.Sweep.Points[2].Status = results.PointNotRun
 	r.Samples = r.Samples[:16]
-	r.JudgeSweep([]Claim{ratio, onlyAt, labelled, other}, nil)
+	rclaims.JudgeSweep(r, []results.Claim{ratio, onlyAt, labelled, other}, nil)
 	var got []string
 	for _, v := range r.Verdicts {
 		got = append(got, v.Claim+" "+v.Verdict+" "+strings.SplitN(v.Reason, ":", 2)[0])
@@ -218,7 +223,7 @@ func TestJudgeSweep(t *testing.T) {
 	// seen at the same point.
 	one := ratioSweep("one", "xeon5130-1core", map[string]float64{"50": 4, "100": 4}, []string{"50", "100"})
 	two := ratioSweep("two", "xeon5130-2core", map[string]float64{"50": 2, "100": 3.9}, []string{"50", "100"})
-	two.JudgeSweep([]Claim{speedup}, []*Result{two, one})
+	rclaims.JudgeSweep(two, []results.Claim{speedup}, []*results.Result{two, one})
 	got = nil
 	for _, v := range two.Verdicts {
 		got = append(got, v.Verdict+" "+strings.SplitN(v.Reason, ":", 2)[0]+" "+strings.Join(v.Runs, ","))
@@ -229,8 +234,8 @@ func TestJudgeSweep(t *testing.T) {
 	}
 
 	// A run that is no sweep is judged as Judge does.
-	plain := &Result{ID: "plain", Plugin: "forkbench", Experiment: "forktime", Outcome: Outcome{Status: "ok"}}
-	plain.JudgeSweep([]Claim{ratio}, nil)
+	plain := &results.Result{ID: "plain", Plugin: "forkbench", Experiment: "forktime", Outcome: results.Outcome{Status: "ok"}}
+	rclaims.JudgeSweep(plain, []results.Claim{ratio}, nil)
 	if len(plain.Verdicts) != 1 || strings.HasPrefix(plain.Verdicts[0].Reason, "at ") {
 		t.Errorf("plain run verdicts %+v", plain.Verdicts)
 	}

@@ -19,6 +19,7 @@ import (
 	"lab/images"
 	"lab/internal/labtest"
 	"lab/results"
+	"lab/results/stats"
 	"lab/vm"
 )
 
@@ -33,7 +34,7 @@ import (
 func benchStats(xs []float64) (med, lo, hi float64) {
 	s := append([]float64(nil), xs...)
 	sort.Float64s(s)
-	return results.Median(s), s[0], s[len(s)-1]
+	return stats.Median(s), s[0], s[len(s)-1]
 }
 
 // statRow is name, median, range and n of xs, printed with format.
@@ -507,7 +508,7 @@ func BenchmarkHarnessOverheadIcount(b *testing.B) {
 		pm, plo, phi := benchStats(p)
 		em, elo, ehi := benchStats(e)
 		rel := (pm/em - 1) * 100
-		u, err := results.MannWhitneyU(p, e)
+		u, err := stats.MannWhitneyU(p, e)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -551,7 +552,7 @@ func BenchmarkHarnessOverhead(b *testing.B) {
 			d[i] = p[i] - e[i]
 		}
 		dm, _, _ := benchStats(d)
-		u, err := results.MannWhitneyU(p, e)
+		u, err := stats.MannWhitneyU(p, e)
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -13,6 +13,7 @@ import (
 
 	"lab/plugins/host"
 	"lab/results"
+	rclaims "lab/results/claims"
 )
 
 // claimRun is one stored run's verdict on a claim; claimStatus a claim
@@ -20,8 +21,8 @@ import (
 // for `lab claims show`, every run that did (results.ClaimStatuses, which
 // `lab report` uses too).
 type (
-	claimRun    = results.ClaimRun
-	claimStatus = results.ClaimStatus
+	claimRun    = rclaims.ClaimRun
+	claimStatus = rclaims.ClaimStatus
 )
 
 func claimsCommand(e *env) *cli.Command {
@@ -132,7 +133,7 @@ func (e *env) claimStatuses(dir string) ([]claimStatus, error) {
 	for _, err := range errs {
 		fmt.Fprintf(e.stderr, "warning: %v\n", err)
 	}
-	return results.ClaimStatuses(claims, store), nil
+	return rclaims.ClaimStatuses(claims, store), nil
 }
 
 // installedClaims is every claim of every installed plugin, in id order

@@ -13,6 +13,7 @@ import (
 	"lab/plugins"
 	"lab/plugins/host"
 	"lab/results"
+	rclaims "lab/results/claims"
 )
 
 // claimsPlugin installs a plugin (guest build only) declaring two claims
@@ -94,7 +95,7 @@ func TestCLIClaimsFromStore(t *testing.T) {
 			r.Samples = append(r.Samples, results.Sample{Metric: "p", Value: p[i], Unit: "ms", Repeat: i},
 				results.Sample{Metric: "q", Value: q[i], Unit: "ms", Repeat: i})
 		}
-		r.Judge(claims, nil)
+		rclaims.Judge(r, claims, nil)
 		if _, err := results.Save(store, r); err != nil {
 			t.Fatal(err)
 		}

@@ -11,14 +11,16 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"lab/results"
+	"lab/results/compare"
+	"lab/results/matrix"
 )
 
 // compareReport is `lab compare --json`.
 type compareReport struct {
 	A           compareSide      `json:"a"`
 	B           compareSide      `json:"b"`
-	Changes     []results.Change `json:"changes"`
-	Regressions []results.Change `json:"regressions,omitempty"`
+	Changes     []compare.Change `json:"changes"`
+	Regressions []compare.Change `json:"regressions,omitempty"`
 }
 
 type compareSide struct {
@@ -74,11 +76,11 @@ func compareCommand(e *env) *cli.Command {
 				return err
 			}
 			if !c.Bool("force") {
-				if err := results.CheckComparable(a, b); err != nil {
+				if err := compare.CheckComparable(a, b); err != nil {
 					return err
 				}
 			}
-			changes := results.CompareSides(a, b)
+			changes := compare.CompareSides(a, b)
 			if len(changes) == 0 {
 				return fmt.Errorf("%s and %s have no samples to compare", a.Name, b.Name)
 			}
@@ -92,16 +94,16 @@ func compareCommand(e *env) *cli.Command {
 				return fmt.Errorf("%s and %s share no metric (are they runs of the same experiment?); nothing to compare", a.Name, b.Name)
 			}
 			pct := c.Float64("fail-on-regression")
-			var regs []results.Change
+			var regs []compare.Change
 			if pct >= 0 {
-				regs = results.Regressions(changes, pct)
+				regs = compare.Regressions(changes, pct)
 			}
 			if c.Bool("json") {
 				rep := compareReport{A: sideJSON(a), B: sideJSON(b), Changes: changes, Regressions: regs}
 				if err := printJSON(e.stdout, rep); err != nil {
 					return err
 				}
-			} else if err := results.WriteChanges(e.stdout, a, b, changes); err != nil {
+			} else if err := compare.WriteChanges(e.stdout, a, b, changes); err != nil {
 				return err
 			}
 			if len(regs) > 0 {
@@ -123,7 +125,7 @@ func labelsSuffix(l map[string]string) string {
 	return " {" + results.FormatLabels(l) + "}"
 }
 
-func sideJSON(s results.Side) compareSide {
+func sideJSON(s compare.Side) compareSide {
 	out := compareSide{Name: s.Name, Runs: []string{}}
 	for _, r := range s.Runs {
 		out.Runs = append(out.Runs, r.ID)
@@ -133,31 +135,31 @@ func sideJSON(s results.Side) compareSide {
 
 // compareSideOf reads one side: a filter (it has '=' and is not a path)
 // or one run.
-func compareSideOf(e *env, dir, arg string) (results.Side, error) {
+func compareSideOf(e *env, dir, arg string) (compare.Side, error) {
 	if strings.Contains(arg, "=") && !strings.HasSuffix(arg, ".json") {
 		f, err := results.ParseFilter(arg, time.Now())
 		if err != nil {
-			return results.Side{}, err
+			return compare.Side{}, err
 		}
 		runs, errs := results.Select(dir, f)
 		warnSkipped(e.stderr, errs)
 		if len(runs) == 0 {
-			return results.Side{}, fmt.Errorf("filter %s picks no run in %s; see `lab results`", arg, dir)
+			return compare.Side{}, fmt.Errorf("filter %s picks no run in %s; see `lab results`", arg, dir)
 		}
-		return results.Side{Name: arg, Runs: runs}, nil
+		return compare.Side{Name: arg, Runs: runs}, nil
 	}
 	path, err := results.Resolve(dir, arg)
 	if err != nil {
-		return results.Side{}, err
+		return compare.Side{}, err
 	}
 	r, err := results.Load(path)
 	if err != nil {
-		return results.Side{}, fmt.Errorf("%w (a corrupt or truncated result file)", err)
+		return compare.Side{}, fmt.Errorf("%w (a corrupt or truncated result file)", err)
 	}
 	if r.Outcome.Status == "failed" && len(r.Samples) == 0 {
-		return results.Side{}, errors.New("run " + r.ID + " failed before measuring anything: " + r.Outcome.Reason)
+		return compare.Side{}, errors.New("run " + r.ID + " failed before measuring anything: " + r.Outcome.Reason)
 	}
-	return results.Side{Name: r.ID, Runs: []*results.Result{r}}, nil
+	return compare.Side{Name: r.ID, Runs: []*results.Result{r}}, nil
 }
 
 func isDir(p string) bool {
@@ -171,8 +173,8 @@ func storeOf(e *env, dir string) ([]*results.Result, error) {
 	if !isDir(dir) {
 		return nil, fmt.Errorf("%s is not a directory: compare two result stores, or two runs", dir)
 	}
-	if isDir(results.StoreDir(dir)) {
-		dir = results.StoreDir(dir)
+	if isDir(matrix.StoreDir(dir)) {
+		dir = matrix.StoreDir(dir)
 	}
 	runs, errs := results.LoadAll(dir)
 	warnSkipped(e.stderr, errs)
@@ -187,7 +189,7 @@ type storeCell struct {
 	Cell    string           `json:"cell"`
 	A       string           `json:"a"`
 	B       string           `json:"b"`
-	Changes []results.Change `json:"changes"`
+	Changes []compare.Change `json:"changes"`
 }
 
 // compareStores compares two stores cell by cell: every newest run of B
@@ -205,7 +207,7 @@ func (e *env) compareStores(aDir, bDir string, force bool, pct float64, asJSON b
 		m := map[string]*results.Result{}
 		var keys []string
 		for _, r := range runs { // newest first
-			k := results.CellKey(r)
+			k := matrix.CellKey(r)
 			if _, ok := m[k]; !ok {
 				m[k] = r
 				keys = append(keys, k)
@@ -225,23 +227,23 @@ func (e *env) compareStores(aDir, bDir string, force bool, pct float64, asJSON b
 			only = append(only, k)
 			continue
 		}
-		sa := results.Side{Name: a.ID, Runs: []*results.Result{a}}
-		sb := results.Side{Name: bm[k].ID, Runs: []*results.Result{bm[k]}}
+		sa := compare.Side{Name: a.ID, Runs: []*results.Result{a}}
+		sb := compare.Side{Name: bm[k].ID, Runs: []*results.Result{bm[k]}}
 		if !force {
-			if err := results.CheckComparable(sa, sb); err != nil {
+			if err := compare.CheckComparable(sa, sb); err != nil {
 				return fmt.Errorf("cell %s: %w", k, err)
 			}
 		}
-		cs := storeCell{Cell: k, A: sa.Name, B: sb.Name, Changes: results.CompareSides(sa, sb)}
+		cs := storeCell{Cell: k, A: sa.Name, B: sb.Name, Changes: compare.CompareSides(sa, sb)}
 		cells = append(cells, cs)
 		if pct >= 0 {
-			for _, r := range results.Regressions(cs.Changes, pct) {
+			for _, r := range compare.Regressions(cs.Changes, pct) {
 				regs = append(regs, fmt.Sprintf("%s: %s%s %+.1f%%", k, r.Metric, labelsSuffix(r.Labels), r.Percent))
 			}
 		}
 		if !asJSON {
 			fmt.Fprintf(e.stdout, "== %s\n", k)
-			if err := results.WriteChanges(e.stdout, sa, sb, cs.Changes); err != nil {
+			if err := compare.WriteChanges(e.stdout, sa, sb, cs.Changes); err != nil {
 				return err
 			}
 			fmt.Fprintln(e.stdout)

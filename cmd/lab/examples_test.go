@@ -10,7 +10,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"lab/internal/labtest"
-	"lab/results"
+	"lab/results/matrix"
 )
 
 // actionlintModule is the linter the example workflow is checked with.
@@ -36,7 +36,7 @@ func exampleFile(t *testing.T, rel string) (string, []byte) {
 func TestExampleMatrix(t *testing.T) {
 	cliEnv(t)
 	_, data := exampleFile(t, "nightly.yaml")
-	spec, cells, err := results.ParseMatrix(data)
+	spec, cells, err := matrix.Parse(data)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -51,7 +51,7 @@ func TestExampleMatrix(t *testing.T) {
 	}
 	n := 0
 	for i := 1; i <= 4; i++ {
-		n += len(results.Shard{I: i, N: 4}.Of(cells))
+		n += len(matrix.Shard{I: i, N: 4}.Of(cells))
 	}
 	if n != len(cells) {
 		t.Errorf("4 shards hold %d cells of %d", n, len(cells))

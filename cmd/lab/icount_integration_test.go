@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"lab/results"
+	"lab/results/stats"
 )
 
 // TestIntegrationIcountRestore: an icount:0 boot restores the booted
@@ -39,7 +39,7 @@ func TestIntegrationIcountRestore(t *testing.T) {
 		res, _ := itRunJSON(t, 0, "forkbench", "--vm", name, "-e", "forktime", "-p", "n=1000", "--repeat", "3")
 		medians[name] = map[string]float64{}
 		for _, m := range []string{"fork_wait_us", "thread_create_join_us"} {
-			medians[name][m] = results.Median(res.Values(m, nil))
+			medians[name][m] = stats.Median(res.Values(m, nil))
 		}
 	}
 	for _, m := range []string{"fork_wait_us", "thread_create_join_us"} {

@@ -21,6 +21,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"lab/results"
+	"lab/results/matrix"
 )
 
 // defaultParallel is how many cells (VMs) lab matrix runs at once unless
@@ -95,7 +96,7 @@ type matrixFlags struct {
 type matrixRun struct {
 	e     *env
 	f     matrixFlags
-	state *results.MatrixState
+	state *matrix.State
 	mu    sync.Mutex
 	// runs are the cells' results by ID.
 	runs map[string]*results.Result
@@ -106,18 +107,18 @@ func (e *env) runMatrix(ctx context.Context, f matrixFlags) error {
 	if err != nil {
 		return fmt.Errorf("matrix file: %w", err)
 	}
-	spec, all, err := results.ParseMatrix(data)
+	spec, all, err := matrix.Parse(data)
 	if err != nil {
 		return fmt.Errorf("%s: %w", f.file, err)
 	}
-	shard := results.Shard{I: 1, N: 1}
+	shard := matrix.Shard{I: 1, N: 1}
 	if f.shard != "" {
-		if shard, err = results.ParseShard(f.shard); err != nil {
+		if shard, err = matrix.ParseShard(f.shard); err != nil {
 			return err
 		}
 	}
 	mine := shard.Of(all)
-	store := results.StoreDir(f.out)
+	store := matrix.StoreDir(f.out)
 	// Every cell as lab run checks it, before anything boots.
 	for _, c := range mine {
 		if _, err := e.planRun(cellFlags(c, store, f.profileFiles)); err != nil {
@@ -137,22 +138,22 @@ func (e *env) runMatrix(ctx context.Context, f matrixFlags) error {
 	if f.dry {
 		return writeCells(e.stdout, mine, len(all), shard, f.json)
 	}
-	st := &results.MatrixState{Name: spec.Name, SpecSHA256: results.SpecHash(data), All: len(all)}
+	st := &matrix.State{Name: spec.Name, SpecSHA256: matrix.SpecHash(data), All: len(all)}
 	for _, c := range all {
 		st.AllIDs = append(st.AllIDs, c.ID)
 	}
 	if f.shard != "" {
 		st.Shard = shard.String()
 	}
-	old, ok, err := results.LoadState(f.out)
+	old, ok, err := matrix.LoadState(f.out)
 	if err != nil {
 		return err
 	}
-	done := map[string]results.CellState{}
+	done := map[string]matrix.CellState{}
 	if ok {
 		if old.SpecSHA256 != st.SpecSHA256 || old.Shard != st.Shard {
 			return fmt.Errorf("%s holds another matrix run (%s, shard %q, sha256 %.12s); to resume it run its own file, else choose another --out or delete %s",
-				f.out, old.Name, old.Shard, old.SpecSHA256, filepath.Join(f.out, results.StateFile))
+				f.out, old.Name, old.Shard, old.SpecSHA256, filepath.Join(f.out, matrix.StateFile))
 		}
 		for _, c := range old.Cells {
 			if c.Done() {
@@ -161,7 +162,7 @@ func (e *env) runMatrix(ctx context.Context, f matrixFlags) error {
 		}
 	}
 	for _, c := range mine {
-		cs := results.CellState{Cell: c, Status: "pending"}
+		cs := matrix.CellState{Cell: c, Status: "pending"}
 		if d, ok := done[c.ID]; ok {
 			cs = d
 		}
@@ -194,7 +195,7 @@ func (e *env) runMatrix(ctx context.Context, f matrixFlags) error {
 		what += fmt.Sprintf(" (shard %s of %d cells)", shard, len(all))
 	}
 	if len(done) > 0 {
-		what += fmt.Sprintf(", %d already done (resumed from %s)", len(mine)-todo, filepath.Join(f.out, results.StateFile))
+		what += fmt.Sprintf(", %d already done (resumed from %s)", len(mine)-todo, filepath.Join(f.out, matrix.StateFile))
 	}
 	fmt.Fprintf(e.stderr, "%s; running %d, %d at a time; results in %s\n", what, todo, parallel, store)
 	m.runAll(ctx, parallel, todo)
@@ -202,7 +203,7 @@ func (e *env) runMatrix(ctx context.Context, f matrixFlags) error {
 }
 
 // cellFlags is the lab run a cell is.
-func cellFlags(c results.Cell, store string, files []string) runFlags {
+func cellFlags(c matrix.Cell, store string, files []string) runFlags {
 	var params, sweeps []string
 	for _, k := range slices.Sorted(maps.Keys(c.Params)) {
 		params = append(params, k+"="+c.Params[k])
@@ -217,7 +218,7 @@ func cellFlags(c results.Cell, store string, files []string) runFlags {
 func (m *matrixRun) save() error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return results.SaveState(m.f.out, m.state)
+	return matrix.SaveState(m.f.out, m.state)
 }
 
 // pilots splits the pending cells (indexes into cells) into the first of
@@ -226,7 +227,7 @@ func (m *matrixRun) save() error {
 // (it makes the booted snapshot), and two TCG guests on two cores can
 // break a cold guest's timer calibration; the rest restore the snapshot,
 // already calibrated.
-func pilots(cells []results.CellState) (first, rest []int) {
+func pilots(cells []matrix.CellState) (first, rest []int) {
 	seen := map[string]bool{}
 	for i, c := range cells {
 		if c.Done() {
@@ -303,7 +304,7 @@ func (m *matrixRun) runSome(ctx context.Context, parallel int, cells []int, todo
 
 // runCell runs one cell as a child lab run; a cell whose VM died (no
 // result, or the guest died mid-run) is run once more.
-func (m *matrixRun) runCell(ctx context.Context, cs results.CellState) results.CellState {
+func (m *matrixRun) runCell(ctx context.Context, cs matrix.CellState) matrix.CellState {
 	for attempt := 1; attempt <= 2; attempt++ {
 		cs.Attempts++
 		t := time.Now()
@@ -330,12 +331,12 @@ func (m *matrixRun) runCell(ctx context.Context, cs results.CellState) results.C
 
 // exec runs lab run for the cell, its stderr into the cell's log; the
 // result is what lab run --json printed.
-func (m *matrixRun) exec(ctx context.Context, c results.Cell, attempt int) (*results.Result, string, string) {
+func (m *matrixRun) exec(ctx context.Context, c matrix.Cell, attempt int) (*results.Result, string, string) {
 	exe, err := labExe()
 	if err != nil {
 		return nil, "failed", err.Error()
 	}
-	args := append(c.Args(), "--out", results.StoreDir(m.f.out), "--json")
+	args := append(c.Args(), "--out", matrix.StoreDir(m.f.out), "--json")
 	for _, pf := range m.f.profileFiles {
 		args = append(args, "--profile-file", pf)
 	}
@@ -396,7 +397,7 @@ func (m *matrixRun) finish(ctx context.Context) error {
 			fmt.Fprintf(m.e.stderr, "warning: baseline %s holds no runs: no claim can have regressed against it\n", m.f.baseline)
 		}
 	}
-	doc := results.MatrixJUnit(m.state, m.runs, baseline)
+	doc := matrix.JUnit(m.state, m.runs, baseline)
 	for _, p := range []string{filepath.Join(m.f.out, "junit.xml"), m.f.junit} {
 		if p == "" {
 			continue
@@ -437,10 +438,10 @@ func (m *matrixRun) finish(ctx context.Context) error {
 }
 
 // writeCells is --dry-run: the cells and the lab run each is.
-func writeCells(w io.Writer, cells []results.Cell, all int, shard results.Shard, asJSON bool) error {
+func writeCells(w io.Writer, cells []matrix.Cell, all int, shard matrix.Shard, asJSON bool) error {
 	if asJSON {
 		if cells == nil {
-			cells = []results.Cell{}
+			cells = []matrix.Cell{}
 		}
 		return printJSON(w, cells)
 	}
@@ -469,7 +470,7 @@ func mergeCommand(e *env) *cli.Command {
 		Flags: []cli.Flag{&cli.StringFlag{Name: "out", Required: true, Usage: "merged output `DIR`"}, jsonFlag},
 		Action: func(c *cli.Context) error {
 			out := c.String("out")
-			st, err := results.Merge(out, c.Args().Slice())
+			st, err := matrix.Merge(out, c.Args().Slice())
 			if err != nil {
 				return err
 			}
@@ -478,14 +479,14 @@ func mergeCommand(e *env) *cli.Command {
 				if cs.Result == "" {
 					continue
 				}
-				r, err := results.Load(filepath.Join(results.StoreDir(out), cs.Result+".json"))
+				r, err := results.Load(filepath.Join(matrix.StoreDir(out), cs.Result+".json"))
 				if err != nil {
 					return err
 				}
 				runs[cs.Result] = r
 			}
 			var b bytes.Buffer
-			doc := results.MatrixJUnit(st, runs, nil)
+			doc := matrix.JUnit(st, runs, nil)
 			if err := doc.Write(&b); err != nil {
 				return err
 			}

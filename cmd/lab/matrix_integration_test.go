@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"lab/internal/labtest"
-	"lab/results"
+	"lab/results/matrix"
 	"lab/vm"
 )
 
@@ -56,7 +56,7 @@ cells:
 	if !strings.Contains(stderr.String(), "run the same command again to resume") {
 		t.Errorf("an interrupted matrix does not say how to resume:\n%s", stderr.String())
 	}
-	st, ok, err := results.LoadState(out)
+	st, ok, err := matrix.LoadState(out)
 	if err != nil || !ok {
 		t.Fatalf("no matrix state after Ctrl-C: %v", err)
 	}
@@ -77,7 +77,7 @@ cells:
 	case <-time.After(5 * time.Minute):
 		t.Fatalf("resumed matrix still running:\n%s", stderr.String())
 	}
-	st, _, _ = results.LoadState(out)
+	st, _, _ = matrix.LoadState(out)
 	for _, c := range st.Cells {
 		if !c.Done() || c.Status != "ok" {
 			t.Errorf("after resuming: cell %s is %s", c.ID, c.Status)
@@ -139,7 +139,7 @@ cells:
 		t.Fatalf("lab matrix still running:\n%s", stderr.String())
 	}
 	_ = cmd
-	st, _, _ := results.LoadState(out)
+	st, _, _ := matrix.LoadState(out)
 	c := st.Cells[0]
 	if c.Attempts != 2 || c.Status != "ok" || !strings.Contains(c.Retried, "guest died") {
 		t.Errorf("cell after its VM died: attempts %d status %s retried %q, want 2, ok and why", c.Attempts, c.Status, c.Retried)

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"lab/results"
+	"lab/results/stats"
 )
 
 // itMedianAt is the median of metric's samples whose labels include want.
@@ -16,7 +17,7 @@ func itMedianAt(t *testing.T, res *results.Result, metric string, want map[strin
 	if len(xs) == 0 {
 		t.Fatalf("result %s has no %s at %v (outcome %+v)", res.ID, metric, want, res.Outcome)
 	}
-	return results.Median(xs)
+	return stats.Median(xs)
 }
 
 // TestIntegrationPrintfbench runs printfbench through the real plugin path

@@ -10,6 +10,8 @@ import (
 	"text/tabwriter"
 
 	"lab/results"
+	"lab/results/claims"
+	"lab/results/stats"
 )
 
 // profileComparison puts the runs of one experiment on several profiles
@@ -77,7 +79,7 @@ func compareProfiles(runs []*results.Result) *profileComparison {
 		}
 		sums := r.Summary
 		if len(sums) == 0 {
-			sums = results.Summarize(r.Samples)
+			sums = stats.Summarize(r.Samples)
 		}
 		for _, s := range sums {
 			k := key{s.Metric, s.Unit, results.FormatLabels(s.Labels)}
@@ -122,8 +124,8 @@ func compareProfiles(runs []*results.Result) *profileComparison {
 				setF(&row.Ratio, p, m/b)
 			}
 			x, y := samples[k][c.Baseline], samples[k][p]
-			if len(x) >= results.MinRankSamples && len(y) >= results.MinRankSamples {
-				if t, err := results.MannWhitneyU(x, y); err == nil {
+			if len(x) >= claims.MinRankSamples && len(y) >= claims.MinRankSamples {
+				if t, err := stats.MannWhitneyU(x, y); err == nil {
 					setF(&row.P, p, t.P)
 				}
 			}

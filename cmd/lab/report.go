@@ -13,6 +13,8 @@ import (
 	"lab/plugins"
 	"lab/plugins/host"
 	"lab/results"
+	rclaims "lab/results/claims"
+	"lab/results/render"
 )
 
 func reportCommand(e *env) *cli.Command {
@@ -51,7 +53,7 @@ func reportCommand(e *env) *cli.Command {
 			if err != nil {
 				return err
 			}
-			in := results.ReportInput{Generated: time.Now(), Version: versionString(buildVersion()), Store: dir, Filter: f,
+			in := render.ReportInput{Generated: time.Now(), Version: versionString(buildVersion()), Store: dir, Filter: f,
 				AllRuns: c.Bool("all-runs"), SearchPath: host.SearchPath()}
 			in.Experiments = e.reportExperiments(f)
 			var claims []results.Claim
@@ -65,10 +67,10 @@ func reportCommand(e *env) *cli.Command {
 				in.Skipped = append(in.Skipped, err.Error())
 			}
 			in.Runs = runs
-			in.Claims = results.ClaimStatuses(claims, runs)
+			in.Claims = rclaims.ClaimStatuses(claims, runs)
 
 			var page bytes.Buffer
-			if err := results.WriteReport(&page, in); err != nil {
+			if err := render.WriteReport(&page, in); err != nil {
 				return err
 			}
 			out := c.String("out")
@@ -82,7 +84,7 @@ func reportCommand(e *env) *cli.Command {
 			if abs, err := filepath.Abs(path); err == nil {
 				path = abs
 			}
-			used := results.ChooseRuns(runs, in.Claims, in.AllRuns)
+			used := render.ChooseRuns(runs, in.Claims, in.AllRuns)
 			fmt.Fprintf(e.stderr, "report: %d claim(s) (%s), %d of %d stored run(s) used\n", len(in.Claims), statusCounts(in.Claims), len(used), len(runs))
 			fmt.Fprintln(e.stdout, path)
 			return nil
@@ -94,8 +96,8 @@ func reportCommand(e *env) *cli.Command {
 // metrics, published figures and claims, as far as f's plugin and
 // experiment narrow them. A plugin whose description does not read is a
 // warning.
-func (e *env) reportExperiments(f results.Filter) []results.ReportExperiment {
-	var out []results.ReportExperiment
+func (e *env) reportExperiments(f results.Filter) []render.ReportExperiment {
+	var out []render.ReportExperiment
 	for _, name := range host.List() {
 		if f.Plugin != "" && name != f.Plugin {
 			continue
@@ -116,8 +118,8 @@ func (e *env) reportExperiments(f results.Filter) []results.ReportExperiment {
 	return out
 }
 
-func reportExperiment(d *plugins.Description, x *plugins.Experiment) results.ReportExperiment {
-	re := results.ReportExperiment{Plugin: d.Name, PluginVersion: d.Version, Name: x.Name, Summary: x.Summary,
+func reportExperiment(d *plugins.Description, x *plugins.Experiment) render.ReportExperiment {
+	re := render.ReportExperiment{Plugin: d.Name, PluginVersion: d.Version, Name: x.Name, Summary: x.Summary,
 		References: host.References(x), Claims: host.Claims(d.Name, x), ParamHelp: map[string]string{}}
 	for _, m := range x.Metrics {
 		re.Metrics = append(re.Metrics, m.Name)
@@ -129,7 +131,7 @@ func reportExperiment(d *plugins.Description, x *plugins.Experiment) results.Rep
 }
 
 // statusCounts is "2 reproduced, 5 not run".
-func statusCounts(sts []results.ClaimStatus) string {
+func statusCounts(sts []rclaims.ClaimStatus) string {
 	n := map[string]int{}
 	for _, s := range sts {
 		n[s.Verdict]++

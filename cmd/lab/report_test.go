@@ -9,6 +9,8 @@ import (
 
 	"lab/plugins/host"
 	"lab/results"
+	rclaims "lab/results/claims"
+	"lab/results/compare"
 )
 
 // TestCLIReport: lab report writes index.html into --out, prints its
@@ -29,8 +31,8 @@ func TestCLIReport(t *testing.T) {
 			r.Samples = append(r.Samples, results.Sample{Metric: "p", Value: p * f, Unit: "ms", Repeat: i},
 				results.Sample{Metric: "q", Value: q * f, Unit: "ms", Repeat: i})
 		}
-		r.Analyze(nil)
-		r.Judge(claims, nil)
+		compare.Analyze(r, nil)
+		rclaims.Judge(r, claims, nil)
 		if _, err := results.Save(store, r); err != nil {
 			t.Fatal(err)
 		}

@@ -10,12 +10,13 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"lab/results"
+	"lab/results/render"
 )
 
 // storeFlag is the result store a command reads.
 var storeFlag = &cli.StringFlag{Name: "results", Usage: "result store `DIR` (default: $LAB_RESULTS_DIR, else $XDG_DATA_HOME/lab/results, else ~/.local/share/lab/results)"}
 
-var formatFlag = &cli.StringFlag{Name: "format", Value: "table", Usage: "output `FORMAT`: " + strings.Join(results.Formats, ", ")}
+var formatFlag = &cli.StringFlag{Name: "format", Value: "table", Usage: "output `FORMAT`: " + strings.Join(render.Formats, ", ")}
 
 // filterFlags select stored runs.
 var filterFlags = []cli.Flag{
@@ -98,7 +99,7 @@ func resultsCommand(e *env) *cli.Command {
 				return printJSON(e.stdout, runs)
 			}
 			if format != "table" {
-				return results.Export(e.stdout, format, runs)
+				return render.Export(e.stdout, format, runs)
 			}
 			if len(runs) == 0 {
 				what := "no runs"
@@ -143,7 +144,7 @@ func resultsCommand(e *env) *cli.Command {
 				if c.Bool("json") {
 					format = "json"
 				}
-				return results.Export(e.stdout, format, []*results.Result{r})
+				return render.Export(e.stdout, format, []*results.Result{r})
 			},
 		}},
 	}

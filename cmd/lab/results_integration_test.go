@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"lab/results"
+	"lab/results/compare"
+	"lab/results/render"
 )
 
 // TestIntegrationResultsAndCompare makes real forkbench runs in a
@@ -47,12 +49,12 @@ func TestIntegrationResultsAndCompare(t *testing.T) {
 		t.Errorf("lab results --experiment create --json: %v, %d runs:\n%s", err, len(picked), r.stdout)
 	}
 	r = itMust(t, itCallTimeout, nil, "results", "--results", dir, "--plugin", "forkbench", "--format", "junit")
-	var doc results.JUnitSuites
+	var doc render.JUnitSuites
 	if err := xml.Unmarshal([]byte(r.stdout), &doc); err != nil || len(doc.Suites) != 3 {
 		t.Errorf("lab results --format junit: %v, %d suites:\n%s", err, len(doc.Suites), r.stdout)
 	}
 	r = itMust(t, itCallTimeout, nil, "results", "show", a.ID[:20], "--results", dir, "--format", "csv")
-	if n := strings.Count(r.stdout, "\n"); n != len(a.Samples)+1 || !strings.HasPrefix(r.stdout, strings.Join(results.CSVHeader, ",")) {
+	if n := strings.Count(r.stdout, "\n"); n != len(a.Samples)+1 || !strings.HasPrefix(r.stdout, strings.Join(render.CSVHeader, ",")) {
 		t.Errorf("lab results show --format csv: %d lines for %d samples:\n%s", n, len(a.Samples), r.stdout)
 	}
 
@@ -62,7 +64,7 @@ func TestIntegrationResultsAndCompare(t *testing.T) {
 	if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil {
 		t.Fatalf("lab compare --json: %v\n%s", err, r.stdout)
 	}
-	changes := map[string]results.Change{}
+	changes := map[string]compare.Change{}
 	for _, ch := range rep.Changes {
 		changes[ch.Metric] = ch
 	}

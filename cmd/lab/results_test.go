@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"lab/results"
+	"lab/results/matrix"
 )
 
 // TestCLIResultsErrors: bad input to lab results and lab compare says
@@ -49,10 +49,10 @@ func TestDefaultParallel(t *testing.T) {
 // TestMatrixPilots: the first pending cell of each profile and clock runs
 // alone before the others run side by side.
 func TestMatrixPilots(t *testing.T) {
-	cell := func(profile, clock, status, result string) results.CellState {
-		return results.CellState{Cell: results.Cell{Profile: profile, Clock: clock}, Status: status, Result: result}
+	cell := func(profile, clock, status, result string) matrix.CellState {
+		return matrix.CellState{Cell: matrix.Cell{Profile: profile, Clock: clock}, Status: status, Result: result}
 	}
-	cells := []results.CellState{
+	cells := []matrix.CellState{
 		cell("a", "host", "ok", "r1"), // done: neither
 		cell("a", "host", "pending", ""),
 		cell("a", "host", "pending", ""),

@@ -23,6 +23,9 @@ import (
 	"lab/plugins"
 	"lab/plugins/host"
 	"lab/results"
+	rclaims "lab/results/claims"
+	"lab/results/compare"
+	"lab/results/render"
 	"lab/vm"
 )
 
@@ -320,16 +323,16 @@ func (e *env) runOn(ctx context.Context, plan *runPlan, profile *images.Profile,
 				e.writePlot(plan, []*results.Result{res}, strings.TrimSuffix(path, filepath.Ext(path))+".svg")
 				// A run whose samples are by target or sink (printfbench)
 				// gets a bar chart; "" for anything else, sweeps included.
-				if msg := results.BarPlotBeside(path, res); msg != "" {
+				if msg := render.BarPlotBeside(path, res); msg != "" {
 					fmt.Fprintln(e.stderr, msg)
 				}
 			}
 			// netbench's designs: the book's table after the summary
 			// (not under --json) and its chart beside the result.
 			if !f.json {
-				_ = results.WriteDesignsTable(e.stdout, res)
+				_ = render.WriteDesignsTable(e.stdout, res)
 			}
-			if msg := results.DesignsPlotBeside(path, res); msg != "" {
+			if msg := render.DesignsPlotBeside(path, res); msg != "" {
 				fmt.Fprintln(e.stderr, msg)
 			}
 		})
@@ -521,8 +524,8 @@ func (e *env) finishRun(res *results.Result, refs []results.Reference, claims []
 	if dropped := res.DropNonFinite(); len(dropped) > 0 {
 		failRun(res, "non-finite values dropped (not numbers JSON can carry): "+strings.Join(dropped, "; "))
 	}
-	res.Analyze(refs)
-	res.JudgeSweep(claims, e.claimStore(claims, dir))
+	compare.Analyze(res, refs)
+	rclaims.JudgeSweep(res, claims, e.claimStore(claims, dir))
 	if err := res.CheckFinite(); err != nil {
 		res.Summary, res.Comparisons, res.Verdicts = nil, nil, nil
 		failRun(res, "statistics left out: "+err.Error())
@@ -536,13 +539,13 @@ func (e *env) finishRun(res *results.Result, refs []results.Reference, claims []
 	case asJSON && f.combined:
 		// Printed with the other profiles' runs at the end.
 	case asJSON:
-		if err := results.WriteJSON(e.stdout, res); err != nil {
+		if err := render.WriteJSON(e.stdout, res); err != nil {
 			return path, err
 		}
 	default:
-		write := results.WriteTable
+		write := render.WriteTable
 		if f.all {
-			write = results.WriteTableAll
+			write = render.WriteTableAll
 		}
 		if err := write(e.stdout, res); err != nil {
 			return path, err
@@ -553,7 +556,7 @@ func (e *env) finishRun(res *results.Result, refs []results.Reference, claims []
 		if path == "" {
 			// Nowhere to save it: the document itself is the output.
 			fmt.Fprintln(e.stdout)
-			if err := results.WriteJSON(e.stdout, res); err != nil {
+			if err := render.WriteJSON(e.stdout, res); err != nil {
 				return path, err
 			}
 		}

@@ -12,6 +12,7 @@ import (
 	"lab/plugins"
 	"lab/plugins/host"
 	"lab/results"
+	"lab/results/render"
 	"lab/vm"
 )
 
@@ -136,14 +137,14 @@ func sweepLine(sw *results.Sweep) string {
 }
 
 // plotOptions are what the plot of plan's sweep over runs shows.
-func plotOptions(plan *runPlan, runs []*results.Result) results.PlotOptions {
-	x := results.PlotX(runs[0].Sweep)
-	o := results.PlotOptions{X: x, Claims: plan.claims}
+func plotOptions(plan *runPlan, runs []*results.Result) render.PlotOptions {
+	x := render.PlotX(runs[0].Sweep)
+	o := render.PlotOptions{X: x, Claims: plan.claims}
 	if p := findParam(plan.exp, x); p != nil && p.Help != "" {
 		o.XLabel = x + " (" + p.Help + ")"
 	}
 	if len(plan.exp.Metrics) > 0 {
-		o.Metrics = results.PlotMetrics(plan.exp.Metrics[0].Name, x, plan.claims)
+		o.Metrics = render.PlotMetrics(plan.exp.Metrics[0].Name, x, plan.claims)
 	}
 	var profiles []string
 	for _, r := range runs {
@@ -163,7 +164,7 @@ func (e *env) writePlot(plan *runPlan, runs []*results.Result, out string) strin
 		return ""
 	}
 	if err := savePlot(out, runs, plotOptions(plan, runs)); err != nil {
-		if errors.Is(err, results.ErrNothingToPlot) {
+		if errors.Is(err, render.ErrNothingToPlot) {
 			fmt.Fprintf(e.stderr, "no plot: %v\n", err)
 		} else {
 			fmt.Fprintf(e.stderr, "warning: plot %s: %v\n", out, err)
@@ -175,14 +176,14 @@ func (e *env) writePlot(plan *runPlan, runs []*results.Result, out string) strin
 }
 
 // savePlot writes the plot whole or not at all.
-func savePlot(path string, runs []*results.Result, o results.PlotOptions) error {
+func savePlot(path string, runs []*results.Result, o render.PlotOptions) error {
 	f, err := os.CreateTemp(filepath.Dir(path), ".plot-*.svg")
 	if err != nil {
 		return err
 	}
 	tmp := f.Name()
 	defer os.Remove(tmp)
-	if err := results.WriteSweepPlot(f, runs, o); err != nil {
+	if err := render.WriteSweepPlot(f, runs, o); err != nil {
 		f.Close()
 		return err
 	}

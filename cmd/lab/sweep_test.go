@@ -16,6 +16,7 @@ import (
 
 	"lab/plugins"
 	"lab/results"
+	"lab/results/compare"
 )
 
 func TestParseSweeps(t *testing.T) {
@@ -239,7 +240,7 @@ func sweptResult(profile string, scale float64) *results.Result {
 				results.Sample{Metric: "ratio", Unit: "x", Value: 4, Repeat: k, Labels: l})
 		}
 	}
-	r.Analyze(nil)
+	compare.Analyze(r, nil)
 	return r
 }
 

@@ -14,6 +14,7 @@ import (
 	"lab/internal/labtest"
 	"lab/plugins"
 	"lab/results"
+	"lab/results/claims"
 )
 
 func testDescription(name string) *plugins.Description {
@@ -183,7 +184,7 @@ func TestClaims(t *testing.T) {
 	}
 	want := []string{results.KindRatio, results.KindNear, results.KindRange, results.KindCrossover, results.KindSpeedup, results.KindCrash}
 	for i, c := range got {
-		if c.Kind != want[i] || c.Plugin != "forkbench" || c.Bench != "create" || c.ID != exp.Claims[i].ID || c.Describe() == "no rule" {
+		if c.Kind != want[i] || c.Plugin != "forkbench" || c.Bench != "create" || c.ID != exp.Claims[i].ID || claims.Describe(&c) == "no rule" {
 			t.Errorf("claim %d = %+v, want kind %s of forkbench/create", i, c, want[i])
 		}
 	}

@@ -1,0 +1,262 @@
+// Package claims decides the claims of a write-up on runs: each claim
+// kind's rule, the verdicts recorded in a result, and claims' status across
+// the store.
+package claims
+
+import (
+	"fmt"
+	"maps"
+	"strconv"
+	"strings"
+
+	"lab/results"
+
+	"sort"
+)
+
+// The statistical rules, as the verdicts and docs/claims.md state them (the
+// significance level is stats.Alpha).
+const (
+	// MinRankSamples: a two-sided Mann-Whitney U test cannot reach
+	// p < 0.05 with fewer than 4 samples a side (3 and 3 give at best
+	// p = 0.1; 4 and 4 give 0.029).
+	MinRankSamples = 4
+	// MinSignSamples: a two-sided exact sign test cannot reach p < 0.05
+	// with fewer than 6 samples (5 give at best 0.0625; 6 give 0.031).
+	MinSignSamples = 6
+
+	RankRule = "two-sided Mann-Whitney U at alpha 0.05, which needs at least 4 samples a side"
+	SignRule = "two-sided exact sign test against each bound at alpha 0.05, which needs at least 6 samples"
+)
+
+// Describe says in words how the claim is decided: its rule and the test.
+func Describe(c *results.Claim) string {
+	switch {
+	case c.Ratio != nil:
+		r := c.Ratio
+		return fmt.Sprintf("%s / %s %s%s, from one run's samples (%s)", seriesLabel(r.Numerator, r.NumeratorLabels),
+			seriesLabel(r.Denominator, r.DenominatorLabels), factorBounds(r.Min, r.Max), seriesNote(r.Labels), RankRule)
+	case c.Range != nil:
+		r := c.Range
+		return fmt.Sprintf("%s in %s %s%s (%s)%s", r.Metric, boundsText(r.Min, r.Max), r.Unit, seriesNote(r.Labels),
+			SignRule, absoluteNote(r.Unit))
+	case c.Near != nil:
+		n := c.Near
+		return fmt.Sprintf("%s within %s of %s %s, i.e. in %s..%s %s%s (%s)%s", n.Metric, results.FormatValue(n.Tolerance),
+			results.FormatValue(n.Value), n.Unit, results.FormatValue(n.Value-n.Tolerance), results.FormatValue(n.Value+n.Tolerance), n.Unit,
+			seriesNote(n.Labels), SignRule, absoluteNote(n.Unit))
+	case c.Crossover != nil:
+		x := c.Crossover
+		where := "nowhere in the sweep"
+		if x.At != nil {
+			where = fmt.Sprintf("at %s +- %s", results.FormatValue(*x.At), results.FormatValue(x.Tolerance))
+		}
+		way := ""
+		if x.FirstLowerBefore {
+			way = fmt.Sprintf(", %s below before the crossing and above after it", seriesLabel(x.First, x.FirstLabels))
+		}
+		return fmt.Sprintf("the curves of %s and %s over %s cross %s%s; at each point which is larger by %s; the crossing interpolated linearly between the points where the order flips",
+			seriesLabel(x.First, x.FirstLabels), seriesLabel(x.Second, x.SecondLabels), x.Sweep, where, way, RankRule)
+	case c.Speedup != nil:
+		s := c.Speedup
+		return fmt.Sprintf("%s on %s / %s on %s %s%s, from the latest run of each in the result store (same experiment and parameters, same accelerator and clock; %s)",
+			s.Metric, s.Baseline, s.Metric, s.Profile, factorBounds(s.Min, s.Max), seriesNote(s.Labels), RankRule)
+	case c.Crash != nil:
+		k := c.Crash
+		return fmt.Sprintf("the run crashes (%s, outcome expected-crash) when %s >= %s and runs to the end below",
+			k.Signal, k.Param, results.FormatValue(k.From))
+	case c.Order != nil:
+		o := c.Order
+		return fmt.Sprintf("%s at %s=%s above %s times %s at %s=%s%s: every pair, from one run's samples (%s)",
+			o.Metric, o.Label, strings.Join(o.Above, ","), results.FormatValue(o.Min), o.Metric, o.Label, strings.Join(o.Below, ","),
+			seriesNote(o.Labels), RankRule)
+	}
+	return "no rule"
+}
+
+func factorBounds(lo float64, hi *float64) string {
+	if hi == nil {
+		return ">= " + results.FormatValue(lo)
+	}
+	return "in " + results.FormatValue(lo) + ".." + results.FormatValue(*hi)
+}
+
+func boundsText(lo, hi *float64) string {
+	switch {
+	case lo != nil && hi != nil:
+		return results.FormatValue(*lo) + ".." + results.FormatValue(*hi)
+	case lo != nil:
+		return ">= " + results.FormatValue(*lo)
+	case hi != nil:
+		return "<= " + results.FormatValue(*hi)
+	}
+	return "any"
+}
+
+// seriesLabel is a metric with the labels picking one of its series:
+// "real_s at mode=thread".
+func seriesLabel(metric string, labels map[string]string) string {
+	if len(labels) == 0 {
+		return metric
+	}
+	return metric + " at " + results.FormatLabels(labels)
+}
+
+// merged is a with b's labels added (b wins), nil when both are empty.
+func merged(a, b map[string]string) map[string]string {
+	if len(a)+len(b) == 0 {
+		return nil
+	}
+	out := maps.Clone(a)
+	if out == nil {
+		out = map[string]string{}
+	}
+	maps.Copy(out, b)
+	return out
+}
+
+func seriesNote(labels map[string]string) string {
+	if len(labels) == 0 {
+		return ""
+	}
+	return " at " + results.FormatLabels(labels)
+}
+
+func absoluteNote(unit string) string {
+	if !results.IsTimeUnit(unit) {
+		return ""
+	}
+	return "; an absolute time: decided only under an icount clock"
+}
+
+// ClockNote says what absolute times mean under a run's clock and
+// accelerator, and whether they can be compared with a real machine's:
+// under icount:N the guest's time is deterministic (one instruction =
+// 2^N ns); under the host clock they are the speed of TCG's emulation
+// (or, under KVM, of this host's CPU).
+func ClockNote(m results.Machine) (string, bool) {
+	if shift, ok := strings.CutPrefix(m.Clock, "icount:"); ok {
+		if n, err := strconv.Atoi(shift); err == nil {
+			return fmt.Sprintf("guest time deterministic, one instruction = 2^%d ns (clock %s)", n, m.Clock), true
+		}
+	}
+	if m.Accelerator == "kvm" {
+		return "under KVM with the host clock absolute times are this host's CPU speed, not the original machine's", false
+	}
+	return "under " + orUnknown(m.Accelerator) + " with the " + orUnknown(m.Clock) +
+		" clock absolute times are emulation speed; run with --clock icount:N to decide it", false
+}
+
+// Judge decides every claim of the run's experiment and records the
+// verdicts in r. store holds other stored runs (newest first), from which
+// a speedup takes its other run; it may be nil.
+func Judge(r *results.Result, claims []results.Claim, store []*results.Result) {
+	r.Verdicts = nil
+	for i := range claims {
+		if claims[i].Plugin != "" && claims[i].Plugin != r.Plugin || claims[i].Bench != "" && claims[i].Bench != r.Experiment {
+			continue
+		}
+		r.Verdicts = append(r.Verdicts, Decide(&claims[i], r, store))
+	}
+}
+
+// Decide applies claim c's rule to run r (and for a speedup to the latest
+// matching run of store).
+func Decide(c *results.Claim, r *results.Result, store []*results.Result) results.Verdict {
+	v := decide(c, r, store)
+	v.Claim, v.Kind, v.Statement = c.ID, c.Kind, c.Statement
+	if v.Rule == "" {
+		v.Rule = Describe(c)
+	}
+	if v.Decided() && len(v.Runs) == 0 && r.ID != "" {
+		v.Runs = []string{r.ID}
+	}
+	if v.Decided() && c.Profile != "" && c.Kind != results.KindSpeedup {
+		switch p := results.ProfileName(r.Machine); {
+		case p == c.Profile:
+		case results.FiguresProfile(r.Machine) == c.Profile:
+			v.Note = joinNote(v.Note, fmt.Sprintf("ran on profile %s: %s's machine on another kernel (%s)", p, c.Profile, orUnknown(r.Machine.KernelID)))
+		default:
+			v.Note = joinNote(v.Note, fmt.Sprintf("ran on profile %s, not %s (the profile standing for the claim's machine)", orUnknown(p), c.Profile))
+		}
+	}
+	return v
+}
+
+func joinNote(a, b string) string {
+	if a == "" {
+		return b
+	}
+	return a + "; " + b
+}
+
+func decide(c *results.Claim, r *results.Result, store []*results.Result) results.Verdict {
+	for _, k := range sortedKeys(c.Params) {
+		if got := r.Parameters[k]; got != c.Params[k] {
+			return results.Verdict{Verdict: results.NotRun, Reason: fmt.Sprintf("decided only by runs with %s; this run had %s=%s",
+				results.FormatLabels(c.Params), k, orUnknown(got))}
+		}
+	}
+	if c.Kind == results.KindCrash {
+		return decideCrash(c.Crash, r)
+	}
+	if r.Outcome.Status == "failed" {
+		return results.Verdict{Verdict: results.Inconclusive, Reason: "the run failed (" + r.Outcome.Reason + "); its samples decide nothing"}
+	}
+	if r.Outcome.Status == results.StatusInterrupted {
+		return results.Verdict{Verdict: results.Inconclusive, Reason: "the run was interrupted (" + r.Outcome.Reason + "); its samples decide nothing"}
+	}
+	switch c.Kind {
+	case results.KindRatio:
+		q := c.Ratio
+		x := r.Values(q.Numerator, merged(q.Labels, q.NumeratorLabels))
+		y := r.Values(q.Denominator, merged(q.Labels, q.DenominatorLabels))
+		return factorVerdict(seriesLabel(q.Numerator, q.NumeratorLabels), seriesLabel(q.Denominator, q.DenominatorLabels), x, y, q.Min, q.Max)
+	case results.KindRange:
+		return rangeVerdict(r, c.Range.Metric, c.Range.Labels, c.Range.Unit, c.Range.Min, c.Range.Max)
+	case results.KindNear:
+		n := c.Near
+		lo, hi := n.Value-n.Tolerance, n.Value+n.Tolerance
+		v := rangeVerdict(r, n.Metric, n.Labels, n.Unit, &lo, &hi)
+		v.Numbers = append(v.Numbers, results.Number{Name: "published", Value: n.Value, Unit: n.Unit})
+		return v
+	case results.KindCrossover:
+		return crossoverVerdict(c.Crossover, r)
+	case results.KindSpeedup:
+		return speedupVerdict(c.Speedup, r, store)
+	case results.KindOrder:
+		return orderVerdict(c.Order, r)
+	}
+	return results.Verdict{Verdict: results.Inconclusive, Reason: fmt.Sprintf("claim %s has no rule lab knows (kind %q); upgrade lab", c.ID, c.Kind)}
+}
+
+func unitOf(r *results.Result, metric string) string {
+	for _, s := range r.Samples {
+		if s.Metric == metric {
+			return s.Unit
+		}
+	}
+	return ""
+}
+func orUnknown(s string) string {
+	if s == "" {
+		return "unknown"
+	}
+	return s
+}
+
+func sortedKeys(m map[string]string) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+func labelSuffix(labels map[string]string) string {
+	if len(labels) == 0 {
+		return ""
+	}
+	return " {" + results.FormatLabels(labels) + "}"
+}

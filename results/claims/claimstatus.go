@@ -1,0 +1,56 @@
+package claims
+
+import (
+	"time"
+
+	"lab/results"
+)
+
+// ClaimRun is one stored run's verdict on a claim.
+type ClaimRun struct {
+	Run         string          `json:"run"`
+	Started     time.Time       `json:"started"`
+	Profile     string          `json:"profile"`
+	Accelerator string          `json:"accelerator"`
+	Clock       string          `json:"clock"`
+	Verdict     results.Verdict `json:"verdict"`
+}
+
+// ClaimStatus is a claim with its latest verdict (NotRun when no stored
+// run decided it) and every run that did, newest first.
+type ClaimStatus struct {
+	Claim   results.Claim `json:"claim"`
+	Rule    string        `json:"rule"`
+	Verdict string        `json:"verdict"`
+	// Latest is the newest run that decided the claim; nil if none.
+	Latest *ClaimRun  `json:"latest,omitempty"`
+	Runs   []ClaimRun `json:"runs,omitempty"`
+}
+
+// ClaimStatuses joins claims with the verdicts store's runs (newest
+// first, as LoadAll and Select return them) gave them: a claim's verdict
+// is the newest one other than not run, from a run of the claim's own
+// plugin and experiment. The result is in the order of claims.
+func ClaimStatuses(claims []results.Claim, store []*results.Result) []ClaimStatus {
+	out := make([]ClaimStatus, len(claims))
+	for i, c := range claims {
+		s := ClaimStatus{Claim: c, Rule: Describe(&c), Verdict: results.NotRun}
+		for _, r := range store {
+			if r.Plugin != c.Plugin || r.Experiment != c.Bench {
+				continue
+			}
+			for _, v := range r.Verdicts {
+				if v.Claim == c.ID && v.Decided() {
+					s.Runs = append(s.Runs, ClaimRun{Run: r.ID, Started: r.Started, Profile: results.ProfileName(r.Machine),
+						Accelerator: r.Machine.Accelerator, Clock: r.Machine.Clock, Verdict: v})
+				}
+			}
+		}
+		if len(s.Runs) > 0 {
+			latest := s.Runs[0]
+			s.Latest, s.Verdict = &latest, latest.Verdict.Verdict
+		}
+		out[i] = s
+	}
+	return out
+}

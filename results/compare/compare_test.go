@@ -1,0 +1,226 @@
+package compare_test
+
+import (
+	"bytes"
+	"errors"
+	"reflect"
+	"strings"
+	"testing"
+
+	"lab/results"
+	"lab/results/claims"
+	"lab/results/render"
+
+	"lab/results/internal/fixture"
+
+	"lab/results/compare"
+
+	"math"
+)
+
+func TestCompare(t *testing.T) {
+	refs := []results.Reference{
+		{Metric: "fork_wait_us", Value: 700, Unit: "µs", Machine: "rock", Profile: "rock-2.4"},
+		{Metric: "fork_wait_us", Value: 300, Unit: "µs", Machine: "p4", Profile: "p4-2.4"},
+		{Metric: "fork_wait_us", Value: 0.2, Unit: "ms", Machine: "old"},
+		{Metric: "fork_wait_us", Value: 5, Unit: "prints", Machine: "wrong unit"},
+		{Metric: "max_threads", Value: 384, Unit: "threads", Machine: "8m", Labels: map[string]string{"stack_kb": "8192"}},
+		{Metric: "max_threads", Value: 3055, Unit: "threads", Machine: "1m", Labels: map[string]string{"stack_kb": "1024"}},
+		{Metric: "other", Value: 1, Unit: "x", Machine: "none"},
+	}
+	summaries := []results.Summary{
+		{Metric: "fork_wait_us", Unit: "us", Median: 600},
+		{Metric: "max_threads", Unit: "threads", Median: 381, Labels: map[string]string{"stack_kb": "8192"}},
+		{Metric: "max_threads", Unit: "threads", Median: 2000}, // no labels: no labelled ref matches
+	}
+	type row struct {
+		metric, machine string
+		published       float64
+		ratio           float64
+		same            bool
+	}
+	tests := []struct {
+		name    string
+		profile string
+		want    []row
+	}{
+		{
+			name:    "run's profile first",
+			profile: "p4-2.4",
+			want: []row{
+				{"fork_wait_us", "p4", 300, 2, true},
+				{"fork_wait_us", "rock", 700, 600.0 / 700, false},
+				{"fork_wait_us", "old", 200, 3, false},
+				{"max_threads", "8m", 384, 381.0 / 384, false},
+			},
+		},
+		{
+			name:    "no profile: published order",
+			profile: "",
+			want: []row{
+				{"fork_wait_us", "rock", 700, 600.0 / 700, false},
+				{"fork_wait_us", "p4", 300, 2, false},
+				{"fork_wait_us", "old", 200, 3, false},
+				{"max_threads", "8m", 384, 381.0 / 384, false},
+			},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := compare.Compare(summaries, refs, tt.profile)
+			var rows []row
+			for _, c := range got {
+				rows = append(rows, row{c.Metric, c.Machine, c.Published, c.Ratio, c.SameProfile})
+			}
+			if len(rows) != len(tt.want) {
+				t.Fatalf("Compare = %+v, want %+v", rows, tt.want)
+			}
+			for i := range rows {
+				g, w := rows[i], tt.want[i]
+				if g.metric != w.metric || g.machine != w.machine || !approx(g.published, w.published) ||
+					!approx(g.ratio, w.ratio) || g.same != w.same {
+					t.Errorf("comparison %d = %+v, want %+v", i, g, w)
+				}
+			}
+		})
+	}
+}
+
+func TestComparePublishedForkbench(t *testing.T) {
+	r := fixture.Result()
+	r.Machine.Profile = map[string]any{"name": "p4-2.4"}
+	got := compare.ComparePublished(r, fixture.ForkbenchRefs(t, "forktime"))
+	if len(got) == 0 || !got[0].SameProfile || got[0].Machine != fixture.MachineP4 || got[0].Published != 307.3 {
+		t.Fatalf("first comparison = %+v, want the P4's 307.3 µs fork figure", got)
+	}
+	seen := map[string]bool{}
+	for _, c := range got {
+		seen[c.Metric] = true
+	}
+	for _, m := range []string{fixture.MetricForkWait, fixture.MetricThreadJoin, fixture.MetricRatio} {
+		if !seen[m] {
+			t.Errorf("no comparison for %s", m)
+		}
+	}
+}
+
+func TestDiff(t *testing.T) {
+	a := fixture.Result()
+	b := fixture.Result()
+	b.Samples = []results.Sample{
+		{Metric: fixture.MetricForkWait, Value: 193.125, Unit: "µs"},
+		{Metric: fixture.MetricRatio, Value: 4.414, Unit: "x"},
+		{Metric: "new", Value: 1, Unit: "x"},
+	}
+	got, err := compare.Diff(a, b, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	type row struct {
+		metric  string
+		a, b    float64
+		percent float64
+		only    string
+	}
+	want := []row{
+		{fixture.MetricForkWait, 386.25, 193.125, -50, ""},
+		{fixture.MetricThreadJoin, 87.5, 0, 0, "a"},
+		{fixture.MetricRatio, 4.414, 4.414, 0, ""},
+		{"new", 0, 1, 0, "b"},
+	}
+	var rows []row
+	for _, d := range got {
+		rows = append(rows, row{d.Metric, d.A, d.B, d.Percent, d.Only})
+	}
+	if !reflect.DeepEqual(rows, want) {
+		t.Errorf("Diff = %+v, want %+v", rows, want)
+	}
+}
+
+func TestDiffRefusesIncomparable(t *testing.T) {
+	tests := []struct {
+		name         string
+		accel, clock string
+		force        bool
+		wantErr      bool
+	}{
+		{"same", "tcg", "host", false, false},
+		{"accelerator", "kvm", "host", false, true},
+		{"clock", "tcg", "icount", false, true},
+		{"forced", "kvm", "icount", true, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			a, b := fixture.Result(), fixture.Result()
+			b.Machine.Accelerator, b.Machine.Clock = tt.accel, tt.clock
+			_, err := compare.Diff(a, b, tt.force)
+			if (err != nil) != tt.wantErr {
+				t.Fatalf("Diff err = %v, want error %v", err, tt.wantErr)
+			}
+			if err != nil && !errors.Is(err, compare.ErrIncomparable) {
+				t.Errorf("Diff err = %v, want ErrIncomparable", err)
+			}
+		})
+	}
+}
+
+// TestComparePublishedVariant: a run on a kernel variant (p4-2.4-era,
+// variant_of p4-2.4) is compared with p4-2.4's figures as its own, its
+// claims' verdicts say it ran on that machine on another kernel, and a run
+// on an unrelated profile gets neither.
+func TestComparePublishedVariant(t *testing.T) {
+	r := fixture.Result()
+	r.Machine.Profile = map[string]any{"name": "p4-2.4-era", "variant_of": "p4-2.4"}
+	r.Machine.KernelID = "era-2.4-i386"
+	if got := results.FiguresProfile(r.Machine); got != "p4-2.4" {
+		t.Fatalf("FiguresProfile = %q, want p4-2.4", got)
+	}
+	got := compare.ComparePublished(r, fixture.ForkbenchRefs(t, "forktime"))
+	if len(got) == 0 || !got[0].SameProfile || got[0].Machine != fixture.MachineP4 || got[0].Published != 307.3 {
+		t.Fatalf("first comparison = %+v, want the P4's 307.3 µs fork figure as the profile's own", got)
+	}
+	var buf bytes.Buffer
+	r.Comparisons = got
+	if err := render.WriteTable(&buf, r); err != nil {
+		t.Fatal(err)
+	}
+	if out := buf.String(); !strings.Contains(out, "published, "+fixture.MachineP4) || strings.Contains(out, "no published figure") {
+		t.Errorf("the table of a run on p4-2.4-era does not show p4-2.4's figures as its machine's:\n%s", out)
+	}
+	// create's claims name celeron-2.4: decided on celeron-2.4-era, six
+	// repeats of a 4.4x process/thread ratio against E1.6's 10x.
+	cr := fixture.Result()
+	cr.Experiment = "create"
+	cr.Machine.Profile = map[string]any{"name": "celeron-2.4-era", "variant_of": "celeron-2.4"}
+	cr.Machine.KernelID = "era-2.4-i386"
+	cr.Samples = nil
+	for i := 0; i < 6; i++ {
+		cr.Samples = append(cr.Samples, results.Sample{Metric: fixture.MetricProcessMS, Value: 0.40 + 0.001*float64(i), Unit: "ms", Repeat: i},
+			results.Sample{Metric: fixture.MetricThreadMS, Value: 0.09 + 0.0001*float64(i), Unit: "ms", Repeat: i})
+	}
+	var e16 *results.Claim
+	for _, c := range fixture.ForkbenchClaims(t, "create") {
+		if c.ID == "E1.6" {
+			e16 = &c
+		}
+	}
+	if e16 == nil || e16.Profile != "celeron-2.4" {
+		t.Fatalf("forkbench create: no claim E1.6 on celeron-2.4: %+v", e16)
+	}
+	v := claims.Decide(e16, cr, nil)
+	if !v.Decided() || !strings.Contains(v.Note, "ran on profile celeron-2.4-era: celeron-2.4's machine on another kernel (era-2.4-i386)") || strings.Contains(v.Note, "not celeron-2.4") {
+		t.Errorf("E1.6 on the variant: %s, note %q", v.Verdict, v.Note)
+	}
+	cr.Machine.Profile = map[string]any{"name": "p3-450"}
+	if v := claims.Decide(e16, cr, nil); !strings.Contains(v.Note, "ran on profile p3-450, not celeron-2.4") {
+		t.Errorf("E1.6 on another machine: note %q", v.Note)
+	}
+	other := fixture.Result()
+	other.Machine.Profile = map[string]any{"name": "celeron-2.4"}
+	if got := compare.ComparePublished(other, fixture.ForkbenchRefs(t, "forktime")); len(got) > 0 && got[0].Machine == fixture.MachineP4 && got[0].SameProfile {
+		t.Errorf("a run on celeron-2.4 took the P4's figures as its own: %+v", got[0])
+	}
+}
+func approx(a, b float64) bool {
+	return math.Abs(a-b) <= 1e-9*math.Max(1, math.Abs(b))
+}

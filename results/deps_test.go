@@ -1,0 +1,22 @@
+package results_test
+
+import (
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+// TestStandardLibraryOnly: the result document and its store import the
+// standard library only, so anything (plugins/host, the SDK's tools) can
+// read and write results without linking statistics or plotting code.
+func TestStandardLibraryOnly(t *testing.T) {
+	out, err := exec.Command("go", "list", "-deps", "-f", "{{if not .Standard}}{{.ImportPath}}{{end}}", ".").Output()
+	if err != nil {
+		t.Fatalf("go list -deps lab/results: %v", err)
+	}
+	for _, d := range strings.Fields(string(out)) {
+		if d != "lab/results" {
+			t.Errorf("lab/results imports %s; it may import the standard library only", d)
+		}
+	}
+}

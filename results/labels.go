@@ -1,0 +1,154 @@
+package results
+
+import (
+	"math"
+
+	"sort"
+	"strings"
+
+	"encoding/json"
+	"strconv"
+)
+
+// seriesKey identifies one series: metric, unit and the label set in key
+// order. The separators cannot occur in ordinary metric names.
+func SeriesKey(metric, unit string, labels map[string]string) string {
+	var b strings.Builder
+	b.WriteString(metric)
+	b.WriteByte(0)
+	b.WriteString(unit)
+	for _, k := range sortedKeys(labels) {
+		b.WriteByte(0)
+		b.WriteString(k)
+		b.WriteByte(1)
+		b.WriteString(labels[k])
+	}
+	return b.String()
+}
+
+// labelKey identifies a label set regardless of map order.
+func LabelKey(labels map[string]string) string {
+	return SeriesKey("", "", labels)
+}
+
+// FormatLabels renders labels as "k=v k=v" in key order, "" for none.
+func FormatLabels(labels map[string]string) string {
+	keys := sortedKeys(labels)
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = k + "=" + labels[k]
+	}
+	return strings.Join(parts, " ")
+}
+
+func sortedKeys(m map[string]string) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+func cloneLabels(m map[string]string) map[string]string {
+	if len(m) == 0 {
+		return nil
+	}
+	out := make(map[string]string, len(m))
+	for k, v := range m {
+		out[k] = v
+	}
+	return out
+}
+
+// timeUnits are the units convert knows, in seconds.
+var timeUnits = map[string]float64{
+	"s": 1, "ms": 1e-3, "us": 1e-6, "µs": 1e-6, "μs": 1e-6, "ns": 1e-9,
+}
+
+// convert expresses v (in unit from) in unit to. Equal units (or an empty
+// one) need nothing; two time units are scaled; anything else is refused.
+func ConvertUnit(v float64, from, to string) (float64, bool) {
+	if from == to || from == "" || to == "" {
+		return v, true
+	}
+	f, ok1 := timeUnits[from]
+	t, ok2 := timeUnits[to]
+	if !ok1 || !ok2 {
+		return 0, false
+	}
+	return v * f / t, true
+}
+
+// ProfileName returns the name of the profile a run used. Machine.Profile
+// holds the resolved profile as whatever type the caller had (a struct with
+// a Name field, or a map after Load); this package must not import images,
+// so the name is read through its JSON form ("name" or "Name"). A string
+// Profile is the name itself. Without one it falls back to Machine.Name.
+func ProfileName(m Machine) string {
+	if s, ok := m.Profile.(string); ok && s != "" {
+		return s
+	}
+	if n := profileField(m.Profile, "name", "Name"); n != "" {
+		return n
+	}
+	return m.Name
+}
+
+// profileField reads a top-level string field of the profile's JSON form.
+// FiguresProfile is the profile whose published figures and claims a run
+// on m answers to: the run's profile, or, for a kernel variant (a profile
+// with variant_of: the era profiles, the same machine on another kernel),
+// the profile it is a variant of.
+func FiguresProfile(m Machine) string {
+	if v := profileField(m.Profile, "variant_of", "VariantOf"); v != "" {
+		return v
+	}
+	return ProfileName(m)
+}
+
+func profileField(p any, keys ...string) string {
+	if p == nil {
+		return ""
+	}
+	var fields map[string]any
+	if m, ok := p.(map[string]any); ok {
+		fields = m
+	} else {
+		data, err := json.Marshal(p)
+		if err != nil || json.Unmarshal(data, &fields) != nil {
+			return ""
+		}
+	}
+	for _, k := range keys {
+		if s, ok := fields[k].(string); ok && s != "" {
+			return s
+		}
+	}
+	return ""
+}
+
+// FormatValue renders v with three significant digits (trailing zeros
+// dropped), and values of 1000 or more as whole numbers: 0.18, 12.2, 386,
+// 9077.
+func FormatValue(v float64) string {
+	switch {
+	case v == 0:
+		return "0"
+	case math.IsNaN(v) || math.IsInf(v, 0):
+		return strconv.FormatFloat(v, 'g', -1, 64)
+	case math.Abs(v) >= 1000:
+		return strconv.FormatFloat(math.Round(v), 'f', 0, 64)
+	}
+	prec := max(2-int(math.Floor(math.Log10(math.Abs(v)))), 0)
+	s := strconv.FormatFloat(v, 'f', prec, 64)
+	if strings.Contains(s, ".") {
+		s = strings.TrimRight(strings.TrimRight(s, "0"), ".")
+	}
+	return s
+}
+
+func IsTimeUnit(unit string) bool {
+	_, ok := timeUnits[unit]
+	return ok
+}

@@ -1,0 +1,224 @@
+package matrix
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"lab/results"
+
+	"lab/results/internal/fixture"
+)
+
+const testMatrix = `name: nightly
+clock: icount:0
+repeat: 4
+cells:
+  - plugin: forkbench
+    experiments: [forktime, create]
+    profiles: [celeron-2.4, p4-2.4]
+    params: {n: [200, 2000]}
+  - plugin: threadbench
+    experiment: hello
+    profiles: [celeron-2.4]
+    sweep: {count: [5, 50]}
+    repeat: 6
+`
+
+func TestParseMatrix(t *testing.T) {
+	spec, cells, err := Parse([]byte(testMatrix))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if spec.Name != "nightly" || len(cells) != 9 {
+		t.Fatalf("name %q, %d cells, want nightly and 2x2x2+1", spec.Name, len(cells))
+	}
+	ids := make([]string, len(cells))
+	for i, c := range cells {
+		ids[i] = c.ID
+	}
+	if !slices.IsSorted(ids) {
+		t.Errorf("cells not sorted by ID: %v", ids)
+	}
+	for _, want := range []string{"celeron-2.4/forkbench/forktime/n=200", "p4-2.4/forkbench/create/n=2000", "celeron-2.4/threadbench/hello/sweep:count=5,50"} {
+		if !slices.Contains(ids, want) {
+			t.Errorf("no cell %s in %v", want, ids)
+		}
+	}
+	var hello Cell
+	for _, c := range cells {
+		if c.Plugin == "threadbench" {
+			hello = c
+		}
+	}
+	got := strings.Join(hello.Args(), " ")
+	if want := "run threadbench --profile celeron-2.4 --repeat 6 -e hello --clock icount:0 --sweep count=5,50"; got != want {
+		t.Errorf("Args = %q, want %q", got, want)
+	}
+	for body, msg := range map[string]string{
+		"name: x\n":                   "no cells",
+		"cells:\n  - profiles: [a]\n": "has no plugin",
+		"cells:\n  - plugin: p\n":     "has no profiles",
+		"cells:\n  - plugin: p\n    profiles: [a]\n    colour: red\n":                            "field colour not found",
+		"cells:\n  - plugin: p\n    profiles: [a, a]\n":                                          "repeats cell a/p/default",
+		"cells:\n  - plugin: p\n    profiles: [a]\n    params: {n: 1}\n    sweep: {n: [1, 2]}\n": "n is both a parameter and swept",
+		"cells:\n  - plugin: p\n    profiles: [a]\n    experiment: e\n    experiments: [f]\n":    "experiment or experiments, not both",
+		"timeout: soon\ncells:\n  - plugin: p\n    profiles: [a]\n":                              "timeout \"soon\"",
+	} {
+		if _, _, err := Parse([]byte(body)); err == nil || !strings.Contains(err.Error(), msg) {
+			t.Errorf("Parse(%q) = %v, want an error saying %q", body, err, msg)
+		}
+	}
+}
+
+// TestShardsPartition: for matrices of many sizes, the shards 1/n..n/n
+// hold every cell exactly once, and a shard's cells do not depend on
+// anything but the file.
+func TestShardsPartition(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	for trial := 0; trial < 50; trial++ {
+		var b strings.Builder
+		b.WriteString("cells:\n")
+		entries := 1 + rng.IntN(4)
+		for e := 0; e < entries; e++ {
+			fmt.Fprintf(&b, "  - plugin: p%d\n    profiles: [", e)
+			for k := 0; k <= rng.IntN(3); k++ {
+				if k > 0 {
+					b.WriteString(", ")
+				}
+				fmt.Fprintf(&b, "prof%d", k)
+			}
+			b.WriteString("]\n    params: {n: [")
+			for k := 0; k <= rng.IntN(5); k++ {
+				if k > 0 {
+					b.WriteString(", ")
+				}
+				fmt.Fprintf(&b, "%d", k)
+			}
+			b.WriteString("]}\n")
+		}
+		_, cells, err := Parse([]byte(b.String()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := 1 + rng.IntN(7)
+		seen := map[string]int{}
+		for i := 1; i <= n; i++ {
+			for _, c := range (Shard{i, n}).Of(cells) {
+				seen[c.ID]++
+			}
+			// Deterministic: the same file gives the same shard.
+			_, again, _ := Parse([]byte(b.String()))
+			if !slices.EqualFunc((Shard{i, n}).Of(cells), (Shard{i, n}).Of(again), func(a, b Cell) bool { return a.ID == b.ID }) {
+				t.Fatalf("shard %d/%d differs between two reads of one file", i, n)
+			}
+		}
+		if len(seen) != len(cells) {
+			t.Fatalf("%d shards cover %d of %d cells", n, len(seen), len(cells))
+		}
+		for id, k := range seen {
+			if k != 1 {
+				t.Fatalf("cell %s is in %d of %d shards", id, k, n)
+			}
+		}
+	}
+	for _, bad := range []string{"0/2", "3/2", "1", "a/b", "1/0"} {
+		if _, err := ParseShard(bad); err == nil {
+			t.Errorf("ParseShard(%q) accepted", bad)
+		}
+	}
+}
+
+// shardDir writes a shard's state and result files the way lab matrix
+// does.
+func shardDir(t *testing.T, all []Cell, shard Shard, hash string) string {
+	t.Helper()
+	dir := t.TempDir()
+	st := &State{Name: "m", SpecSHA256: hash, Shard: shard.String(), All: len(all)}
+	for _, c := range all {
+		st.AllIDs = append(st.AllIDs, c.ID)
+	}
+	for _, c := range shard.Of(all) {
+		r := fixture.Run(fmt.Sprintf("20261201T000000Z-%s-%06x", c.Plugin, slices.IndexFunc(all, func(x Cell) bool { return x.ID == c.ID })), c.Profile, "host", fixture.Series("t", "s", nil, 1))
+		r.Started = time.Now()
+		if _, err := results.Save(StoreDir(dir), r); err != nil {
+			t.Fatal(err)
+		}
+		st.Cells = append(st.Cells, CellState{Cell: c, Status: "ok", Result: r.ID, Attempts: 1})
+	}
+	if err := SaveState(dir, st); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+func TestMerge(t *testing.T) {
+	_, all, err := Parse([]byte(testMatrix))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s1, s2, s3 := shardDir(t, all, Shard{1, 3}, "h"), shardDir(t, all, Shard{2, 3}, "h"), shardDir(t, all, Shard{3, 3}, "h")
+	out := filepath.Join(t.TempDir(), "merged")
+	if _, err := Merge(out, []string{s1, s2}); err == nil || !strings.Contains(err.Error(), "in no shard") || !strings.Contains(err.Error(), Shard{3, 3}.Of(all)[0].ID) {
+		t.Errorf("merge without shard 3: %v", err)
+	}
+	if _, err := os.Stat(out); !os.IsNotExist(err) {
+		t.Errorf("a refused merge wrote %s", out)
+	}
+	if _, err := Merge(out, []string{s1, s2, s3, s2}); err == nil || !strings.Contains(err.Error(), "more than one shard") || !strings.Contains(err.Error(), Shard{2, 3}.Of(all)[0].ID) {
+		t.Errorf("merge with shard 2 twice: %v", err)
+	}
+	other := shardDir(t, all, Shard{3, 3}, "another")
+	if _, err := Merge(out, []string{s1, s2, other}); err == nil || !strings.Contains(err.Error(), "another matrix file") {
+		t.Errorf("merge across matrices: %v", err)
+	}
+	st, err := Merge(out, []string{s3, s1, s2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(st.Cells) != len(all) {
+		t.Errorf("merged %d cells, want %d", len(st.Cells), len(all))
+	}
+	runs, errs := results.LoadAll(StoreDir(out))
+	if len(runs) != len(all) || len(errs) > 0 {
+		t.Errorf("merged store: %d runs, errors %v", len(runs), errs)
+	}
+}
+
+func TestMatrixJUnitRegressedClaim(t *testing.T) {
+	mk := func(id string, at time.Time, verdict string) *results.Result {
+		r := fixture.Run(id, "celeron-2.4", "host", fixture.Series("t", "s", nil, 1))
+		r.Plugin, r.Experiment, r.Started = "forkbench", "forktime", at
+		r.Verdicts = []results.Verdict{{Claim: "E2.1", Verdict: verdict, Reason: "why " + verdict}}
+		return r
+	}
+	now := time.Now()
+	before := mk("old", now.Add(-24*time.Hour), results.Reproduced)
+	for _, tt := range []struct {
+		now      string
+		baseline []*results.Result
+		fail     bool
+	}{
+		{results.NotReproduced, []*results.Result{before}, true},
+		{results.NotReproduced, nil, false},
+		{results.Inconclusive, []*results.Result{before}, false},
+		{results.Reproduced, []*results.Result{before}, false},
+		{results.NotReproduced, []*results.Result{mk("old", now.Add(-time.Hour), results.NotReproduced)}, false},
+	} {
+		r := mk("new", now, tt.now)
+		st := &State{Name: "m", Cells: []CellState{{Cell: Cell{ID: "c", Plugin: "forkbench"}, Status: "ok", Result: "new"}}}
+		doc := JUnit(st, map[string]*results.Result{"new": r}, tt.baseline)
+		f := doc.Suites[0].Cases[0].Failure
+		if (f != nil) != tt.fail {
+			t.Errorf("now %s, baseline %d runs: failure %+v, want failing %v", tt.now, len(tt.baseline), f, tt.fail)
+		}
+		if f != nil && !strings.Contains(f.Message, "E2.1 was reproduced by run old") {
+			t.Errorf("failure message %q", f.Message)
+		}
+	}
+}

@@ -1,0 +1,235 @@
+package render
+
+import (
+	"bytes"
+	"encoding/xml"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"lab/results"
+	"lab/results/compare"
+)
+
+// sweepRun is a swept run of profile with metrics over key=values, the
+// value of metric m at point v and repeat k given by f, each label set of
+// rest a series of its own.
+func sweepRun(profile, key string, values []string, metrics map[string]string, rest []map[string]string, repeats int,
+	f func(metric string, x float64, rest map[string]string, k int) float64) *results.Result {
+	r := &results.Result{
+		ID: "20261201T120000.000000Z-bench-exp-" + profile, Plugin: "bench", Experiment: "exp",
+		Machine: results.Machine{Name: profile + "-run-1", Profile: profile, Accelerator: "tcg", Clock: "host",
+			KernelID: "debian-6.1-686", KernelPackage: "linux-image-6.1.0-44-686 6.1.164-1", Boot: "snapshot"},
+		Guest:      results.GuestEnv{KernelRelease: "6.1.0-44-686"},
+		Parameters: map[string]string{"repeat": fmt.Sprint(repeats), key: strings.Join(values, ",")},
+		Outcome:    results.Outcome{Status: "ok"},
+		Sweep:      &results.Sweep{Axes: []results.SweepAxis{{Key: key, Values: values}}},
+	}
+	if len(rest) == 0 {
+		rest = []map[string]string{nil}
+	}
+	for _, v := range values {
+		var x float64
+		fmt.Sscan(v, &x)
+		for _, l := range rest {
+			point := map[string]string{key: v}
+			for k, lv := range l {
+				point[k] = lv
+			}
+			r.Sweep.Points = append(r.Sweep.Points, results.SweepPoint{Labels: point, Status: "ok", Repeats: repeats})
+			for k := range repeats {
+				for m, unit := range metrics {
+					r.Samples = append(r.Samples, results.Sample{Metric: m, Unit: unit, Repeat: k, Labels: point, Value: f(m, x, l, k)})
+				}
+			}
+		}
+	}
+	compare.Analyze(r, nil)
+	return r
+}
+
+func withVerdicts(r *results.Result, vs ...results.Verdict) *results.Result {
+	r.Verdicts = vs
+	return r
+}
+
+// svgTexts checks that data is well-formed XML with an <svg> root and
+// returns the content of its <text> elements in document order.
+func svgTexts(t *testing.T, data []byte) []string {
+	t.Helper()
+	d := xml.NewDecoder(bytes.NewReader(data))
+	var texts []string
+	var root string
+	var in bool
+	var cur strings.Builder
+	for {
+		tok, err := d.Token()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			t.Fatalf("the SVG is not well-formed XML: %v", err)
+		}
+		switch el := tok.(type) {
+		case xml.StartElement:
+			if root == "" {
+				root = el.Name.Local
+			}
+			if el.Name.Local == "text" {
+				in = true
+				cur.Reset()
+			}
+		case xml.CharData:
+			if in {
+				cur.Write(el)
+			}
+		case xml.EndElement:
+			if el.Name.Local == "text" {
+				in = false
+				texts = append(texts, cur.String())
+			}
+		}
+	}
+	if root != "svg" {
+		t.Fatalf("root element %q, want svg", root)
+	}
+	return texts
+}
+
+func plotGolden(t *testing.T, name string, texts []string) {
+	t.Helper()
+	got := strings.Join(texts, "\n") + "\n"
+	path := filepath.Join("testdata", name+".plot.txt")
+	if *update {
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (go test ./results -run TestWriteSweepPlot -update writes it)", err)
+	}
+	if got != string(want) {
+		t.Errorf("texts of the %s plot differ from %s (-update rewrites it):\n%s", name, path, got)
+	}
+}
+
+func contains(texts []string, s string) bool {
+	for _, x := range texts {
+		if strings.Contains(x, s) {
+			return true
+		}
+	}
+	return false
+}
+
+func TestWriteSweepPlot(t *testing.T) {
+	at := 600.0
+	cross := results.Claim{ID: "E1.1", Profile: "celeron-2.4", Crossover: &results.CrossoverRule{First: "process_s", Second: "thread_s", Sweep: "count", At: &at, Tolerance: 100}}.WithKind()
+	fork := func(m string, x float64, _ map[string]string, k int) float64 {
+		if m == "fork_wait_us" {
+			return 400 + x/10 + float64(k)
+		}
+		return 90 + float64(k)
+	}
+	mode := func(m string, x float64, l map[string]string, k int) float64 {
+		if m == "process_s" {
+			return 0.2 + x*0.001 + float64(k)*0.01
+		}
+		return 0.1 + x*0.0012 + float64(k)*0.01
+	}
+	tests := []struct {
+		name  string
+		runs  []*results.Result
+		opts  PlotOptions
+		wants []string // texts that must be in the SVG
+	}{
+		{
+			name: "forktime",
+			runs: []*results.Result{sweepRun("celeron-2.4", "n", []string{"50", "100", "200"},
+				map[string]string{"fork_wait_us": "µs", "thread_create_join_us": "µs", "ratio": "x"}, nil, 3, fork)},
+			opts: PlotOptions{Metrics: []string{"fork_wait_us", "thread_create_join_us"}, XLabel: "n (calls per repeat)"},
+			wants: []string{"bench/exp: fork_wait_us, thread_create_join_us against n", "time (µs)", "n (calls per repeat)",
+				"fork_wait_us", "thread_create_join_us", "profile celeron-2.4", "kernel debian-6.1-686 (linux-image-6.1.0-44-686 6.1.164-1)",
+				"clock host", "accelerator tcg", "3 of 3 points done", "median of 3 repeat(s)"},
+		},
+		{
+			// Several series labels and the published crossover; x spans
+			// three decades: log scale.
+			name: "crossover",
+			runs: []*results.Result{withVerdicts(sweepRun("celeron-2.4", "count", []string{"5", "500", "5000"},
+				map[string]string{"process_s": "s", "thread_s": "s"}, []map[string]string{{"stdout": "pty"}, {"stdout": "null"}}, 2, mode),
+				results.Verdict{Claim: "E1.1", Verdict: results.Reproduced, Numbers: []results.Number{{Name: "crossing", Value: 612.5}, {Name: "between", Value: 500}}})},
+			opts: PlotOptions{Metrics: []string{"process_s", "thread_s"}, Claims: []results.Claim{cross}},
+			wants: []string{"count (log scale)", "time (s)", "process_s stdout=pty", "thread_s stdout=null",
+				"E1.1 published crossover count=600 ±100 (celeron-2.4)", "measured crossing count=612 (celeron-2.4, E1.1: reproduced)"},
+		},
+		{
+			// One series per profile.
+			name: "profiles",
+			runs: []*results.Result{
+				sweepRun("xeon5130-1core", "n", []string{"50", "100"}, map[string]string{"fork_wait_us": "µs"}, nil, 2, fork),
+				sweepRun("xeon5130-2core", "n", []string{"50", "100"}, map[string]string{"fork_wait_us": "µs"}, nil, 2,
+					func(m string, x float64, l map[string]string, k int) float64 { return fork(m, x, l, k) / 2 }),
+			},
+			opts:  PlotOptions{Metrics: []string{"fork_wait_us"}, Title: "forkbench/forktime on two profiles"},
+			wants: []string{"forkbench/forktime on two profiles", "xeon5130-1core: fork_wait_us", "xeon5130-2core: fork_wait_us", "profile xeon5130-1core", "profile xeon5130-2core"},
+		},
+		{
+			// A key whose values are not numbers: a nominal axis.
+			name: "nominal",
+			runs: []*results.Result{sweepRun("celeron-2.4", "stdout", []string{"pty", "null", "file"}, map[string]string{"real_s": "s"}, nil, 1,
+				func(string, float64, map[string]string, int) float64 { return 1 })},
+			opts:  PlotOptions{Metrics: []string{"real_s"}},
+			wants: []string{"pty", "null", "file", "real_s"},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var b bytes.Buffer
+			if err := WriteSweepPlot(&b, tt.runs, tt.opts); err != nil {
+				t.Fatalf("WriteSweepPlot: %v", err)
+			}
+			texts := svgTexts(t, b.Bytes())
+			for _, w := range tt.wants {
+				if !contains(texts, w) {
+					t.Errorf("the SVG has no text %q; its texts:\n%s", w, strings.Join(texts, "\n"))
+				}
+			}
+			// A metric in another unit (ratio, x) is not drawn on a time axis.
+			if contains(texts, "ratio") {
+				t.Errorf("the plot draws the ratio metric on the time axis")
+			}
+			plotGolden(t, tt.name, texts)
+		})
+	}
+}
+
+func TestWriteSweepPlotNothing(t *testing.T) {
+	r := sweepRun("celeron-2.4", "n", []string{"50"}, map[string]string{"fork_wait_us": "µs"}, nil, 1,
+		func(string, float64, map[string]string, int) float64 { return 1 })
+	notSwept := &results.Result{ID: "plain", Plugin: "p", Experiment: "e"}
+	tests := []struct {
+		name string
+		runs []*results.Result
+		opts PlotOptions
+		want string
+	}{
+		{"no runs", nil, PlotOptions{}, "no runs"},
+		{"not a sweep", []*results.Result{notSwept}, PlotOptions{Metrics: []string{"a"}}, "not a sweep"},
+		{"no such metric", []*results.Result{r}, PlotOptions{Metrics: []string{"nosuch"}}, "no samples of nosuch labelled with n"},
+		{"no metric", []*results.Result{r}, PlotOptions{}, "no metric"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := WriteSweepPlot(io.Discard, tt.runs, tt.opts)
+			if !errors.Is(err, ErrNothingToPlot) || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("WriteSweepPlot: %v, want ErrNothingToPlot saying %q", err, tt.want)
+			}
+		})
+	}
+}

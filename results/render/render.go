@@ -1,0 +1,481 @@
+// Package render writes results for people and tools: text and Markdown
+// tables, CSV, JSON, JUnit, SVG plots and the HTML report.
+package render
+
+import (
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"io"
+
+	"slices"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+
+	"lab/results"
+	"lab/results/claims"
+	"lab/results/compare"
+	"lab/results/stats"
+
+	"sort"
+)
+
+func formatCV(cv float64) string {
+	return strconv.FormatFloat(cv*100, 'f', 1, 64) + "%"
+}
+
+func labelCell(labels map[string]string) string {
+	if l := results.FormatLabels(labels); l != "" {
+		return l
+	}
+	return "-"
+}
+
+// header is the provenance block shared by the text and Markdown output:
+// what the run was, where it really ran and what that machine stands for.
+func header(r *results.Result) [][2]string {
+	profile := results.ProfileName(r.Machine)
+	rows := [][2]string{{"run", r.ID}}
+	plugin := r.Plugin
+	if r.PluginVersion != "" {
+		plugin += " " + r.PluginVersion
+	}
+	rows = append(rows, [2]string{"plugin", plugin + ", experiment " + r.Experiment})
+	if len(r.Parameters) > 0 {
+		rows = append(rows, [2]string{"parameters", results.FormatLabels(r.Parameters)})
+	}
+	outcome := r.Outcome.Status
+	if outcome == "" {
+		outcome = "unknown"
+	}
+	if r.Outcome.Reason != "" {
+		outcome += ": " + r.Outcome.Reason
+	}
+	rows = append(rows, [2]string{"outcome", outcome})
+
+	ran := "profile " + orUnknown(profile)
+	if r.Machine.Name != "" && r.Machine.Name != profile {
+		ran += " (vm " + r.Machine.Name + ")"
+	}
+	ran += ", accelerator " + orUnknown(r.Machine.Accelerator) + ", clock " + orUnknown(r.Machine.Clock)
+	if r.Machine.Boot != "" {
+		ran += ", boot " + r.Machine.Boot
+	}
+	rows = append(rows, [2]string{"ran on", ran})
+
+	kernel := orUnknown(r.Machine.KernelID)
+	if r.Machine.KernelPackage != "" {
+		kernel += " (" + r.Machine.KernelPackage + ")"
+	}
+	if r.Guest.KernelRelease != "" {
+		kernel += ", release " + r.Guest.KernelRelease
+	}
+	if r.Machine.KernelEntry != "" {
+		kernel += ", entered as " + r.Machine.KernelEntry
+	}
+	rows = append(rows, [2]string{"kernel", kernel})
+	if g := guestLine(r.Guest); g != "" {
+		rows = append(rows, [2]string{"guest", g})
+	}
+	stands := standsFor(r, results.FiguresProfile(r.Machine))
+	if stands == "" {
+		stands = profileField(r.Machine.Profile, "summary", "Summary")
+	}
+	if stands != "" {
+		rows = append(rows, [2]string{"stands for", stands})
+		rows = append(rows, [2]string{"note", "emulated under " + orUnknown(r.Machine.Accelerator) +
+			" on the kernel above, not the original hardware or kernel"})
+	}
+	return rows
+}
+
+func guestLine(g results.GuestEnv) string {
+	var parts []string
+	if g.CPUModel != "" {
+		parts = append(parts, g.CPUModel)
+	}
+	if g.OnlineCPUs > 0 {
+		cpus := strconv.Itoa(g.OnlineCPUs)
+		if g.PresentCPUs > 0 {
+			cpus += "/" + strconv.Itoa(g.PresentCPUs)
+		}
+		parts = append(parts, cpus+" CPUs online")
+	}
+	if g.MemTotalKB > 0 {
+		parts = append(parts, strconv.FormatInt(g.MemTotalKB/1024, 10)+" MB")
+	}
+	switch {
+	case g.StackKB < 0:
+		parts = append(parts, "stack unlimited")
+	case g.StackKB > 0:
+		parts = append(parts, "stack "+strconv.FormatInt(g.StackKB, 10)+" KB")
+	}
+	if g.Libc != "" {
+		parts = append(parts, g.Libc)
+	}
+	return strings.Join(parts, ", ")
+}
+
+func orUnknown(s string) string {
+	if s == "" {
+		return "unknown"
+	}
+	return s
+}
+
+// comparisons are the result's own (every run records them), else what
+// can be compared without the plugin's description.
+func comparisons(r *results.Result) []results.Comparison {
+	if len(r.Comparisons) > 0 {
+		return r.Comparisons
+	}
+	return compare.ComparePublished(r, nil)
+}
+
+// standsFor describes the historical machines profile stands for: those of
+// the figures the run was compared with (from its plugin's description),
+// then those of the figures here.
+func standsFor(r *results.Result, profile string) string {
+	if profile == "" {
+		return ""
+	}
+	var machines []string
+	for _, c := range comparisons(r) {
+		if c.Profile == profile && !slices.Contains(machines, c.Machine) {
+			machines = append(machines, c.Machine)
+		}
+	}
+	for _, m := range compare.PublishedMachines(profile) {
+		if !slices.Contains(machines, m) {
+			machines = append(machines, m)
+		}
+	}
+	return strings.Join(machines, "; ")
+}
+
+// sameMark flags the figures of the machine the run's profile stands for.
+func sameMark(c results.Comparison) string {
+	if c.SameProfile {
+		return "*"
+	}
+	return ""
+}
+
+// WriteTable writes r for a terminal, compact: the verdicts on the
+// experiment's claims first, then our metrics (median with range and
+// spread), then the published figures of the machine the profile stands
+// for, then where the run ran. The figures of other machines are in the
+// result's comparisons (and WriteTableAll). Summaries and comparisons are
+// computed when r has none.
+func WriteTable(w io.Writer, r *results.Result) error { return writeTable(w, r, false) }
+
+// WriteTableAll is WriteTable with every published figure the run was
+// compared with, those of other machines too (`lab run --all`).
+func WriteTableAll(w io.Writer, r *results.Result) error { return writeTable(w, r, true) }
+
+func writeTable(w io.Writer, r *results.Result, all bool) error {
+	// A disturbed measurement is shown as such before anything it decided.
+	if lines := interferenceLines(r); len(lines) > 0 {
+		tw := tabwriter.NewWriter(w, 0, 8, 2, ' ', 0)
+		for _, h := range lines {
+			fmt.Fprintf(tw, "%s\t%s\n", h[0], h[1])
+		}
+		if err := tw.Flush(); err != nil {
+			return err
+		}
+		fmt.Fprintln(w)
+	}
+	writeVerdicts(w, r)
+
+	fmt.Fprintln(w)
+	tw := tabwriter.NewWriter(w, 0, 8, 2, ' ', 0)
+	// trimmed is E1's own estimator (drop min and max, average), beside
+	// the median we decide on.
+	fmt.Fprintln(tw, "metric\tlabels\tn\tmedian\ttrimmed\tmin..max\tCV\tunit")
+	for _, s := range stats.Summaries(r) {
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s..%s\t%s\t%s\n", s.Metric, labelCell(s.Labels), s.N,
+			results.FormatValue(s.Median), results.FormatValue(s.TrimmedMean), results.FormatValue(s.Min), results.FormatValue(s.Max), formatCV(s.CV), s.Unit)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+
+	every := comparisons(r)
+	cs := ownMachine(every)
+	if all {
+		cs = every
+	}
+	fmt.Fprintln(w)
+	if len(cs) > 0 {
+		title := "published, " + orUnknown(standsFor(r, results.FiguresProfile(r.Machine)))
+		if all {
+			title = "published (* = the machine this profile stands for)"
+		}
+		fmt.Fprintln(w, title)
+		tw = tabwriter.NewWriter(w, 0, 8, 2, ' ', 0)
+		if all {
+			fmt.Fprintln(tw, "\tmetric\tlabels\tours\tpublished\tunit\tours/published\tmachine\tsource")
+		} else {
+			fmt.Fprintln(tw, "metric\tlabels\tours\tpublished\tunit\tours/published\tsource")
+		}
+		for _, c := range cs {
+			cells := []string{c.Metric, labelCell(c.Labels), results.FormatValue(c.Ours), results.FormatValue(c.Published), c.Unit, ratioCell(c, r.Machine)}
+			if all {
+				cells = append(append([]string{sameMark(c)}, cells...), c.Machine)
+			}
+			fmt.Fprintln(tw, strings.Join(append(cells, sourceCell(c)), "\t"))
+		}
+		if err := tw.Flush(); err != nil {
+			return err
+		}
+		if note := ratioNote(cs, r.Machine); note != "" {
+			fmt.Fprintln(w, note)
+		}
+	} else {
+		fmt.Fprintf(w, "no published figure of the machine %s stands for in this experiment\n", orUnknown(results.ProfileName(r.Machine)))
+	}
+	if n := len(every) - len(cs); n > 0 {
+		fmt.Fprintf(w, "(%d figures of other machines: lab run --all, or the result's comparisons)\n", n)
+	}
+
+	fmt.Fprintln(w)
+	tw = tabwriter.NewWriter(w, 0, 8, 2, ' ', 0)
+	for _, h := range header(r) {
+		fmt.Fprintf(tw, "%s\t%s\n", h[0], h[1])
+	}
+	if r.Outcome.StderrTail != "" {
+		fmt.Fprintln(tw, "stderr tail:")
+		for _, l := range strings.Split(strings.TrimRight(r.Outcome.StderrTail, "\n"), "\n") {
+			fmt.Fprintln(tw, "  "+l)
+		}
+	}
+	return tw.Flush()
+}
+
+// writeVerdicts writes the claims block: each claim's verdict, its
+// statement, and the numbers that decided it.
+func writeVerdicts(w io.Writer, r *results.Result) {
+	fmt.Fprintf(w, "claims of %s/%s, run on %s (%s, clock %s)\n", r.Plugin, r.Experiment, orUnknown(results.ProfileName(r.Machine)),
+		orUnknown(r.Machine.Accelerator), orUnknown(r.Machine.Clock))
+	if len(r.Verdicts) == 0 {
+		fmt.Fprintln(w, "  none declared for this experiment")
+		return
+	}
+	idw, vw := 0, 0
+	for _, v := range r.Verdicts {
+		idw, vw = max(idw, len(v.Claim)), max(vw, len(v.Verdict))
+	}
+	indent := strings.Repeat(" ", 2+idw+2+vw+2)
+	for _, v := range r.Verdicts {
+		fmt.Fprintf(w, "  %-*s  %-*s  %s\n", idw, v.Claim, vw, v.Verdict, v.Statement)
+		fmt.Fprintf(w, "%s%s\n", indent, v.Reason)
+		if v.Note != "" {
+			fmt.Fprintf(w, "%snote: %s\n", indent, v.Note)
+		}
+	}
+}
+
+// interferenceLines warn about commands that ran during the run.
+func interferenceLines(r *results.Result) [][2]string {
+	n := len(r.Interference)
+	if n == 0 {
+		return nil
+	}
+	rows := [][2]string{{"WARNING", fmt.Sprintf("%d command(s) ran in the guest during this run (--no-wait); its numbers and verdicts may be disturbed: run it again", n)}}
+	for _, in := range r.Interference {
+		rows = append(rows, [2]string{"interference", in.Time.Local().Format("15:04:05") + " " + strings.Join(in.Command, " ")})
+	}
+	return rows
+}
+
+// ownMachine keeps the figures of the machine the run's profile stands
+// for.
+func ownMachine(cs []results.Comparison) []results.Comparison {
+	var out []results.Comparison
+	for _, c := range cs {
+		if c.SameProfile {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// ratioCell is ours / published where that means something: for
+// quantities the clock does not scale (ratios, counts), and for times
+// only under icount, where guest time is deterministic (marked "g").
+// Under the host clock a time is emulation speed: no ratio.
+func ratioCell(c results.Comparison, m results.Machine) string {
+	if c.Published == 0 {
+		return "-"
+	}
+	if !results.IsTimeUnit(c.Unit) {
+		return results.FormatValue(c.Ratio)
+	}
+	if _, ok := claims.ClockNote(m); ok {
+		return results.FormatValue(c.Ratio) + " g"
+	}
+	return "-"
+}
+
+// ratioNote explains the ratios of times, if the table has any.
+func ratioNote(cs []results.Comparison, m results.Machine) string {
+	for _, c := range cs {
+		if results.IsTimeUnit(c.Unit) {
+			note, ok := claims.ClockNote(m)
+			if ok {
+				return "g: a ratio of times in guest time: " + note
+			}
+			return "no ratio for times: " + note
+		}
+	}
+	return ""
+}
+
+func sourceCell(c results.Comparison) string {
+	if c.Note != "" {
+		return c.Source + " (" + c.Note + ")"
+	}
+	return c.Source
+}
+
+// WriteMarkdown writes r as a Markdown report with the same content as
+// WriteTableAll, in the same order.
+func WriteMarkdown(w io.Writer, r *results.Result) error {
+	var b strings.Builder
+	title := r.Plugin + " / " + r.Experiment
+	fmt.Fprintf(&b, "## %s on %s\n\n", mdCell(title), mdCell(orUnknown(results.ProfileName(r.Machine))))
+	for _, h := range interferenceLines(r) {
+		fmt.Fprintf(&b, "- **%s**: %s\n", h[0], mdCell(h[1]))
+	}
+	if len(r.Verdicts) > 0 {
+		b.WriteString("\n| claim | verdict | statement | why |\n|---|---|---|---|\n")
+		for _, v := range r.Verdicts {
+			why := v.Reason
+			if v.Note != "" {
+				why += " (note: " + v.Note + ")"
+			}
+			fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", mdCell(v.Claim), mdCell(v.Verdict), mdCell(v.Statement), mdCell(why))
+		}
+	} else {
+		b.WriteString("\nNo claims declared for this experiment.\n")
+	}
+	b.WriteString("\n| metric | labels | n | median | trimmed | min..max | CV | unit |\n")
+	b.WriteString("|---|---|---:|---:|---:|---:|---:|---|\n")
+	for _, s := range stats.Summaries(r) {
+		fmt.Fprintf(&b, "| %s | %s | %d | %s | %s | %s..%s | %s | %s |\n", mdCell(s.Metric), mdCell(labelCell(s.Labels)),
+			s.N, results.FormatValue(s.Median), results.FormatValue(s.TrimmedMean), results.FormatValue(s.Min), results.FormatValue(s.Max), formatCV(s.CV), mdCell(s.Unit))
+	}
+	if cs := comparisons(r); len(cs) > 0 {
+		b.WriteString("\nPublished figures (* = the machine this profile stands for):\n\n")
+		b.WriteString("| | metric | labels | ours | published | unit | ours/published | machine | source |\n")
+		b.WriteString("|---|---|---|---:|---:|---|---:|---|---|\n")
+		for _, c := range cs {
+			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", sameMark(c), mdCell(c.Metric),
+				mdCell(labelCell(c.Labels)), results.FormatValue(c.Ours), results.FormatValue(c.Published), mdCell(c.Unit),
+				ratioCell(c, r.Machine), mdCell(c.Machine), mdCell(sourceCell(c)))
+		}
+		if note := ratioNote(cs, r.Machine); note != "" {
+			fmt.Fprintf(&b, "\n%s\n", mdCell(note))
+		}
+	}
+	b.WriteString("\n")
+	for _, h := range header(r) {
+		fmt.Fprintf(&b, "- **%s**: %s\n", h[0], mdCell(h[1]))
+	}
+	if r.Outcome.StderrTail != "" {
+		fmt.Fprintf(&b, "\nstderr tail:\n\n```\n%s\n```\n", strings.TrimRight(r.Outcome.StderrTail, "\n"))
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// mdCell escapes text for a Markdown table cell or list item.
+func mdCell(s string) string {
+	return strings.NewReplacer("|", `\|`, "\n", " ", "*", `\*`, "_", `\_`).Replace(s)
+}
+
+// CSVHeader is the first row WriteCSV writes.
+var CSVHeader = []string{"id", "plugin", "experiment", "profile", "accelerator", "clock",
+	"metric", "labels", "repeat", "value", "unit"}
+
+// WriteCSV writes one row per sample (values at full precision) under
+// CSVHeader; labels are "k=v k=v".
+func WriteCSV(w io.Writer, r *results.Result) error { return WriteCSVRuns(w, []*results.Result{r}) }
+
+// WriteCSVRuns writes the samples of every run under one CSVHeader.
+func WriteCSVRuns(w io.Writer, runs []*results.Result) error {
+	cw := csv.NewWriter(w)
+	if err := cw.Write(CSVHeader); err != nil {
+		return err
+	}
+	for _, r := range runs {
+		profile := results.ProfileName(r.Machine)
+		for _, s := range r.Samples {
+			row := []string{r.ID, r.Plugin, r.Experiment, profile, r.Machine.Accelerator, r.Machine.Clock,
+				s.Metric, results.FormatLabels(s.Labels), strconv.Itoa(s.Repeat),
+				strconv.FormatFloat(s.Value, 'g', -1, 64), s.Unit}
+			if err := cw.Write(row); err != nil {
+				return err
+			}
+		}
+	}
+	cw.Flush()
+	return cw.Error()
+}
+
+// WriteJSON writes r as indented JSON, the same document Save stores.
+func WriteJSON(w io.Writer, r *results.Result) error {
+	data, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return fmt.Errorf("result %s to json: %w", r.ID, err)
+	}
+	_, err = w.Write(append(data, '\n'))
+	return err
+}
+func sortedKeys(m map[string]string) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// numeric says whether every value parses as a number.
+func numeric(values []string) bool {
+	for _, v := range values {
+		if _, err := strconv.ParseFloat(v, 64); err != nil {
+			return false
+		}
+	}
+	return len(values) > 0
+}
+
+func labelSuffix(labels map[string]string) string {
+	if len(labels) == 0 {
+		return ""
+	}
+	return " {" + results.FormatLabels(labels) + "}"
+}
+
+func profileField(p any, keys ...string) string {
+	if p == nil {
+		return ""
+	}
+	var fields map[string]any
+	if m, ok := p.(map[string]any); ok {
+		fields = m
+	} else {
+		data, err := json.Marshal(p)
+		if err != nil || json.Unmarshal(data, &fields) != nil {
+			return ""
+		}
+	}
+	for _, k := range keys {
+		if s, ok := fields[k].(string); ok && s != "" {
+			return s
+		}
+	}
+	return ""
+}

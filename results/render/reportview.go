@@ -1,0 +1,397 @@
+package render
+
+import (
+	"bytes"
+	"encoding/json"
+	"encoding/xml"
+	"errors"
+	"fmt"
+	"html/template"
+	"io"
+	"strconv"
+	"strings"
+	"time"
+
+	"lab/results"
+	"lab/results/claims"
+	"lab/results/stats"
+)
+
+// How each part of the report is shown: claims, runs, plots, provenance,
+// and the commands that would make the runs missing.
+
+// howTo is a command line per installed experiment that makes a run the
+// report can show, on the profile of its first claim.
+func howTo(exps []ReportExperiment) []string {
+	var out []string
+	for _, e := range exps {
+		out = append(out, runHint(e.Plugin, e.Name, firstProfile(e), nil))
+	}
+	return out
+}
+
+// firstProfile is the profile of e's first claim that names one, else
+// of its first published figure that does.
+func firstProfile(e ReportExperiment) string {
+	for _, c := range e.Claims {
+		if c.Profile != "" {
+			return c.Profile
+		}
+	}
+	for _, r := range e.References {
+		if r.Profile != "" {
+			return r.Profile
+		}
+	}
+	return ""
+}
+
+// runHint is `lab run PLUGIN -e EXP --profile P -p k=v --repeat 6`: six
+// repeats are what a sign test needs (a rank test needs four).
+func runHint(plugin, exp, profile string, params map[string]string) string {
+	parts := []string{"lab run", plugin, "-e", exp}
+	if profile != "" {
+		parts = append(parts, "--profile", profile)
+	}
+	for _, k := range sortedKeys(params) {
+		parts = append(parts, "-p", k+"="+params[k])
+	}
+	return strings.Join(append(parts, "--repeat", "6"), " ")
+}
+
+// claimHint says how to make a run that decides c.
+func claimHint(c results.Claim) string {
+	switch {
+	case c.Speedup != nil:
+		s := c.Speedup
+		return fmt.Sprintf("lab run %s -e %s --profile %s --profile %s%s --repeat 6", c.Plugin, c.Bench, s.Baseline, s.Profile, paramFlags(c.Params))
+	case c.Crossover != nil:
+		return fmt.Sprintf("lab run %s -e %s%s%s --sweep %s=V1,V2,... --repeat 6", c.Plugin, c.Bench, profileFlag(c.Profile), paramFlags(c.Params), c.Crossover.Sweep)
+	}
+	return runHint(c.Plugin, c.Bench, c.Profile, c.Params)
+}
+
+func profileFlag(p string) string {
+	if p == "" {
+		return ""
+	}
+	return " --profile " + p
+}
+
+func paramFlags(params map[string]string) string {
+	var b strings.Builder
+	for _, k := range sortedKeys(params) {
+		b.WriteString(" -p " + k + "=" + params[k])
+	}
+	return b.String()
+}
+
+func claimViewOf(s claims.ClaimStatus, anchor, expAnchor string, runAnchor map[string]string) claimView {
+	c := s.Claim
+	machine := c.Machine
+	if c.Profile != "" {
+		machine += " (profile " + c.Profile + ")"
+	}
+	cv := claimView{ID: c.ID, Anchor: anchor, Verdict: orNotRun(s.Verdict), Class: verdictClass(orNotRun(s.Verdict)),
+		Statement: c.Statement, Source: c.Source, Machine: machine, Rule: s.Rule, Rationale: c.Rationale,
+		Params: results.FormatLabels(c.Params), Plugin: c.Plugin, Bench: c.Bench, ExpAnchor: expAnchor, Decided: len(s.Runs)}
+	if s.Latest == nil {
+		cv.Reason = "no stored run decided it"
+		cv.HowTo = claimHint(c)
+		return cv
+	}
+	v := s.Latest.Verdict
+	cv.Reason, cv.Note, cv.Numbers = v.Reason, v.Note, numberViews(v.Numbers)
+	ids := v.Runs
+	if len(ids) == 0 {
+		ids = []string{s.Latest.Run}
+	}
+	for _, id := range ids {
+		label := id
+		if id == s.Latest.Run {
+			label += " (" + orUnknown(s.Latest.Profile) + ", " + orUnknown(s.Latest.Accelerator) + ", clock " + orUnknown(s.Latest.Clock) + ")"
+		}
+		cv.Runs = append(cv.Runs, runLink{ID: id, Anchor: runAnchor[id], Label: label})
+	}
+	return cv
+}
+
+func orNotRun(v string) string {
+	if v == "" {
+		return results.NotRun
+	}
+	return v
+}
+
+func numberViews(ns []results.Number) []numberView {
+	var out []numberView
+	for _, n := range ns {
+		out = append(out, numberView{Name: n.Name, Value: results.FormatValue(n.Value), Unit: n.Unit})
+	}
+	return out
+}
+
+func refViewOf(r results.Reference) refView {
+	return refView{Metric: r.Metric, Labels: labelCell(r.Labels), Value: exactValue(r.Value), Unit: r.Unit, Machine: r.Machine,
+		Profile: r.Profile, Source: r.Source, Note: r.Note}
+}
+
+// exactValue is a published figure as published (9076.9, not 9077).
+func exactValue(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
+
+func outcomeClass(status string) string {
+	switch status {
+	case "ok":
+		return "v-ok"
+	case "expected-crash":
+		return "v-nc"
+	case results.StatusInterrupted:
+		return "v-unsure"
+	}
+	return "v-bad"
+}
+
+// runViewOf is what an experiment's section shows of one run; e is its
+// description, nil for a plugin not installed.
+func runViewOf(r *results.Result, e *ReportExperiment, anchor string, claimAnchor map[string]string) runView {
+	rv := runView{ID: r.ID, Anchor: anchor, Profile: orUnknown(results.ProfileName(r.Machine)), Clock: orUnknown(r.Machine.Clock),
+		Accelerator: orUnknown(r.Machine.Accelerator), Started: r.Started.UTC().Format(time.RFC3339), Params: results.FormatLabels(r.Parameters),
+		Outcome: orUnknown(r.Outcome.Status), OutcomeClass: outcomeClass(r.Outcome.Status), Interference: len(r.Interference)}
+	if r.Outcome.Reason != "" {
+		rv.Outcome += ": " + r.Outcome.Reason
+	}
+	for _, v := range r.Verdicts {
+		if !v.Decided() {
+			rv.NotRun = append(rv.NotRun, v.Claim+" ("+v.Reason+")")
+			continue
+		}
+		rv.Verdicts = append(rv.Verdicts, verdictView{Claim: v.Claim, ClaimAnchor: claimAnchor[v.Claim], Verdict: v.Verdict,
+			Class: verdictClass(v.Verdict), Statement: v.Statement, Reason: v.Reason, Note: v.Note, Numbers: numberViews(v.Numbers)})
+	}
+	for _, s := range stats.Summaries(r) {
+		rv.Summary = append(rv.Summary, summaryRow{Metric: s.Metric, Labels: labelCell(s.Labels), N: s.N, Median: results.FormatValue(s.Median),
+			Trimmed: results.FormatValue(s.TrimmedMean), Range: results.FormatValue(s.Min) + ".." + results.FormatValue(s.Max), CV: formatCV(s.CV), Unit: s.Unit})
+	}
+	cs := comparisons(r)
+	for _, c := range cs {
+		rv.Comparisons = append(rv.Comparisons, comparisonRow{Same: c.SameProfile, Metric: c.Metric, Labels: labelCell(c.Labels),
+			Ours: results.FormatValue(c.Ours), Published: exactValue(c.Published), Unit: c.Unit, Ratio: ratioCell(c, r.Machine),
+			Machine: c.Machine, Source: sourceCell(c)})
+	}
+	rv.RatioNote = ratioNote(cs, r.Machine)
+	rv.Plot, rv.PlotNote = reportPlot(r, e)
+	return rv
+}
+
+// reportPlot draws r's plot as lab run does (a sweep against its swept
+// key, netbench's designs and a run by target or sink as bars) and
+// returns it ready to inline,
+// or a note saying why there is none.
+func reportPlot(r *results.Result, e *ReportExperiment) (template.HTML, string) {
+	var buf bytes.Buffer
+	var err error
+	switch {
+	case r.Sweep != nil:
+		err = WriteSweepPlot(&buf, []*results.Result{r}, reportPlotOptions(r, e))
+	case IsDesigns(r):
+		err = WriteDesignsPlot(&buf, r)
+	case BarKey(r) != "":
+		err = WriteBarPlot(&buf, r, BarKey(r))
+	default:
+		return "", ""
+	}
+	if err != nil {
+		if errors.Is(err, ErrNothingToPlot) {
+			return "", "no plot: " + err.Error()
+		}
+		return "", "the plot could not be drawn: " + err.Error()
+	}
+	svg, err := InlineSVG(buf.Bytes())
+	if err != nil {
+		return "", "the plot was not inlined: " + err.Error()
+	}
+	return svg, ""
+}
+
+// reportPlotOptions are those of `lab run`'s plot of the same sweep.
+func reportPlotOptions(r *results.Result, e *ReportExperiment) PlotOptions {
+	x := PlotX(r.Sweep)
+	o := PlotOptions{X: x}
+	main := ""
+	if e != nil {
+		o.Claims = e.Claims
+		if h := e.ParamHelp[x]; h != "" {
+			o.XLabel = x + " (" + h + ")"
+		}
+		if len(e.Metrics) > 0 {
+			main = e.Metrics[0]
+		}
+	}
+	if main == "" && len(r.Summary) > 0 {
+		main = r.Summary[0].Metric
+	}
+	o.Metrics = PlotMetrics(main, x, o.Claims)
+	o.Title = fmt.Sprintf("%s/%s on %s: %s against %s", r.Plugin, r.Experiment, orUnknown(results.ProfileName(r.Machine)),
+		strings.Join(o.Metrics, ", "), x)
+	return o
+}
+
+// svgElements are the elements gonum/plot's SVG canvas writes (images
+// aside, which the plots here do not draw).
+var svgElements = map[string]bool{"svg": true, "g": true, "path": true, "text": true, "tspan": true}
+
+// InlineSVG makes an SVG document (as gonum/plot writes it) fit to put
+// inside an HTML page: the XML prolog and comments before the <svg>
+// element are dropped, and it is refused unless it is well-formed XML of
+// svg, g, path, text and tspan elements without event-handler or link
+// attributes. Plot text is escaped by the SVG canvas; this check is what
+// lets the report trust the bytes it inlines.
+func InlineSVG(b []byte) (template.HTML, error) {
+	i := bytes.Index(b, []byte("<svg"))
+	if i < 0 {
+		return "", errors.New("no <svg> element")
+	}
+	b = b[i:]
+	d := xml.NewDecoder(bytes.NewReader(b))
+	roots := 0
+	depth := 0
+	for {
+		tok, err := d.Token()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return "", fmt.Errorf("not well-formed SVG: %w", err)
+		}
+		switch t := tok.(type) {
+		case xml.StartElement:
+			if !svgElements[t.Name.Local] {
+				return "", fmt.Errorf("SVG element <%s> is not one a plot draws", t.Name.Local)
+			}
+			for _, a := range t.Attr {
+				name := strings.ToLower(a.Name.Local)
+				if strings.HasPrefix(name, "on") || name == "href" || name == "src" || strings.Contains(strings.ToLower(a.Value), "url(") {
+					return "", fmt.Errorf("SVG attribute %s=%q is not one a plot draws", a.Name.Local, a.Value)
+				}
+			}
+			if depth == 0 {
+				roots++
+			}
+			depth++
+		case xml.EndElement:
+			depth--
+		case xml.ProcInst, xml.Directive:
+			return "", errors.New("SVG with a processing instruction or directive after <svg>")
+		case xml.CharData:
+			if depth == 0 && len(bytes.TrimSpace(t)) > 0 {
+				return "", errors.New("text outside the <svg> element")
+			}
+		}
+	}
+	if roots != 1 || depth != 0 {
+		return "", fmt.Errorf("want exactly one <svg> element, got %d", roots)
+	}
+	return template.HTML(b), nil // #nosec: checked above
+}
+
+// provenanceOf is everything known about where and how u's run was made.
+func provenanceOf(u UsedRun, anchor string) provenanceView {
+	r := u.Run
+	m := r.Machine
+	p := provenanceView{ID: r.ID, Anchor: anchor, Why: u.Why, Argv: shellJoin(m.QEMUArgv), StderrTail: r.Outcome.StderrTail}
+	add := func(k, v string) { p.Rows = append(p.Rows, [2]string{k, v}) }
+	add("run ID", r.ID)
+	add("started", r.Started.UTC().Format(time.RFC3339Nano))
+	if !r.Finished.IsZero() {
+		add("finished", r.Finished.UTC().Format(time.RFC3339Nano)+" (after "+r.Finished.Sub(r.Started).Round(time.Millisecond).String()+")")
+	}
+	add("command", orUnknown(shellJoin(r.Command)))
+	outcome := orUnknown(r.Outcome.Status)
+	if r.Outcome.Reason != "" {
+		outcome += ": " + r.Outcome.Reason
+	}
+	add("outcome", outcome)
+	add("plugin", r.Plugin+" "+orUnknown(r.PluginVersion))
+	add("experiment", r.Experiment)
+	add("parameters", orDashText(results.FormatLabels(r.Parameters)))
+	profile := orUnknown(results.ProfileName(m))
+	if m.Name != "" && m.Name != results.ProfileName(m) {
+		profile += " (vm " + m.Name + ")"
+	}
+	add("profile", profile)
+	if s := standsFor(r, results.ProfileName(m)); s != "" {
+		add("stands for", s)
+	}
+	add("QEMU version", orUnknown(m.QEMUVersion))
+	add("accelerator", orUnknown(m.Accelerator))
+	add("clock", orUnknown(m.Clock))
+	if m.Boot != "" {
+		add("boot", m.Boot)
+	}
+	add("kernel id", orUnknown(m.KernelID))
+	add("kernel sha256", orUnknown(m.KernelSHA256))
+	if m.KernelEntry != "" {
+		add("kernel entry", m.KernelEntry)
+	}
+	add("kernel package", orUnknown(m.KernelPackage))
+	add("guest uname", orUnknown(r.Guest.Uname))
+	if g := guestLine(r.Guest); g != "" {
+		add("guest", g)
+	}
+	if h := r.Harness; h != nil {
+		line := fmt.Sprintf("start %.3g s (push %.3g s, open %.3g s), %d file(s) sent, %d cached", h.StartSeconds, h.PushSeconds,
+			h.OpenSeconds, h.FilesSent, h.FilesCached)
+		if h.StartRetried != "" {
+			line += "; plugin started twice: " + h.StartRetried
+		}
+		add("harness", line)
+	} else {
+		add("harness", "not recorded")
+	}
+	if sw := r.Sweep; sw != nil {
+		line := fmt.Sprintf("%s: %d of %d points done", sw.String(), sw.Done(), len(sw.Points))
+		for _, pt := range sw.Points {
+			if pt.Status != "ok" {
+				line += "; " + results.FormatLabels(pt.Labels) + " " + pt.Status
+			}
+		}
+		add("sweep", line)
+	}
+	for _, in := range r.Interference {
+		add("interference", in.Time.UTC().Format(time.RFC3339)+" "+shellJoin(in.Command)+" (ran in the guest during the run)")
+	}
+	if m.Profile != nil {
+		if b, err := json.MarshalIndent(m.Profile, "", "  "); err == nil {
+			p.Profile = string(b)
+		}
+	}
+	return p
+}
+
+func orDashText(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+// shellJoin joins args as a shell would read them back: single quotes
+// around an argument with anything but letters, digits and -_=./:,@+%.
+func shellJoin(args []string) string {
+	out := make([]string, len(args))
+	for i, a := range args {
+		safe := a != ""
+		for _, r := range a {
+			if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_=./:,@+%", r)) {
+				safe = false
+				break
+			}
+		}
+		if safe {
+			out[i] = a
+		} else {
+			out[i] = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
+		}
+	}
+	return strings.Join(out, " ")
+}

@@ -296,24 +296,11 @@ func TestCatalogUserProfiles(t *testing.T) {
 			t.Errorf("len(Names()) = %d, want %d", got, want)
 		}
 	})
-	t.Run("XDG_CONFIG_HOME", func(t *testing.T) {
-		cfg := t.TempDir()
-		t.Setenv("XDG_CONFIG_HOME", cfg)
-		dir := filepath.Join(cfg, "lab", "profiles")
+	t.Run("Lookup in the user dir", func(t *testing.T) {
+		dir := filepath.Join(t.TempDir(), "lab", "profiles")
 		writeTestFile(t, filepath.Join(dir, "mine.yml"), string(good))
-		if got := UserProfileDir(); got != dir {
-			t.Errorf("UserProfileDir() = %q, want %q", got, dir)
-		}
-		if _, err := Lookup("my-box"); err != nil {
+		if _, err := Lookup(dir, "my-box"); err != nil {
 			t.Errorf("Lookup(my-box): %v", err)
-		}
-	})
-	t.Run("HOME fallback", func(t *testing.T) {
-		home := t.TempDir()
-		t.Setenv("XDG_CONFIG_HOME", "")
-		t.Setenv("HOME", home)
-		if got, want := UserProfileDir(), filepath.Join(home, ".config", "lab", "profiles"); got != want {
-			t.Errorf("UserProfileDir() = %q, want %q", got, want)
 		}
 	})
 	t.Run("missing dir is fine", func(t *testing.T) {

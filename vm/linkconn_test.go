@@ -65,10 +65,10 @@ func TestLinkDroppedError(t *testing.T) {
 		{"supervisor cannot say", nil, false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			stateRoot(t)
-			dir := writeVM(t, "drop", State{SupervisorPID: fakeSupervisor(t)})
+			root := stateRoot(t)
+			dir := writeVM(t, root, "drop", State{SupervisorPID: fakeSupervisor(t)})
 			dropCtl(t, dir, c.state)
-			h, err := Open("drop")
+			h, err := root.Open("drop")
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -22,7 +22,7 @@ func consoleCommand(e *env) *cli.Command {
 			"Example:\n   lab console celeron-2.4 -f",
 		Flags: []cli.Flag{&cli.BoolFlag{Name: "follow", Aliases: []string{"f"}, Usage: "keep printing new output"}},
 		Action: func(c *cli.Context) error {
-			h, err := vm.OpenDefault(c.Args().First())
+			h, err := e.roots.vm.OpenDefault(c.Args().First())
 			if err != nil {
 				return err
 			}

@@ -6,8 +6,6 @@ import (
 	"time"
 
 	"github.com/urfave/cli/v2"
-
-	"lab/vm"
 )
 
 func downCommand(e *env) *cli.Command {
@@ -28,7 +26,7 @@ func downCommand(e *env) *cli.Command {
 				if c.NArg() > 0 {
 					return errors.New("give a NAME or --all, not both")
 				}
-				entries, err := vm.List()
+				entries, err := e.roots.vm.List()
 				if err != nil {
 					return err
 				}
@@ -42,7 +40,7 @@ func downCommand(e *env) *cli.Command {
 					return nil
 				}
 			} else {
-				h, err := vm.OpenDefault(c.Args().First())
+				h, err := e.roots.vm.OpenDefault(c.Args().First())
 				if err != nil {
 					return err
 				}
@@ -50,7 +48,7 @@ func downCommand(e *env) *cli.Command {
 			}
 			var errs []error
 			for _, n := range names {
-				h, err := vm.Open(n)
+				h, err := e.roots.vm.Open(n)
 				if err != nil {
 					errs = append(errs, err)
 					continue

@@ -12,7 +12,6 @@ import (
 	"github.com/urfave/cli/v2"
 	"golang.org/x/sys/unix"
 
-	"lab/vm"
 	"lab/vm/link"
 )
 
@@ -106,7 +105,7 @@ func interruptSignal(ctx context.Context) syscall.Signal {
 }
 
 func (e *env) exec(c *cli.Context, name string, argv []string) error {
-	h, err := vm.OpenDefault(name)
+	h, err := e.roots.vm.OpenDefault(name)
 	if err != nil {
 		return err
 	}

@@ -331,7 +331,7 @@ func (m *matrixRun) runCell(ctx context.Context, cs results.CellState) results.C
 // exec runs lab run for the cell, its stderr into the cell's log; the
 // result is what lab run --json printed.
 func (m *matrixRun) exec(ctx context.Context, c results.Cell, attempt int) (*results.Result, string, string) {
-	exe, err := labExe()
+	exe, err := m.e.roots.lab()
 	if err != nil {
 		return nil, "failed", err.Error()
 	}
@@ -368,15 +368,6 @@ func (m *matrixRun) exec(ctx context.Context, c results.Cell, attempt int) (*res
 		return nil, "failed", msg
 	}
 	return &r, r.Outcome.Status, r.Outcome.Reason
-}
-
-// labExe is the lab binary a matrix runs its cells with: $LAB_EXE, else
-// this one.
-func labExe() (string, error) {
-	if p := os.Getenv("LAB_EXE"); p != "" {
-		return p, nil
-	}
-	return os.Executable()
 }
 
 func lastLine(s string) string {

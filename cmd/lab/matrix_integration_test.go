@@ -10,7 +10,6 @@ import (
 
 	"lab/internal/labtest"
 	"lab/results"
-	"lab/vm"
 )
 
 // itMatrixFile writes a matrix file into a temp dir and returns its path.
@@ -115,7 +114,7 @@ cells:
 			t.Fatalf("the cell's plugin never started:\n%s", stderr.String())
 		}
 		if b, _ := os.ReadFile(logPath); strings.Contains(string(b), "plugin forkbench started") {
-			es, err := vm.List()
+			es, err := testRoots().vm.List()
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -175,7 +175,7 @@ func (e *env) planRun(f runFlags) (*runPlan, error) {
 	plan := &runPlan{f: f, t0: time.Now(), outDir: f.out}
 	if plan.outDir == "" {
 		var err error
-		if plan.outDir, err = results.DefaultDir(); err != nil {
+		if plan.outDir, err = e.roots.resultsDir(); err != nil {
 			return nil, err
 		}
 	}
@@ -184,7 +184,7 @@ func (e *env) planRun(f runFlags) (*runPlan, error) {
 	}
 	// The plugin's description is the one recorded when it was built: no
 	// plugin code runs on the host.
-	desc, err := host.Describe(f.plugin)
+	desc, err := e.roots.plugins.Describe(f.plugin)
 	if err != nil {
 		return nil, err
 	}
@@ -210,7 +210,7 @@ func (e *env) planRun(f runFlags) (*runPlan, error) {
 		}
 	}
 	for _, name := range f.profiles {
-		p, err := images.Lookup(name, f.files...)
+		p, err := images.Lookup(e.roots.profiles, name, f.files...)
 		if err != nil {
 			return nil, err
 		}
@@ -259,7 +259,7 @@ func (e *env) runOn(ctx context.Context, plan *runPlan, profile *images.Profile,
 	)
 	if profile != nil {
 		p := *profile
-		exe, err := supervisorExe()
+		exe, err := e.roots.supervisor()
 		if err != nil {
 			return nil, "", err
 		}
@@ -267,12 +267,12 @@ func (e *env) runOn(ctx context.Context, plan *runPlan, profile *images.Profile,
 		_, _ = rand.Read(b[:])
 		name := p.Name + "-run-" + hex.EncodeToString(b[:])
 		fmt.Fprintf(e.stderr, "booting throwaway vm %s (profile %s)...\n", name, p.Name)
-		st, err := vm.Up(ctx, vm.UpOptions{Name: name, Profile: p, Accel: "auto", Clock: clock, Preload: preloadFor(p.Arch, e.stderr), Exe: exe, Log: e.stderr, Throwaway: true})
+		st, err := vm.Up(ctx, e.roots.vmOptions(vm.UpOptions{Name: name, Profile: p, Accel: "auto", Clock: clock, Preload: preloadFor(e.roots.plugins, p.Arch, e.stderr), Exe: exe, Log: e.stderr, Throwaway: true}))
 		if err != nil {
 			return nil, "", err
 		}
 		fmt.Fprintf(e.stderr, "%s up in %.2fs (%s, clock %s)\n", name, st.BootSeconds, st.Accel, st.Clock)
-		if h, err = vm.Open(name); err != nil {
+		if h, err = e.roots.vm.Open(name); err != nil {
 			return nil, "", err
 		}
 		defer func() {
@@ -289,7 +289,7 @@ func (e *env) runOn(ctx context.Context, plan *runPlan, profile *images.Profile,
 		if vmTLS, err = host.EnsureTLS(h.Dir, h.Name); err != nil {
 			return nil, "", err
 		}
-	} else if h, err = vm.OpenDefault(f.vm); err != nil {
+	} else if h, err = e.roots.vm.OpenDefault(f.vm); err != nil {
 		return nil, "", err
 	}
 	unlock, err := h.LockRun(ctx, e.args, func(holder *vm.RunHolder) {
@@ -335,7 +335,7 @@ func (e *env) runOn(ctx context.Context, plan *runPlan, profile *images.Profile,
 		})
 		return res, path, err
 	}
-	bundle, err := host.Find(f.plugin, h.State.Profile.Arch)
+	bundle, err := e.roots.plugins.Find(f.plugin, h.State.Profile.Arch)
 	if err != nil {
 		return nil, "", err
 	}
@@ -471,7 +471,7 @@ func classify(ctx, runCtx context.Context, h *vm.Handle, err error, timeout time
 func guestGone(h *vm.Handle, d time.Duration) bool {
 	deadline := time.Now().Add(d)
 	for {
-		if _, err := vm.Open(h.Name); err != nil {
+		if _, err := vm.Root(filepath.Dir(h.Dir)).Open(h.Name); err != nil {
 			return true
 		}
 		if time.Now().After(deadline) {

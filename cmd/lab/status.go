@@ -36,7 +36,7 @@ func statusCommand(e *env) *cli.Command {
 			"Example:\n   lab status --json",
 		Flags: []cli.Flag{jsonFlag},
 		Action: func(c *cli.Context) error {
-			entries, err := vm.List()
+			entries, err := e.roots.vm.List()
 			if err != nil {
 				return err
 			}
@@ -49,7 +49,7 @@ func statusCommand(e *env) *cli.Command {
 				}
 				if !en.Stale && en.State != nil {
 					r.State = en.State.Phase
-					if h, err := vm.Open(en.Name); err == nil {
+					if h, err := e.roots.vm.Open(en.Name); err == nil {
 						if s, err := h.Status(c.Context); err == nil {
 							r.State = s.RunState
 							r.Uptime = s.Uptime.Seconds()

@@ -106,18 +106,18 @@ func readRoots(getenv func(string) string) roots {
 }
 
 // resultsDir is the default result store, or why there is none.
-func (r *roots) resultsDir() (string, error) { return r.results, r.resultsErr }
+func (r roots) resultsDir() (string, error) { return r.results, r.resultsErr }
 
 // vmOptions fills in the directories and switches a boot takes from the
 // roots.
-func (r *roots) vmOptions(o vm.UpOptions) vm.UpOptions {
+func (r roots) vmOptions(o vm.UpOptions) vm.UpOptions {
 	o.Root, o.CacheDir, o.LibDirs, o.NoSnapshot = r.vm, r.cache, r.libDirs, r.noSnapshot
 	return o
 }
 
 // supervisor is the binary that runs supervisors: this one, unless
 // $LAB_SUPERVISOR_EXE says otherwise.
-func (r *roots) supervisor() (string, error) {
+func (r roots) supervisor() (string, error) {
 	if r.supervisorExe != "" {
 		return r.supervisorExe, nil
 	}
@@ -126,7 +126,7 @@ func (r *roots) supervisor() (string, error) {
 
 // lab is the lab binary a matrix runs its cells with: $LAB_EXE, else this
 // one.
-func (r *roots) lab() (string, error) {
+func (r roots) lab() (string, error) {
 	if r.labExe != "" {
 		return r.labExe, nil
 	}

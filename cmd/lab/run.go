@@ -481,19 +481,14 @@ func guestGone(h *vm.Handle, d time.Duration) bool {
 	}
 }
 
-// finish analyses (against refs, the published figures the experiment
+// finishRun analyses (against refs, the published figures the experiment
 // declares), decides claims, saves and prints a result; a failed run still
 // saves what it measured and exits exitRunFailed. A result is never lost:
 // if it cannot be saved in dir, it goes to a fallback file, else in full
-// to stdout, and the exit code is exitSaveFailed.
-func (e *env) finish(res *results.Result, refs []results.Reference, claims []results.Claim, dir string, f runFlags) error {
-	_, err := e.finishRun(res, refs, claims, dir, f, nil)
-	return err
-}
-
-// finishRun is finish calling after with the path the result was saved
-// at ("" if nowhere) once it is printed, and returning that path. An
-// interrupted sweep exits exitInterrupted once its points are saved.
+// to stdout, and the exit code is exitSaveFailed. It calls after with the
+// path the result was saved at ("" if nowhere) once it is printed, and
+// returns that path. An interrupted sweep exits exitInterrupted once its
+// points are saved.
 func (e *env) finishRun(res *results.Result, refs []results.Reference, claims []results.Claim, dir string, f runFlags, after func(path string)) (string, error) {
 	asJSON := f.json
 	if res.Finished.IsZero() {

@@ -271,11 +271,13 @@ func TestLookupSuggests(t *testing.T) {
 }
 
 func TestCatalogUserProfiles(t *testing.T) {
+	t.Parallel()
 	good, err := os.ReadFile("testdata/good.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Run("user dir and explicit file", func(t *testing.T) {
+		t.Parallel()
 		dir := t.TempDir()
 		writeTestFile(t, filepath.Join(dir, "mine.yaml"), string(good))
 		writeTestFile(t, filepath.Join(dir, "notes.txt"), "not a profile")
@@ -297,6 +299,7 @@ func TestCatalogUserProfiles(t *testing.T) {
 		}
 	})
 	t.Run("Lookup in the user dir", func(t *testing.T) {
+		t.Parallel()
 		dir := filepath.Join(t.TempDir(), "lab", "profiles")
 		writeTestFile(t, filepath.Join(dir, "mine.yml"), string(good))
 		if _, err := Lookup(dir, "my-box"); err != nil {
@@ -304,11 +307,13 @@ func TestCatalogUserProfiles(t *testing.T) {
 		}
 	})
 	t.Run("missing dir is fine", func(t *testing.T) {
+		t.Parallel()
 		if _, err := LoadCatalog(filepath.Join(t.TempDir(), "nope")); err != nil {
 			t.Errorf("LoadCatalog(missing dir) = %v, want nil", err)
 		}
 	})
 	t.Run("shadowing a built-in", func(t *testing.T) {
+		t.Parallel()
 		dir := t.TempDir()
 		shadow := strings.Replace(string(good), "name: my-box", "name: celeron-2.4", 1)
 		writeTestFile(t, filepath.Join(dir, "celeron.yaml"), shadow)
@@ -320,6 +325,7 @@ func TestCatalogUserProfiles(t *testing.T) {
 		}
 	})
 	t.Run("two user files with one name", func(t *testing.T) {
+		t.Parallel()
 		dir := t.TempDir()
 		writeTestFile(t, filepath.Join(dir, "a.yaml"), string(good))
 		other := filepath.Join(t.TempDir(), "b.yaml")
@@ -332,6 +338,7 @@ func TestCatalogUserProfiles(t *testing.T) {
 		}
 	})
 	t.Run("same file twice", func(t *testing.T) {
+		t.Parallel()
 		dir := t.TempDir()
 		p := filepath.Join(dir, "a.yaml")
 		writeTestFile(t, p, string(good))
@@ -340,6 +347,7 @@ func TestCatalogUserProfiles(t *testing.T) {
 		}
 	})
 	t.Run("broken user file", func(t *testing.T) {
+		t.Parallel()
 		dir := t.TempDir()
 		data, _ := os.ReadFile("testdata/unknown-field.yaml")
 		writeTestFile(t, filepath.Join(dir, "broken.yaml"), string(data))

@@ -101,6 +101,7 @@ func TestListEmpty(t *testing.T) {
 }
 
 func TestListStaleSupervisor(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name string
 		pid  func(t *testing.T) int
@@ -111,6 +112,7 @@ func TestListStaleSupervisor(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			root := stateRoot(t)
 			dir := writeVM(t, root, "old", State{SupervisorPID: tt.pid(t)})
 			entries, err := root.List()
@@ -136,6 +138,7 @@ func TestListStaleSupervisor(t *testing.T) {
 }
 
 func TestListKillsQEMULeftBehind(t *testing.T) {
+	t.Parallel()
 	root := stateRoot(t)
 	dir := root.Dir("orphan")
 	// The command line names the state dir, as a real QEMU's does.
@@ -155,6 +158,7 @@ func TestListKillsQEMULeftBehind(t *testing.T) {
 }
 
 func TestListSparesUnrelatedProcess(t *testing.T) {
+	t.Parallel()
 	root := stateRoot(t)
 	// A QEMU pid since reused by a program that has nothing to do with the
 	// VM must not be killed.
@@ -171,6 +175,7 @@ func TestListSparesUnrelatedProcess(t *testing.T) {
 }
 
 func TestListLiveSupervisor(t *testing.T) {
+	t.Parallel()
 	root := stateRoot(t)
 	dir := writeVM(t, root, "live", State{SupervisorPID: fakeSupervisor(t)})
 	entries, err := root.List()
@@ -186,6 +191,7 @@ func TestListLiveSupervisor(t *testing.T) {
 }
 
 func TestListDirWithoutState(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name      string
 		age       time.Duration
@@ -197,6 +203,7 @@ func TestListDirWithoutState(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			root := stateRoot(t)
 			dir := root.Dir("half")
 			if err := os.MkdirAll(dir, 0o700); err != nil {
@@ -232,6 +239,7 @@ func TestListDirWithoutState(t *testing.T) {
 }
 
 func TestListSorted(t *testing.T) {
+	t.Parallel()
 	root := stateRoot(t)
 	pid := fakeSupervisor(t)
 	for _, n := range []string{"zeta", "alpha", "mid"} {
@@ -251,6 +259,7 @@ func TestListSorted(t *testing.T) {
 }
 
 func TestOpenDefault(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name    string
 		vms     map[string]string // VM name -> phase; "stale" = dead supervisor
@@ -272,6 +281,7 @@ func TestOpenDefault(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			root := stateRoot(t)
 			for n, phase := range tt.vms {
 				if phase == "stale" {
@@ -303,6 +313,7 @@ func TestOpenDefault(t *testing.T) {
 }
 
 func TestHandleNoSupervisor(t *testing.T) {
+	t.Parallel()
 	root := stateRoot(t)
 	dir := writeVM(t, root, "gone", State{SupervisorPID: fakeSupervisor(t)})
 	h := &Handle{Name: "gone", Dir: dir, State: &State{SupervisorPID: fakeSupervisor(t)}}
@@ -387,6 +398,7 @@ func TestUpCleansStaleStateThenPrepares(t *testing.T) {
 }
 
 func TestReadState(t *testing.T) {
+	t.Parallel()
 	root := stateRoot(t)
 	dir := writeVM(t, root, "x", State{Config: Config{Clock: Clock{Mode: "icount", Shift: 4}}, SupervisorPID: 42, QEMUPID: 43, BootSeconds: 1.5})
 	fi, err := os.Stat(filepath.Join(dir, StateFile))
@@ -457,6 +469,7 @@ func fakeCtl(t *testing.T, dir string, kill func()) {
 }
 
 func TestHandleControl(t *testing.T) {
+	t.Parallel()
 	root := stateRoot(t)
 	pid, exited := sleeper(t, "lab "+SuperviseArg)
 	dir := writeVM(t, root, "ctl", State{SupervisorPID: pid})
@@ -485,6 +498,7 @@ func TestHandleControl(t *testing.T) {
 }
 
 func TestHandleControlError(t *testing.T) {
+	t.Parallel()
 	root := stateRoot(t)
 	dir := writeVM(t, root, "ctl", State{SupervisorPID: fakeSupervisor(t)})
 	fakeCtl(t, dir, func() {})

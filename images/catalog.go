@@ -108,19 +108,6 @@ func friendlyYAMLError(err error) error {
 	return errors.New(strings.Join(msgs, "; "))
 }
 
-// UserProfileDir is where users keep their own profiles:
-// $XDG_CONFIG_HOME/lab/profiles, else ~/.config/lab/profiles ("" if neither
-// can be determined).
-func UserProfileDir() string {
-	if d := os.Getenv("XDG_CONFIG_HOME"); d != "" && filepath.IsAbs(d) {
-		return filepath.Join(d, "lab", "profiles")
-	}
-	if home, err := os.UserHomeDir(); err == nil {
-		return filepath.Join(home, ".config", "lab", "profiles")
-	}
-	return ""
-}
-
 // Catalog is the set of profiles a command can use: the built-ins, the
 // user's profile directory and profile files named on the command line.
 type Catalog struct {
@@ -212,11 +199,6 @@ func CheckVariant(p Profile, profiles map[string]Profile) error {
 	return nil
 }
 
-// DefaultCatalog is LoadCatalog over UserProfileDir.
-func DefaultCatalog(files ...string) (*Catalog, error) {
-	return LoadCatalog(UserProfileDir(), files...)
-}
-
 // Names lists every profile name, sorted.
 func (c *Catalog) Names() []string {
 	names := make([]string, 0, len(c.profiles))
@@ -252,9 +234,11 @@ func (c *Catalog) Lookup(name string) (Profile, error) {
 	return Profile{}, fmt.Errorf("unknown profile %q; known: %s", name, strings.Join(names, ", "))
 }
 
-// Lookup resolves a name in DefaultCatalog(files...).
-func Lookup(name string, files ...string) (Profile, error) {
-	c, err := DefaultCatalog(files...)
+// Lookup resolves a name in LoadCatalog(userDir, files...): userDir is the
+// user's profile directory (the CLI's is $XDG_CONFIG_HOME/lab/profiles),
+// "" for the built-ins and files only.
+func Lookup(userDir, name string, files ...string) (Profile, error) {
+	c, err := LoadCatalog(userDir, files...)
 	if err != nil {
 		return Profile{}, err
 	}

@@ -123,21 +123,22 @@ func TestModuleName(t *testing.T) {
 }
 
 func TestFindBinary(t *testing.T) {
+	t.Parallel()
 	lib := t.TempDir()
 	writeTestFile(t, filepath.Join(lib, "plugins", "forkbench", "i386", "forkbench"), "x")
-	t.Setenv("LAB_LIBDIR", lib)
-	got, err := FindBinary("plugins/forkbench/i386/forkbench")
+	dirs := LibDirs(lib)
+	got, err := FindBinary(dirs, "plugins/forkbench/i386/forkbench")
 	if want := filepath.Join(lib, "plugins/forkbench/i386/forkbench"); err != nil || got != want {
 		t.Errorf("FindBinary() = %q, %v; want %q", got, err, want)
 	}
-	_, err = FindBinary("agent-sparc")
+	_, err = FindBinary(dirs, "agent-sparc")
 	exe, _ := os.Executable()
 	for _, w := range []string{"agent-sparc", lib, filepath.Dir(exe), "make"} {
 		if err == nil || !strings.Contains(err.Error(), w) {
 			t.Errorf("FindBinary(missing) = %v, want an error containing %q", err, w)
 		}
 	}
-	if _, err := FindBinary("../etc/passwd"); err == nil {
+	if _, err := FindBinary(dirs, "../etc/passwd"); err == nil {
 		t.Errorf("FindBinary(../) = nil error")
 	}
 }

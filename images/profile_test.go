@@ -271,11 +271,13 @@ func TestLookupSuggests(t *testing.T) {
 }
 
 func TestCatalogUserProfiles(t *testing.T) {
+	t.Parallel()
 	good, err := os.ReadFile("testdata/good.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Run("user dir and explicit file", func(t *testing.T) {
+		t.Parallel()
 		dir := t.TempDir()
 		writeTestFile(t, filepath.Join(dir, "mine.yaml"), string(good))
 		writeTestFile(t, filepath.Join(dir, "notes.txt"), "not a profile")
@@ -296,32 +298,22 @@ func TestCatalogUserProfiles(t *testing.T) {
 			t.Errorf("len(Names()) = %d, want %d", got, want)
 		}
 	})
-	t.Run("XDG_CONFIG_HOME", func(t *testing.T) {
-		cfg := t.TempDir()
-		t.Setenv("XDG_CONFIG_HOME", cfg)
-		dir := filepath.Join(cfg, "lab", "profiles")
+	t.Run("Lookup in the user dir", func(t *testing.T) {
+		t.Parallel()
+		dir := filepath.Join(t.TempDir(), "lab", "profiles")
 		writeTestFile(t, filepath.Join(dir, "mine.yml"), string(good))
-		if got := UserProfileDir(); got != dir {
-			t.Errorf("UserProfileDir() = %q, want %q", got, dir)
-		}
-		if _, err := Lookup("my-box"); err != nil {
+		if _, err := Lookup(dir, "my-box"); err != nil {
 			t.Errorf("Lookup(my-box): %v", err)
 		}
 	})
-	t.Run("HOME fallback", func(t *testing.T) {
-		home := t.TempDir()
-		t.Setenv("XDG_CONFIG_HOME", "")
-		t.Setenv("HOME", home)
-		if got, want := UserProfileDir(), filepath.Join(home, ".config", "lab", "profiles"); got != want {
-			t.Errorf("UserProfileDir() = %q, want %q", got, want)
-		}
-	})
 	t.Run("missing dir is fine", func(t *testing.T) {
+		t.Parallel()
 		if _, err := LoadCatalog(filepath.Join(t.TempDir(), "nope")); err != nil {
 			t.Errorf("LoadCatalog(missing dir) = %v, want nil", err)
 		}
 	})
 	t.Run("shadowing a built-in", func(t *testing.T) {
+		t.Parallel()
 		dir := t.TempDir()
 		shadow := strings.Replace(string(good), "name: my-box", "name: celeron-2.4", 1)
 		writeTestFile(t, filepath.Join(dir, "celeron.yaml"), shadow)
@@ -333,6 +325,7 @@ func TestCatalogUserProfiles(t *testing.T) {
 		}
 	})
 	t.Run("two user files with one name", func(t *testing.T) {
+		t.Parallel()
 		dir := t.TempDir()
 		writeTestFile(t, filepath.Join(dir, "a.yaml"), string(good))
 		other := filepath.Join(t.TempDir(), "b.yaml")
@@ -345,6 +338,7 @@ func TestCatalogUserProfiles(t *testing.T) {
 		}
 	})
 	t.Run("same file twice", func(t *testing.T) {
+		t.Parallel()
 		dir := t.TempDir()
 		p := filepath.Join(dir, "a.yaml")
 		writeTestFile(t, p, string(good))
@@ -353,6 +347,7 @@ func TestCatalogUserProfiles(t *testing.T) {
 		}
 	})
 	t.Run("broken user file", func(t *testing.T) {
+		t.Parallel()
 		dir := t.TempDir()
 		data, _ := os.ReadFile("testdata/unknown-field.yaml")
 		writeTestFile(t, filepath.Join(dir, "broken.yaml"), string(data))

@@ -21,22 +21,6 @@ const idTime = "20060102T150405.000000Z"
 // ext is the file-name extension of stored results.
 const ext = ".json"
 
-// DefaultDir is where results are stored: $LAB_RESULTS_DIR, else
-// $XDG_DATA_HOME/lab/results, else ~/.local/share/lab/results.
-func DefaultDir() (string, error) {
-	if d := os.Getenv("LAB_RESULTS_DIR"); d != "" {
-		return d, nil
-	}
-	if d := os.Getenv("XDG_DATA_HOME"); d != "" {
-		return filepath.Join(d, "lab", "results"), nil
-	}
-	home, err := os.UserHomeDir()
-	if err != nil {
-		return "", fmt.Errorf("results dir: no $LAB_RESULTS_DIR, $XDG_DATA_HOME or home directory: %w", err)
-	}
-	return filepath.Join(home, ".local", "share", "lab", "results"), nil
-}
-
 // NewID returns a run ID that sorts by time and is unique: the UTC time to
 // the microsecond, plugin, experiment and a random suffix, e.g.
 // "20260102T150405.123456Z-forkbench-forktime-3fa9c1". Characters that are

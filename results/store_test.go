@@ -16,30 +16,6 @@ import (
 	"lab/results/internal/fixture"
 )
 
-func TestDefaultDir(t *testing.T) {
-	tests := []struct {
-		name, labDir, xdg, home, want string
-	}{
-		{"explicit", "/r", "/x", "/h", "/r"},
-		{"xdg", "", "/x", "/h", "/x/lab/results"},
-		{"home", "", "", "/h", "/h/.local/share/lab/results"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			t.Setenv("LAB_RESULTS_DIR", tt.labDir)
-			t.Setenv("XDG_DATA_HOME", tt.xdg)
-			t.Setenv("HOME", tt.home)
-			got, err := results.DefaultDir()
-			if err != nil {
-				t.Fatal(err)
-			}
-			if got != tt.want {
-				t.Errorf("DefaultDir() = %q, want %q", got, tt.want)
-			}
-		})
-	}
-}
-
 func TestNewID(t *testing.T) {
 	t0 := time.Date(2026, 1, 2, 15, 4, 5, 123456789, time.FixedZone("x", 3600))
 	id := results.NewID("fork bench", "fork/time", t0)

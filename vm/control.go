@@ -85,10 +85,10 @@ type Handle struct {
 // ErrNotUp is returned for a VM name with no live supervisor.
 var ErrNotUp = errors.New("not up")
 
-// Open finds the VM called name. A stale state directory is cleaned up and
-// reported as not up.
-func Open(name string) (*Handle, error) {
-	entries, err := List()
+// Open finds the VM called name in r. A stale state directory is cleaned
+// up and reported as not up.
+func (r Root) Open(name string) (*Handle, error) {
+	entries, err := r.List()
 	if err != nil {
 		return nil, err
 	}
@@ -112,12 +112,13 @@ func Open(name string) (*Handle, error) {
 	return nil, fmt.Errorf("vm %q is %w (%s)", name, ErrNotUp, up)
 }
 
-// OpenDefault opens the named VM, or the only VM up when name is empty.
-func OpenDefault(name string) (*Handle, error) {
+// OpenDefault opens the named VM, or the only VM up in r when name is
+// empty.
+func (r Root) OpenDefault(name string) (*Handle, error) {
 	if name != "" {
-		return Open(name)
+		return r.Open(name)
 	}
-	entries, err := List()
+	entries, err := r.List()
 	if err != nil {
 		return nil, err
 	}
@@ -131,7 +132,7 @@ func OpenDefault(name string) (*Handle, error) {
 	case 0:
 		return nil, errors.New("no VMs are up; start one with `lab up PROFILE`")
 	case 1:
-		return Open(live[0].Name)
+		return r.Open(live[0].Name)
 	}
 	var names []string
 	for _, e := range live {

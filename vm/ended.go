@@ -76,9 +76,9 @@ func recordEnd(dir string, e Ended) {
 }
 
 // ReadEnded returns the record of how VM name (whose state directory is
-// Dir(name)) ended, or an error wrapping os.ErrNotExist if there is none.
-func ReadEnded(name string) (*Ended, error) {
-	rec, _ := endedPaths(Dir(name))
+// r.Dir(name)) ended, or an error wrapping os.ErrNotExist if there is none.
+func (r Root) ReadEnded(name string) (*Ended, error) {
+	rec, _ := endedPaths(r.Dir(name))
 	b, err := os.ReadFile(rec)
 	if err != nil {
 		return nil, err
@@ -92,8 +92,8 @@ func ReadEnded(name string) (*Ended, error) {
 
 // EndedConsole is the path of the console log kept when VM name ended
 // ("" if none was kept).
-func EndedConsole(name string) string {
-	_, con := endedPaths(Dir(name))
+func (r Root) EndedConsole(name string) string {
+	_, con := endedPaths(r.Dir(name))
 	if _, err := os.Stat(con); err != nil {
 		return ""
 	}
@@ -102,8 +102,8 @@ func EndedConsole(name string) string {
 
 // Unreported returns the deaths (EndDied) `lab status` has not shown yet,
 // marking them shown.
-func Unreported() []Ended {
-	des, err := os.ReadDir(filepath.Join(StateRoot(), endedDir))
+func (r Root) Unreported() []Ended {
+	des, err := os.ReadDir(filepath.Join(string(r), endedDir))
 	if err != nil {
 		return nil
 	}
@@ -113,14 +113,14 @@ func Unreported() []Ended {
 		if !ok {
 			continue
 		}
-		e, err := ReadEnded(name)
+		e, err := r.ReadEnded(name)
 		if err != nil || e.Cause != EndDied || e.Reported {
 			continue
 		}
 		out = append(out, *e)
 		e.Reported = true
 		if b, err := json.MarshalIndent(e, "", "  "); err == nil {
-			rec, _ := endedPaths(Dir(name))
+			rec, _ := endedPaths(r.Dir(name))
 			_ = writeFileAtomic(rec, b, 0o600)
 		}
 	}

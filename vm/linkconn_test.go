@@ -54,6 +54,7 @@ func dropCtl(t *testing.T, dir string, state *LinkStatus) {
 // A stream cut under a client says the link dropped when (and only when)
 // the supervisor reports that its session is gone.
 func TestLinkDroppedError(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		name        string
 		state       *LinkStatus
@@ -65,10 +66,11 @@ func TestLinkDroppedError(t *testing.T) {
 		{"supervisor cannot say", nil, false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			stateRoot(t)
-			dir := writeVM(t, "drop", State{SupervisorPID: fakeSupervisor(t)})
+			t.Parallel()
+			root := stateRoot(t)
+			dir := writeVM(t, root, "drop", State{SupervisorPID: fakeSupervisor(t)})
 			dropCtl(t, dir, c.state)
-			h, err := Open("drop")
+			h, err := root.Open("drop")
 			if err != nil {
 				t.Fatal(err)
 			}

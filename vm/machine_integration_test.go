@@ -23,12 +23,15 @@ import (
 
 func itProfile(t *testing.T, name string) images.Profile {
 	t.Helper()
-	p, err := images.Lookup(name)
+	p, err := images.Lookup("", name)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return p
 }
+
+// itRoot is a private state root for an integration test.
+func itRoot(t *testing.T) Root { return Root(labtest.TempRoot(t)) }
 
 // itMachine boots profile as a Machine in this process. snapshot is the
 // Config's snapshot file ("" for a cold boot that saves nothing).
@@ -36,20 +39,17 @@ func itMachine(t *testing.T, profile, snapshot string) *Machine {
 	t.Helper()
 	p := itProfile(t, profile)
 	labtest.RequireBoot(t, p)
-	if _, err := labtest.SetLibDir(); err != nil {
-		t.Fatal(err)
-	}
 	labtest.LockBoots(t)
-	labtest.StateRoot(t)
+	root := itRoot(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	name := "itm"
-	cfg, err := Prepare(ctx, UpOptions{Name: name, Profile: p, Accel: "tcg", Clock: Clock{Mode: "host"}})
+	cfg, err := Prepare(ctx, UpOptions{Root: root, CacheDir: images.CacheDir(), LibDirs: images.LibDirs(labtest.LibDir()), Name: name, Profile: p, Accel: "tcg", Clock: Clock{Mode: "host"}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	cfg.Snapshot = snapshot
-	dir := Dir(name)
+	dir := root.Dir(name)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		t.Fatal(err)
 	}

@@ -14,20 +14,21 @@ import (
 	"testing"
 	"time"
 
+	"lab/images"
 	"lab/internal/labtest"
 	"lab/vm/link"
 )
 
 // itNICMachine boots celeron-2.4 as name with the configuration's booted
 // snapshot in the cache (saved by this boot if there is none yet).
-func itNICMachine(t *testing.T, name string) *Machine {
+func itNICMachine(t *testing.T, root Root, name string) *Machine {
 	t.Helper()
 	ctx := testCtx(t, 3*time.Minute)
-	cfg, err := Prepare(ctx, UpOptions{Name: name, Profile: itProfile(t, "celeron-2.4"), Accel: "tcg", Clock: Clock{Mode: "host"}})
+	cfg, err := Prepare(ctx, UpOptions{Root: root, CacheDir: images.CacheDir(), LibDirs: images.LibDirs(labtest.LibDir()), Name: name, Profile: itProfile(t, "celeron-2.4"), Accel: "tcg", Clock: Clock{Mode: "host"}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	dir := Dir(name)
+	dir := root.Dir(name)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		t.Fatal(err)
 	}
@@ -98,13 +99,10 @@ func inetSockets(t *testing.T, pid int) []string {
 func TestIntegrationNIC(t *testing.T) {
 	p := itProfile(t, "celeron-2.4")
 	labtest.RequireBoot(t, p)
-	if _, err := labtest.SetLibDir(); err != nil {
-		t.Fatal(err)
-	}
 	labtest.LockBoots(t)
-	labtest.StateRoot(t)
-	a := itNICMachine(t, "nica")
-	b := itNICMachine(t, "nicb")
+	root := itRoot(t)
+	a := itNICMachine(t, root, "nica")
+	b := itNICMachine(t, root, "nicb")
 	if b.Boot != "restored from snapshot" {
 		t.Errorf("second guest: boot %q, want restored from snapshot (the first saved or restored it)", b.Boot)
 	}
@@ -141,7 +139,7 @@ func TestIntegrationNIC(t *testing.T) {
 		wg.Wait()
 		for name, err := range errs {
 			if err != nil {
-				t.Fatalf("round %d: AttachNIC(%s): %v\nconsole:\n%s", round, name, err, ConsoleTail(Dir(name), 20))
+				t.Fatalf("round %d: AttachNIC(%s): %v\nconsole:\n%s", round, name, err, ConsoleTail(root.Dir(name), 20))
 			}
 		}
 		attached := time.Since(start)

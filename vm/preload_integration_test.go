@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"lab/images"
 	"lab/internal/labtest"
 	"lab/vm/link"
 )
@@ -23,19 +24,16 @@ func itPreloadMachine(t *testing.T, snap string, preload []PreloadFile, logged *
 	t.Helper()
 	p := itProfile(t, "celeron-2.4")
 	labtest.RequireBoot(t, p)
-	if _, err := labtest.SetLibDir(); err != nil {
-		t.Fatal(err)
-	}
 	labtest.LockBoots(t)
-	labtest.StateRoot(t)
+	root := itRoot(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	cfg, err := Prepare(ctx, UpOptions{Name: "itp", Profile: p, Accel: "tcg", Clock: Clock{Mode: "host"}})
+	cfg, err := Prepare(ctx, UpOptions{Root: root, CacheDir: images.CacheDir(), LibDirs: images.LibDirs(labtest.LibDir()), Name: "itp", Profile: p, Accel: "tcg", Clock: Clock{Mode: "host"}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	cfg.Snapshot, cfg.Preload = snap, preload
-	dir := Dir("itp")
+	dir := root.Dir("itp")
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		t.Fatal(err)
 	}

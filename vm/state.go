@@ -15,24 +15,13 @@ import (
 	"lab/vm/link"
 )
 
-// StateRoot is where VM state directories live: $LAB_STATE_DIR, else
-// $XDG_STATE_HOME/lab/vms, else ~/.local/state/lab/vms.
-func StateRoot() string {
-	if d := os.Getenv("LAB_STATE_DIR"); d != "" {
-		return d
-	}
-	if d := os.Getenv("XDG_STATE_HOME"); d != "" {
-		return filepath.Join(d, "lab", "vms")
-	}
-	home, err := os.UserHomeDir()
-	if err != nil {
-		home = os.TempDir()
-	}
-	return filepath.Join(home, ".local", "state", "lab", "vms")
-}
+// Root is the directory VM state directories live in, one per VM, named
+// after it. The CLI resolves it ($LAB_STATE_DIR, $XDG_STATE_HOME/lab/vms
+// or ~/.local/state/lab/vms); tests use their own.
+type Root string
 
 // Dir is the state directory of the VM called name.
-func Dir(name string) string { return filepath.Join(StateRoot(), name) }
+func (r Root) Dir(name string) string { return filepath.Join(string(r), name) }
 
 // Phases of a VM.
 const (
@@ -98,7 +87,7 @@ func supervisorAlive(pid int) bool {
 // supervisor.
 const SuperviseArg = "__supervise"
 
-// Entry is one VM found in the state root.
+// Entry is one VM found in a Root.
 type Entry struct {
 	Name  string
 	Dir   string
@@ -108,11 +97,14 @@ type Entry struct {
 	Stale bool
 }
 
-// List returns the VMs in the state root, sorted by name. State left by a
+// List returns the VMs in r, sorted by name. State left by a
 // dead supervisor (killed, crashed host) is detected, reported as stale and
 // removed, after killing any QEMU it left behind.
-func List() ([]Entry, error) {
-	root := StateRoot()
+func (r Root) List() ([]Entry, error) {
+	if r == "" {
+		return nil, errors.New("vm: no state root")
+	}
+	root := string(r)
 	des, err := os.ReadDir(root)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil

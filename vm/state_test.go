@@ -16,12 +16,10 @@ import (
 	"lab/vm/link"
 )
 
-// stateRoot points StateRoot at a fresh temp dir for the test.
-func stateRoot(t *testing.T) string {
+// stateRoot is a fresh state root for the test.
+func stateRoot(t *testing.T) Root {
 	t.Helper()
-	root := t.TempDir()
-	t.Setenv("LAB_STATE_DIR", root)
-	return root
+	return Root(t.TempDir())
 }
 
 // deadPID returns the pid of a child that has exited and been reaped.
@@ -62,9 +60,9 @@ func fakeSupervisor(t *testing.T) int {
 }
 
 // writeVM makes a state dir for name with the given supervisor pid.
-func writeVM(t *testing.T, name string, st State) string {
+func writeVM(t *testing.T, root Root, name string, st State) string {
 	t.Helper()
-	dir := Dir(name)
+	dir := root.Dir(name)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		t.Fatal(err)
 	}
@@ -86,42 +84,24 @@ func exists(path string) bool {
 	return err == nil
 }
 
-func TestStateRoot(t *testing.T) {
-	tests := []struct {
-		lab, xdg, home string
-		want           string
-	}{
-		{"/l", "/x", "/h", "/l"},
-		{"", "/x", "/h", "/x/lab/vms"},
-		{"", "", "/h", "/h/.local/state/lab/vms"},
-	}
-	for _, tt := range tests {
-		t.Setenv("LAB_STATE_DIR", tt.lab)
-		t.Setenv("XDG_STATE_HOME", tt.xdg)
-		t.Setenv("HOME", tt.home)
-		if got := StateRoot(); got != tt.want {
-			t.Errorf("StateRoot() with LAB_STATE_DIR=%q XDG_STATE_HOME=%q HOME=%q = %q, want %q", tt.lab, tt.xdg, tt.home, got, tt.want)
-		}
-	}
-}
-
 func TestListEmpty(t *testing.T) {
-	t.Setenv("LAB_STATE_DIR", filepath.Join(t.TempDir(), "missing"))
-	got, err := List()
+	t.Parallel()
+	got, err := Root(filepath.Join(t.TempDir(), "missing")).List()
 	if err != nil || len(got) != 0 {
 		t.Errorf("List() on a missing root = %v, %v; want nothing, nil", got, err)
 	}
 	root := stateRoot(t)
-	if err := os.WriteFile(filepath.Join(root, "stray-file"), nil, 0o600); err != nil {
+	if err := os.WriteFile(filepath.Join(string(root), "stray-file"), nil, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	got, err = List()
+	got, err = root.List()
 	if err != nil || len(got) != 0 {
 		t.Errorf("List() with only a stray file = %v, %v; want nothing, nil", got, err)
 	}
 }
 
 func TestListStaleSupervisor(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name string
 		pid  func(t *testing.T) int
@@ -132,9 +112,10 @@ func TestListStaleSupervisor(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			stateRoot(t)
-			dir := writeVM(t, "old", State{SupervisorPID: tt.pid(t)})
-			entries, err := List()
+			t.Parallel()
+			root := stateRoot(t)
+			dir := writeVM(t, root, "old", State{SupervisorPID: tt.pid(t)})
+			entries, err := root.List()
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -149,7 +130,7 @@ func TestListStaleSupervisor(t *testing.T) {
 				t.Errorf("stale state dir %s still exists", dir)
 			}
 			// Cleaned: the next List sees nothing.
-			if entries, err := List(); err != nil || len(entries) != 0 {
+			if entries, err := root.List(); err != nil || len(entries) != 0 {
 				t.Errorf("second List() = %+v, %v; want nothing", entries, err)
 			}
 		})
@@ -157,12 +138,13 @@ func TestListStaleSupervisor(t *testing.T) {
 }
 
 func TestListKillsQEMULeftBehind(t *testing.T) {
-	stateRoot(t)
-	dir := Dir("orphan")
+	t.Parallel()
+	root := stateRoot(t)
+	dir := root.Dir("orphan")
 	// The command line names the state dir, as a real QEMU's does.
 	qemuPID, qemuDone := sleeper(t, "qemu-system-i386 -chardev file,id=con,path="+dir+"/console.log")
-	writeVM(t, "orphan", State{SupervisorPID: deadPID(t), QEMUPID: qemuPID})
-	if _, err := List(); err != nil {
+	writeVM(t, root, "orphan", State{SupervisorPID: deadPID(t), QEMUPID: qemuPID})
+	if _, err := root.List(); err != nil {
 		t.Fatal(err)
 	}
 	select {
@@ -176,12 +158,13 @@ func TestListKillsQEMULeftBehind(t *testing.T) {
 }
 
 func TestListSparesUnrelatedProcess(t *testing.T) {
-	stateRoot(t)
+	t.Parallel()
+	root := stateRoot(t)
 	// A QEMU pid since reused by a program that has nothing to do with the
 	// VM must not be killed.
 	pid, done := sleeper(t, "innocent")
-	writeVM(t, "reused", State{SupervisorPID: deadPID(t), QEMUPID: pid})
-	if _, err := List(); err != nil {
+	writeVM(t, root, "reused", State{SupervisorPID: deadPID(t), QEMUPID: pid})
+	if _, err := root.List(); err != nil {
 		t.Fatal(err)
 	}
 	select {
@@ -192,9 +175,10 @@ func TestListSparesUnrelatedProcess(t *testing.T) {
 }
 
 func TestListLiveSupervisor(t *testing.T) {
-	stateRoot(t)
-	dir := writeVM(t, "live", State{SupervisorPID: fakeSupervisor(t)})
-	entries, err := List()
+	t.Parallel()
+	root := stateRoot(t)
+	dir := writeVM(t, root, "live", State{SupervisorPID: fakeSupervisor(t)})
+	entries, err := root.List()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -207,6 +191,7 @@ func TestListLiveSupervisor(t *testing.T) {
 }
 
 func TestListDirWithoutState(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name      string
 		age       time.Duration
@@ -218,8 +203,9 @@ func TestListDirWithoutState(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			stateRoot(t)
-			dir := Dir("half")
+			t.Parallel()
+			root := stateRoot(t)
+			dir := root.Dir("half")
 			if err := os.MkdirAll(dir, 0o700); err != nil {
 				t.Fatal(err)
 			}
@@ -229,7 +215,7 @@ func TestListDirWithoutState(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			entries, err := List()
+			entries, err := root.List()
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -253,12 +239,13 @@ func TestListDirWithoutState(t *testing.T) {
 }
 
 func TestListSorted(t *testing.T) {
-	stateRoot(t)
+	t.Parallel()
+	root := stateRoot(t)
 	pid := fakeSupervisor(t)
 	for _, n := range []string{"zeta", "alpha", "mid"} {
-		writeVM(t, n, State{SupervisorPID: pid})
+		writeVM(t, root, n, State{SupervisorPID: pid})
 	}
-	entries, err := List()
+	entries, err := root.List()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -272,6 +259,7 @@ func TestListSorted(t *testing.T) {
 }
 
 func TestOpenDefault(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name    string
 		vms     map[string]string // VM name -> phase; "stale" = dead supervisor
@@ -293,17 +281,18 @@ func TestOpenDefault(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			stateRoot(t)
+			t.Parallel()
+			root := stateRoot(t)
 			for n, phase := range tt.vms {
 				if phase == "stale" {
-					writeVM(t, n, State{SupervisorPID: deadPID(t)})
+					writeVM(t, root, n, State{SupervisorPID: deadPID(t)})
 					continue
 				}
-				writeVM(t, n, State{SupervisorPID: fakeSupervisor(t), Phase: phase})
+				writeVM(t, root, n, State{SupervisorPID: fakeSupervisor(t), Phase: phase})
 			}
-			h, err := OpenDefault(tt.arg)
+			h, err := root.OpenDefault(tt.arg)
 			if tt.wantErr == nil {
-				if err != nil || h.Name != tt.want || h.Dir != Dir(tt.want) || h.State == nil {
+				if err != nil || h.Name != tt.want || h.Dir != root.Dir(tt.want) || h.State == nil {
 					t.Fatalf("OpenDefault(%q) = %+v, %v; want a handle for %s", tt.arg, h, err, tt.want)
 				}
 				return
@@ -324,8 +313,9 @@ func TestOpenDefault(t *testing.T) {
 }
 
 func TestHandleNoSupervisor(t *testing.T) {
-	stateRoot(t)
-	dir := writeVM(t, "gone", State{SupervisorPID: fakeSupervisor(t)})
+	t.Parallel()
+	root := stateRoot(t)
+	dir := writeVM(t, root, "gone", State{SupervisorPID: fakeSupervisor(t)})
 	h := &Handle{Name: "gone", Dir: dir, State: &State{SupervisorPID: fakeSupervisor(t)}}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -348,7 +338,7 @@ func TestUpRefusesBeforeBooting(t *testing.T) {
 	tests := []struct {
 		name    string
 		vmName  string
-		setup   func(t *testing.T)
+		setup   func(t *testing.T, root Root)
 		wantErr []string
 	}{
 		{"empty name", "", nil, []string{`vm name ""`, "letters, digits"}},
@@ -357,25 +347,25 @@ func TestUpRefusesBeforeBooting(t *testing.T) {
 		{"leading dash", "-x", nil, []string{`vm name "-x"`}},
 		{"space", "my vm", nil, []string{`vm name "my vm"`}},
 		{"too long", long, nil, []string{"at most 63"}},
-		{"already up", "busy", func(t *testing.T) {
-			writeVM(t, "busy", State{SupervisorPID: fakeSupervisor(t)})
+		{"already up", "busy", func(t *testing.T, root Root) {
+			writeVM(t, root, "busy", State{SupervisorPID: fakeSupervisor(t)})
 		}, []string{"vm busy is already up", "profile celeron-2.4", "lab down busy", "--name"}},
-		{"being started", "young", func(t *testing.T) {
-			if err := os.MkdirAll(Dir("young"), 0o700); err != nil {
+		{"being started", "young", func(t *testing.T, root Root) {
+			if err := os.MkdirAll(root.Dir("young"), 0o700); err != nil {
 				t.Fatal(err)
 			}
 		}, []string{"vm young is being started by another `lab up`"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			stateRoot(t)
+			root := stateRoot(t)
 			if tt.setup != nil {
-				tt.setup(t)
+				tt.setup(t, root)
 			}
 			// Nothing may be looked up or started: no QEMU on PATH, no cache.
 			t.Setenv("PATH", t.TempDir())
 			t.Setenv("LAB_CACHE_DIR", t.TempDir())
-			st, err := Up(context.Background(), UpOptions{Name: tt.vmName, Profile: images.Profile{Name: "celeron-2.4", Arch: "i386"}, Accel: "tcg", Exe: "/nonexistent/lab"})
+			st, err := Up(context.Background(), UpOptions{Root: root, CacheDir: t.TempDir(), Name: tt.vmName, Profile: images.Profile{Name: "celeron-2.4", Arch: "i386"}, Accel: "tcg", Exe: "/nonexistent/lab"})
 			if err == nil {
 				t.Fatalf("Up(%q) = %+v, want an error", tt.vmName, st)
 			}
@@ -389,12 +379,12 @@ func TestUpRefusesBeforeBooting(t *testing.T) {
 }
 
 func TestUpCleansStaleStateThenPrepares(t *testing.T) {
-	stateRoot(t)
-	dir := writeVM(t, "old", State{SupervisorPID: deadPID(t)})
+	root := stateRoot(t)
+	dir := writeVM(t, root, "old", State{SupervisorPID: deadPID(t)})
 	t.Setenv("PATH", t.TempDir())
 	t.Setenv("LAB_CACHE_DIR", t.TempDir())
 	var log strings.Builder
-	_, err := Up(context.Background(), UpOptions{Name: "old", Profile: images.Profile{Name: "celeron-2.4", Arch: "i386", Kernel: "debian-6.1-686"}, Accel: "tcg", Exe: "/nonexistent/lab", Log: &log})
+	_, err := Up(context.Background(), UpOptions{Root: root, CacheDir: t.TempDir(), Name: "old", Profile: images.Profile{Name: "celeron-2.4", Arch: "i386", Kernel: "debian-6.1-686"}, Accel: "tcg", Exe: "/nonexistent/lab", Log: &log})
 	if !strings.Contains(log.String(), "removed stale state of vm old") {
 		t.Errorf("Up log = %q, want a note about removed stale state", log.String())
 	}
@@ -408,8 +398,9 @@ func TestUpCleansStaleStateThenPrepares(t *testing.T) {
 }
 
 func TestReadState(t *testing.T) {
-	stateRoot(t)
-	dir := writeVM(t, "x", State{Config: Config{Clock: Clock{Mode: "icount", Shift: 4}}, SupervisorPID: 42, QEMUPID: 43, BootSeconds: 1.5})
+	t.Parallel()
+	root := stateRoot(t)
+	dir := writeVM(t, root, "x", State{Config: Config{Clock: Clock{Mode: "icount", Shift: 4}}, SupervisorPID: 42, QEMUPID: 43, BootSeconds: 1.5})
 	fi, err := os.Stat(filepath.Join(dir, StateFile))
 	if err != nil {
 		t.Fatal(err)
@@ -478,14 +469,15 @@ func fakeCtl(t *testing.T, dir string, kill func()) {
 }
 
 func TestHandleControl(t *testing.T) {
-	stateRoot(t)
+	t.Parallel()
+	root := stateRoot(t)
 	pid, exited := sleeper(t, "lab "+SuperviseArg)
-	dir := writeVM(t, "ctl", State{SupervisorPID: pid})
+	dir := writeVM(t, root, "ctl", State{SupervisorPID: pid})
 	fakeCtl(t, dir, func() { _ = syscall.Kill(pid, syscall.SIGKILL); <-exited })
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 
-	h, err := Open("ctl")
+	h, err := root.Open("ctl")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -506,8 +498,9 @@ func TestHandleControl(t *testing.T) {
 }
 
 func TestHandleControlError(t *testing.T) {
-	stateRoot(t)
-	dir := writeVM(t, "ctl", State{SupervisorPID: fakeSupervisor(t)})
+	t.Parallel()
+	root := stateRoot(t)
+	dir := writeVM(t, root, "ctl", State{SupervisorPID: fakeSupervisor(t)})
 	fakeCtl(t, dir, func() {})
 	h := &Handle{Name: "ctl", Dir: dir}
 	_, _, err := h.ctl(context.Background(), ctlRequest{Op: "frobnicate"})

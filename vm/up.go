@@ -20,6 +20,8 @@ import (
 
 // UpOptions are the inputs of Up.
 type UpOptions struct {
+	// Root is where the VM's state directory is made (Root.Dir(Name)).
+	Root    Root
 	Name    string
 	Profile images.Profile
 	// Accel is auto, kvm or tcg.
@@ -42,6 +44,15 @@ type UpOptions struct {
 	// BzImage boots the kernel's compressed bzImage even where it has a
 	// PVH entry (images.Kernel.BootImage), to compare the two boots.
 	BzImage bool
+	// CacheDir is lab's cache: booted snapshots and the accelerator
+	// probe's verdicts live there.
+	CacheDir string
+	// LibDirs are searched, in order, for the guest agent
+	// (images.FindBinary).
+	LibDirs []string
+	// NoSnapshot boots from scratch like Cold (neither restoring nor
+	// saving a snapshot), set by the CLI for the whole process.
+	NoSnapshot bool
 	// Throwaway ties the VM to this process: when it ends, however it
 	// ends (SIGKILL too), the supervisor discards the VM. Take it down
 	// with Handle.Discard.
@@ -53,6 +64,9 @@ var nameRE = regexp.MustCompile(`^[a-zA-Z0-9][a-zA-Z0-9._-]{0,62}$`)
 // Prepare resolves everything a boot needs (QEMU, kernel, initramfs,
 // accelerator) into a Config, without starting anything.
 func Prepare(ctx context.Context, o UpOptions) (*Config, error) {
+	if err := o.checkRoots(); err != nil {
+		return nil, err
+	}
 	p := o.Profile
 	qemu, err := exec.LookPath(Binary(p.Arch))
 	if err != nil {
@@ -66,7 +80,7 @@ func Prepare(ctx context.Context, o UpOptions) (*Config, error) {
 	if err != nil {
 		return nil, err
 	}
-	agent, err := images.FindBinary("agent-" + p.Arch)
+	agent, err := images.FindBinary(o.LibDirs, "agent-"+p.Arch)
 	if err != nil {
 		return nil, err
 	}
@@ -87,14 +101,14 @@ func Prepare(ctx context.Context, o UpOptions) (*Config, error) {
 		// would refuse it), and needs no probe.
 		want = "tcg"
 	}
-	accel, note, err := ChooseAccel(ctx, want, qemu, kernel, images.CacheDir())
+	accel, note, err := ChooseAccel(ctx, want, qemu, kernel, o.CacheDir)
 	if err != nil {
 		return nil, err
 	}
 	if note != "" && o.Log != nil {
 		fmt.Fprintln(o.Log, "note:", note)
 	}
-	dir := Dir(o.Name)
+	dir := o.Root.Dir(o.Name)
 	argv, err := Args(Options{Profile: p, Kernel: kernel, Initrd: initrd, StateDir: dir, Accel: accel, Clock: o.Clock, MemoryMB: o.MemoryMB})
 	if err != nil {
 		return nil, err
@@ -110,12 +124,12 @@ func Prepare(ctx context.Context, o UpOptions) (*Config, error) {
 	version := qemuVersion(qemu)
 	snapshot := ""
 	var preload []PreloadFile
-	if !o.Cold && os.Getenv("LAB_NO_SNAPSHOT") == "" {
+	if !o.Cold && !o.NoSnapshot {
 		if err := checkPreload(o.Preload); err != nil {
 			return nil, fmt.Errorf("vm %s: %w", o.Name, err)
 		}
 		preload = o.Preload
-		snapshot = SnapshotPath(images.CacheDir(), SnapshotKey(argv, dir, version, preload))
+		snapshot = SnapshotPath(o.CacheDir, SnapshotKey(argv, dir, version, preload))
 	}
 	return &Config{
 		Name: o.Name, Profile: p, Argv: argv, QEMUVersion: version, Snapshot: snapshot, Preload: preload,
@@ -124,6 +138,15 @@ func Prepare(ctx context.Context, o UpOptions) (*Config, error) {
 		KernelConfig: k.Config, KernelNotable: k.Notable,
 		Initrd: initrd, BootTimeout: timeout, Throwaway: o.Throwaway,
 	}, nil
+}
+
+// checkRoots refuses options without the directories a boot writes in:
+// relative to the working directory they would scatter state anywhere.
+func (o *UpOptions) checkRoots() error {
+	if o.Root == "" || o.CacheDir == "" {
+		return errors.New("vm: UpOptions needs a Root and a CacheDir")
+	}
+	return nil
 }
 
 func qemuVersion(qemu string) string {
@@ -145,7 +168,10 @@ func Up(ctx context.Context, o UpOptions) (*State, error) {
 	if err := CheckClock(o.Profile, o.Accel, o.Clock); err != nil {
 		return nil, err
 	}
-	dir := Dir(o.Name)
+	if err := o.checkRoots(); err != nil {
+		return nil, err
+	}
+	dir := o.Root.Dir(o.Name)
 	if _, err := os.Stat(dir); err == nil {
 		if st, err := ReadState(dir); err == nil && supervisorAlive(st.SupervisorPID) {
 			return nil, fmt.Errorf("vm %s is already up (profile %s, supervisor pid %d); use `lab down %s` first, or `lab up --name OTHER %s`", o.Name, st.Profile.Name, st.SupervisorPID, o.Name, o.Profile.Name)
@@ -162,7 +188,7 @@ func Up(ctx context.Context, o UpOptions) (*State, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := os.MkdirAll(StateRoot(), 0o700); err != nil {
+	if err := os.MkdirAll(string(o.Root), 0o700); err != nil {
 		return nil, err
 	}
 	if err := os.Mkdir(dir, 0o700); err != nil {

@@ -28,6 +28,8 @@ type env struct {
 	args           []string
 	stdin          io.Reader
 	stdout, stderr io.Writer
+	// roots are the directories and switches read from the environment.
+	roots roots
 	// noWait is `lab exec --no-wait`: lab exec parses no flags of its own,
 	// so run takes it out of the command line (see splitNoWait).
 	noWait bool
@@ -42,7 +44,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		}
 		return vm.Supervise(args[2], ready, stderr)
 	}
-	e := &env{args: args, stdin: stdin, stdout: stdout, stderr: stderr}
+	e := &env{args: args, stdin: stdin, stdout: stdout, stderr: stderr, roots: readRoots(os.Getenv)}
 	args, e.noWait = splitNoWait(args)
 	app := &cli.App{
 		Name:  "lab",

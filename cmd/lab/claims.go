@@ -52,7 +52,7 @@ func claimsCommand(e *env) *cli.Command {
 				return printJSON(e.stdout, sts)
 			}
 			if len(sts) == 0 {
-				fmt.Fprintf(e.stdout, "no claims: no installed plugin declares one (searched %s)\n", strings.Join(host.SearchPath(), ", "))
+				fmt.Fprintf(e.stdout, "no claims: no installed plugin declares one (searched %s)\n", strings.Join(e.roots.plugins.Dirs(), ", "))
 				return nil
 			}
 			tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
@@ -121,7 +121,7 @@ func claimsCommand(e *env) *cli.Command {
 func (e *env) claimStatuses(dir string) ([]claimStatus, error) {
 	if dir == "" {
 		var err error
-		if dir, err = results.DefaultDir(); err != nil {
+		if dir, err = e.roots.resultsDir(); err != nil {
 			return nil, err
 		}
 	}
@@ -141,8 +141,8 @@ func (e *env) claimStatuses(dir string) ([]claimStatus, error) {
 // warning.
 func (e *env) installedClaims() []results.Claim {
 	var claims []results.Claim
-	for _, name := range host.List() {
-		d, err := host.Describe(name)
+	for _, name := range e.roots.plugins.List() {
+		d, err := e.roots.plugins.Describe(name)
 		if err != nil {
 			fmt.Fprintf(e.stderr, "warning: %v\n", err)
 			continue

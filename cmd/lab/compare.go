@@ -60,7 +60,7 @@ func compareCommand(e *env) *cli.Command {
 			if c.NArg() != 2 {
 				return fmt.Errorf("lab compare needs two sides, A and B: run IDs (see `lab results`), latest, or filters such as plugin=forkbench,since=24h")
 			}
-			dir, err := storeDir(c)
+			dir, err := e.storeDir(c)
 			if err != nil {
 				return err
 			}

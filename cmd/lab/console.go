@@ -24,11 +24,11 @@ func consoleCommand(e *env) *cli.Command {
 			"Example:\n   lab console celeron-2.4 -f",
 		Flags: []cli.Flag{&cli.BoolFlag{Name: "follow", Aliases: []string{"f"}, Usage: "keep printing new output"}},
 		Action: func(c *cli.Context) error {
-			h, err := vm.OpenDefault(c.Args().First())
+			h, err := e.roots.vm.OpenDefault(c.Args().First())
 			if err != nil {
 				// A VM that is gone: the console log its supervisor kept.
 				if name := c.Args().First(); name != "" {
-					if kept := vm.EndedConsole(name); kept != "" {
+					if kept := e.roots.vm.EndedConsole(name); kept != "" {
 						return e.printEndedConsole(name, kept)
 					}
 				}
@@ -64,7 +64,7 @@ func consoleCommand(e *env) *cli.Command {
 // on stderr that it is gone and why.
 func (e *env) printEndedConsole(name, path string) error {
 	why := "it is gone"
-	if en, err := vm.ReadEnded(name); err == nil {
+	if en, err := e.roots.vm.ReadEnded(name); err == nil {
 		why = fmt.Sprintf("%s: %s at %s", en.Cause, en.Reason, en.Time.Local().Format("2006-01-02 15:04:05"))
 	}
 	fmt.Fprintf(e.stderr, "vm %s is not up (%s); its console log as it was:\n", name, why)

@@ -8,8 +8,6 @@ import (
 	"strings"
 
 	"github.com/urfave/cli/v2"
-
-	"lab/vm"
 )
 
 func cpCommand(e *env) *cli.Command {
@@ -49,7 +47,7 @@ func (e *env) cp(c *cli.Context, src, dst string) error {
 	case !sremote && !dremote:
 		return fmt.Errorf("neither %q nor %q names a VM (write NAME:PATH)", src, dst)
 	case dremote:
-		h, err := vm.Open(dname)
+		h, err := e.roots.vm.Open(dname)
 		if err != nil {
 			return err
 		}
@@ -69,7 +67,7 @@ func (e *env) cp(c *cli.Context, src, dst string) error {
 		}
 		return nil
 	default:
-		h, err := vm.Open(sname)
+		h, err := e.roots.vm.Open(sname)
 		if err != nil {
 			return err
 		}

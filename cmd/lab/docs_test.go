@@ -136,7 +136,7 @@ func docCommands(e *env, check func(*cli.Context) error) []*cli.Command {
 // command's action) says about the arguments is returned.
 func parseDoc(args []string, check func(*env, *cli.Context) error) error {
 	var out bytes.Buffer
-	e := &env{args: args, stdin: strings.NewReader(""), stdout: &out, stderr: &out}
+	e := &env{args: args, stdin: strings.NewReader(""), stdout: &out, stderr: &out, roots: readRoots(os.Getenv)}
 	args, e.noWait = splitNoWait(args)
 	ran := false
 	cmds := docCommands(e, func(c *cli.Context) error { ran = true; return check(e, c) })
@@ -194,13 +194,13 @@ func checkDocArgs(e *env, c *cli.Context, root, out string, built map[string]str
 		if c.NArg() < 1 {
 			return fmt.Errorf("no profile named")
 		}
-		_, err := images.Lookup(c.Args().First(), c.StringSlice("profile-file")...)
+		_, err := images.Lookup(e.roots.profiles, c.Args().First(), c.StringSlice("profile-file")...)
 		return err
 	case "plugins show":
 		if c.NArg() < 1 {
 			return fmt.Errorf("no plugin named")
 		}
-		_, err := host.Describe(c.Args().First())
+		_, err := e.roots.plugins.Describe(c.Args().First())
 		return err
 	case "claims show":
 		for _, id := range c.Args().Slice() {
@@ -227,7 +227,7 @@ func commandPath(c *cli.Context) string {
 func claimIDs() map[string]bool {
 	ids := map[string]bool{}
 	for _, name := range []string{"forkbench", "threadbench", "printfbench", "netbench"} {
-		desc, err := host.Describe(name)
+		desc, err := readRoots(os.Getenv).plugins.Describe(name)
 		if err != nil {
 			continue
 		}

@@ -35,7 +35,7 @@ func downCommand(e *env) *cli.Command {
 				if c.NArg() > 0 {
 					return errors.New("give a NAME or --all, not both")
 				}
-				entries, err := vm.List()
+				entries, err := e.roots.vm.List()
 				if err != nil {
 					return err
 				}
@@ -49,7 +49,7 @@ func downCommand(e *env) *cli.Command {
 					return nil
 				}
 			} else {
-				h, err := vm.OpenDefault(c.Args().First())
+				h, err := e.roots.vm.OpenDefault(c.Args().First())
 				if err != nil {
 					return err
 				}
@@ -60,7 +60,7 @@ func downCommand(e *env) *cli.Command {
 			}
 			var errs []error
 			for _, n := range names {
-				h, err := vm.Open(n)
+				h, err := e.roots.vm.Open(n)
 				if err != nil {
 					errs = append(errs, err)
 					continue

@@ -43,7 +43,7 @@ func TestExampleMatrix(t *testing.T) {
 	if spec.Clock != "icount:0" || len(cells) < 10 {
 		t.Errorf("nightly matrix: clock %q, %d cells", spec.Clock, len(cells))
 	}
-	e := &env{stdout: &strings.Builder{}, stderr: &strings.Builder{}}
+	e := &env{stdout: &strings.Builder{}, stderr: &strings.Builder{}, roots: testRoots()}
 	for _, c := range cells {
 		if _, err := e.planRun(cellFlags(c, t.TempDir(), nil)); err != nil {
 			t.Errorf("cell %s: %v", c.ID, err)

@@ -14,7 +14,6 @@ import (
 	"github.com/urfave/cli/v2"
 	"golang.org/x/sys/unix"
 
-	"lab/vm"
 	"lab/vm/link"
 )
 
@@ -48,7 +47,7 @@ func execCommand(e *env) *cli.Command {
 				// `lab exec NAME` or `lab exec NAME CMD`: a VM's name
 				// where the command goes is a missing "--", not a
 				// program to look for in the guest.
-				if h, err := vm.Open(argv[0]); err == nil {
+				if h, err := e.roots.vm.Open(argv[0]); err == nil {
 					cmd := "CMD"
 					if len(argv) > 1 {
 						cmd = strings.Join(argv[1:], " ")
@@ -120,7 +119,7 @@ func interruptSignal(ctx context.Context) syscall.Signal {
 }
 
 func (e *env) exec(c *cli.Context, name string, argv []string) error {
-	h, err := vm.OpenDefault(name)
+	h, err := e.roots.vm.OpenDefault(name)
 	if err != nil {
 		return err
 	}

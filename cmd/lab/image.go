@@ -11,7 +11,6 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"lab/images"
-	"lab/vm"
 )
 
 func imageCommand(e *env) *cli.Command {
@@ -159,7 +158,7 @@ func imageCommand(e *env) *cli.Command {
 					if c.NArg() == 0 {
 						return fmt.Errorf("lab image rm needs the KERNEL-ID(s) to remove (see `lab image list`)")
 					}
-					entries, err := vm.List()
+					entries, err := e.roots.vm.List()
 					if err != nil {
 						return err
 					}
@@ -199,7 +198,7 @@ func imageCommand(e *env) *cli.Command {
 					"and busybox stay.\n\n" +
 					"Example:\n   lab image prune",
 				Action: func(c *cli.Context) error {
-					n, bytes, err := pruneCache()
+					n, bytes, err := e.pruneCache()
 					if err != nil {
 						return err
 					}
@@ -283,9 +282,9 @@ func recipeIDs() []string {
 }
 
 // pruneCache removes snapshots and initramfs images that no VM up uses.
-func pruneCache() (files int, bytes int64, err error) {
+func (e *env) pruneCache() (files int, bytes int64, err error) {
 	inUse := map[string]bool{}
-	entries, err := vm.List()
+	entries, err := e.roots.vm.List()
 	if err != nil {
 		return 0, 0, err
 	}
@@ -297,12 +296,12 @@ func pruneCache() (files int, bytes int64, err error) {
 		}
 	}
 	for _, dir := range []string{"snapshots", "initramfs"} {
-		des, err := os.ReadDir(filepath.Join(images.CacheDir(), dir))
+		des, err := os.ReadDir(filepath.Join(e.roots.cache, dir))
 		if err != nil && !os.IsNotExist(err) {
 			return files, bytes, err
 		}
 		for _, de := range des {
-			p := filepath.Join(images.CacheDir(), dir, de.Name())
+			p := filepath.Join(e.roots.cache, dir, de.Name())
 			if de.IsDir() || inUse[p] || strings.Contains(de.Name(), ".tmp") {
 				continue
 			}

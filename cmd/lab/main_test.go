@@ -33,3 +33,7 @@ func TestMain(m *testing.M) {
 	os.RemoveAll(store)
 	os.Exit(code)
 }
+
+// testRoots are the roots a command run in-process now would use: the
+// test's environment (labtest.StateRoot sets $LAB_STATE_DIR).
+func testRoots() roots { return readRoots(os.Getenv) }

@@ -332,7 +332,7 @@ func (m *matrixRun) runCell(ctx context.Context, cs matrix.CellState) matrix.Cel
 // exec runs lab run for the cell, its stderr into the cell's log; the
 // result is what lab run --json printed.
 func (m *matrixRun) exec(ctx context.Context, c matrix.Cell, attempt int) (*results.Result, string, string) {
-	exe, err := labExe()
+	exe, err := m.e.roots.lab()
 	if err != nil {
 		return nil, "failed", err.Error()
 	}
@@ -369,15 +369,6 @@ func (m *matrixRun) exec(ctx context.Context, c matrix.Cell, attempt int) (*resu
 		return nil, "failed", msg
 	}
 	return &r, r.Outcome.Status, r.Outcome.Reason
-}
-
-// labExe is the lab binary a matrix runs its cells with: $LAB_EXE, else
-// this one.
-func labExe() (string, error) {
-	if p := os.Getenv("LAB_EXE"); p != "" {
-		return p, nil
-	}
-	return os.Executable()
 }
 
 func lastLine(s string) string {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"lab/internal/labtest"
+	"lab/results"
 	"lab/results/matrix"
 	"lab/vm"
 )
@@ -115,7 +116,7 @@ cells:
 			t.Fatalf("the cell's plugin never started:\n%s", stderr.String())
 		}
 		if b, _ := os.ReadFile(logPath); strings.Contains(string(b), "plugin forkbench started") {
-			es, err := vm.List()
+			es, err := testRoots().vm.List()
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"os"
 	"strconv"
 	"sync"
 	"time"
@@ -82,12 +81,12 @@ func peerEnv(self, peer string) []string {
 func (e *env) startPeer(ctx context.Context, plan *runPlan, h *vm.Handle, bundle *host.Bundle) (p *peerRun, err error) {
 	spec := plan.exp.Peer
 	name := peerName(h.Name)
-	exe, err := supervisorExe()
+	exe, err := e.roots.supervisor()
 	if err != nil {
 		return nil, err
 	}
 	var mem int
-	if s := os.Getenv(peerMemoryEnv); s != "" {
+	if s := e.roots.peerMemory; s != "" {
 		if mem, err = strconv.Atoi(s); err != nil {
 			return nil, fmt.Errorf("$%s=%q: want a number of MB", peerMemoryEnv, s)
 		}
@@ -95,8 +94,8 @@ func (e *env) startPeer(ctx context.Context, plan *runPlan, h *vm.Handle, bundle
 	st := h.State
 	fmt.Fprintf(e.stderr, "%s/%s asks for a peer guest (%s=%s): booting throwaway vm %s (profile %s)...\n",
 		plan.desc.Name, plan.exp.Name, spec.Param, spec.Value, name, st.Profile.Name)
-	pst, err := vm.Up(ctx, vm.UpOptions{Name: name, Profile: st.Profile, Accel: st.Accel, Clock: st.Clock, MemoryMB: mem,
-		Preload: preloadFor(st.Profile.Arch, e.stderr), Exe: exe, Log: e.stderr, Throwaway: true})
+	pst, err := vm.Up(ctx, e.roots.vmOptions(vm.UpOptions{Name: name, Profile: st.Profile, Accel: st.Accel, Clock: st.Clock, MemoryMB: mem,
+		Preload: preloadFor(e.roots.plugins, st.Profile.Arch, e.stderr), Exe: exe, Log: e.stderr, Throwaway: true}))
 	if err != nil {
 		return nil, fmt.Errorf("the peer guest %s (profile %s) did not boot, so the run did not start; nothing of it is left running, and vm %s is as it was: %w\n"+
 			"(check that `lab up %s --name %s` boots on its own; or run without -p %s=%s, which asks for the peer)",
@@ -111,7 +110,7 @@ func (e *env) startPeer(ctx context.Context, plan *runPlan, h *vm.Handle, bundle
 			p = nil
 		}
 	}()
-	if p.h, err = vm.Open(name); err != nil {
+	if p.h, err = e.roots.vm.Open(name); err != nil {
 		return p, err
 	}
 	fmt.Fprintf(e.stderr, "%s up in %.2fs (%s)\n", name, pst.BootSeconds, pst.Boot)
@@ -161,7 +160,7 @@ func (p *peerRun) stopOnce(e *env) {
 	}
 	h := p.h
 	if h == nil {
-		h, _ = vm.Open(p.rec.VM)
+		h, _ = e.roots.vm.Open(p.rec.VM)
 	}
 	if h != nil {
 		if err := h.Discard(ctx); err != nil {

@@ -63,7 +63,7 @@ func itNoPeer(t *testing.T, root, name string) {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-	h, err := vm.Open(name)
+	h, err := testRoots().vm.Open(name)
 	if err != nil {
 		t.Fatalf("vm %s after the run: %v", name, err)
 	}

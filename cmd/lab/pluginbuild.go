@@ -48,7 +48,7 @@ func pluginBuildCommand(e *env) *cli.Command {
 				"recorded beside each binary with its sha256 (OUT/NAME/ARCH/description.json).\n" +
 				"NAME is DIR's base name.\n\n" +
 				"Example:\n   lab plugin build ./myplugin && lab run myplugin",
-			Flags: []cli.Flag{&cli.StringFlag{Name: "out", Value: host.UserPluginDir(), Usage: "plugin directory to install into"}},
+			Flags: []cli.Flag{&cli.StringFlag{Name: "out", Value: e.roots.plugins.User, Usage: "plugin directory to install into"}},
 			Action: func(c *cli.Context) error {
 				if c.NArg() != 1 {
 					return fmt.Errorf("lab plugin build needs one DIR")

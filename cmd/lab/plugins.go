@@ -9,7 +9,6 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"lab/plugins"
-	"lab/plugins/host"
 )
 
 func pluginsCommand(e *env) *cli.Command {
@@ -17,15 +16,15 @@ func pluginsCommand(e *env) *cli.Command {
 		Name:  "plugins",
 		Usage: "list benchmark plugins, their experiments, parameters and metrics",
 		Description: "Plugins are found, in order, among the built-ins installed with lab, in\n" +
-			host.UserPluginDir() + ", and in each directory of $LAB_PLUGIN_PATH. What a plugin\n" +
+			e.roots.plugins.User + ", and in each directory of $LAB_PLUGIN_PATH. What a plugin\n" +
 			"can run is read from the description recorded beside its builds when it was\n" +
 			"built (NAME/ARCH/description.json); no plugin code runs on the host.\n\n" +
 			"Examples:\n   lab plugins\n   lab plugins show forkbench --json",
 		Flags: []cli.Flag{jsonFlag},
 		Action: func(c *cli.Context) error {
 			var descs []*plugins.Description
-			for _, name := range host.List() {
-				d, err := host.Describe(name)
+			for _, name := range e.roots.plugins.List() {
+				d, err := e.roots.plugins.Describe(name)
 				if err != nil {
 					fmt.Fprintf(e.stderr, "warning: %v\n", err)
 					continue
@@ -36,7 +35,7 @@ func pluginsCommand(e *env) *cli.Command {
 				return printJSON(e.stdout, descs)
 			}
 			if len(descs) == 0 {
-				fmt.Fprintf(e.stdout, "no plugins found (searched %s); run `make build`\n", strings.Join(host.SearchPath(), ", "))
+				fmt.Fprintf(e.stdout, "no plugins found (searched %s); run `make build`\n", strings.Join(e.roots.plugins.Dirs(), ", "))
 				return nil
 			}
 			tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
@@ -69,7 +68,7 @@ func pluginsCommand(e *env) *cli.Command {
 				if c.NArg() != 1 {
 					return fmt.Errorf("lab plugins show needs one NAME (see `lab plugins`)")
 				}
-				d, err := host.Describe(c.Args().First())
+				d, err := e.roots.plugins.Describe(c.Args().First())
 				if err != nil {
 					return err
 				}

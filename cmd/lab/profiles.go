@@ -35,13 +35,13 @@ func profilesCommand(e *env) *cli.Command {
 		Name:  "profiles",
 		Usage: "list the machines lab can emulate",
 		Description: "Built-in profiles, plus your own from the profiles directory\n" +
-			"(" + images.UserProfileDir() + ") and --profile-file. CONSOLE is the guest's\n" +
+			"(" + e.roots.profiles + ") and --profile-file. CONSOLE is the guest's\n" +
 			"console: serial (the serial port only), vga (VGA text VTs, tty1 shown) or fb\n" +
 			"(VTs on a VESA framebuffer drawn by fbcon); printfbench's VT targets need vga or fb.\n\n" +
 			"Examples:\n   lab profiles\n   lab profiles show xeon5130-fb",
 		Flags: []cli.Flag{profileFileFlag, jsonFlag},
 		Action: func(c *cli.Context) error {
-			cat, err := images.DefaultCatalog(c.StringSlice("profile-file")...)
+			cat, err := images.LoadCatalog(e.roots.profiles, c.StringSlice("profile-file")...)
 			if err != nil {
 				return err
 			}
@@ -78,7 +78,7 @@ func profilesCommand(e *env) *cli.Command {
 				if c.NArg() != 1 {
 					return fmt.Errorf("lab profiles show needs one NAME (see `lab profiles`)")
 				}
-				p, err := images.Lookup(c.Args().First(), c.StringSlice("profile-file")...)
+				p, err := images.Lookup(e.roots.profiles, c.Args().First(), c.StringSlice("profile-file")...)
 				if err != nil {
 					return err
 				}
@@ -95,7 +95,7 @@ func profilesCommand(e *env) *cli.Command {
 					sha, _ := k.BootImage(p, false)
 					kernel = images.BlobPath(sha)
 				}
-				argv, err := vm.Args(vm.Options{Profile: p, Kernel: kernel, Initrd: initrd, StateDir: vm.Dir(p.Name), Accel: c.String("accel"), Clock: clock})
+				argv, err := vm.Args(vm.Options{Profile: p, Kernel: kernel, Initrd: initrd, StateDir: e.roots.vm.Dir(p.Name), Accel: c.String("accel"), Clock: clock})
 				if err != nil {
 					return err
 				}

@@ -7,8 +7,6 @@ import (
 	"sync"
 	"testing"
 	"time"
-
-	"lab/vm"
 )
 
 // itWatchedBuffer is a buffer another goroutine writes while the test waits
@@ -63,7 +61,7 @@ func TestIntegrationLinkReconnect(t *testing.T) {
 	itBootEnv(t, p)
 	const name = "relink"
 	itUp(t, p.Name, name)
-	h, err := vm.Open(name)
+	h, err := testRoots().vm.Open(name)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -45,7 +45,7 @@ func reportCommand(e *env) *cli.Command {
 			if c.NArg() > 0 {
 				return fmt.Errorf("lab report takes no arguments (got %q); pick runs with --profile, --plugin, --experiment, --outcome, --since", c.Args().First())
 			}
-			dir, err := storeDir(c)
+			dir, err := e.storeDir(c)
 			if err != nil {
 				return err
 			}
@@ -54,7 +54,7 @@ func reportCommand(e *env) *cli.Command {
 				return err
 			}
 			in := render.ReportInput{Generated: time.Now(), Version: versionString(buildVersion()), Store: dir, Filter: f,
-				AllRuns: c.Bool("all-runs"), SearchPath: host.SearchPath()}
+				AllRuns: c.Bool("all-runs"), SearchPath: e.roots.plugins.Dirs()}
 			in.Experiments = e.reportExperiments(f)
 			var claims []results.Claim
 			for _, x := range in.Experiments {
@@ -98,11 +98,11 @@ func reportCommand(e *env) *cli.Command {
 // warning.
 func (e *env) reportExperiments(f results.Filter) []render.ReportExperiment {
 	var out []render.ReportExperiment
-	for _, name := range host.List() {
+	for _, name := range e.roots.plugins.List() {
 		if f.Plugin != "" && name != f.Plugin {
 			continue
 		}
-		d, err := host.Describe(name)
+		d, err := e.roots.plugins.Describe(name)
 		if err != nil {
 			fmt.Fprintf(e.stderr, "warning: %v\n", err)
 			continue

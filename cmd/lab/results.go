@@ -27,11 +27,11 @@ var filterFlags = []cli.Flag{
 	&cli.StringFlag{Name: "since", Usage: "only runs started since `WHEN`: a duration back from now (24h), a day (2026-12-01) or an RFC 3339 time"},
 }
 
-func storeDir(c *cli.Context) (string, error) {
+func (e *env) storeDir(c *cli.Context) (string, error) {
 	if d := c.String("results"); d != "" {
 		return d, nil
 	}
-	return results.DefaultDir()
+	return e.roots.resultsDir()
 }
 
 func filterOf(c *cli.Context) (results.Filter, error) {
@@ -77,7 +77,7 @@ func resultsCommand(e *env) *cli.Command {
 			if c.NArg() > 0 {
 				return fmt.Errorf("lab results takes no arguments (got %q); to see one run: lab results show ID", c.Args().First())
 			}
-			dir, err := storeDir(c)
+			dir, err := e.storeDir(c)
 			if err != nil {
 				return err
 			}
@@ -128,7 +128,7 @@ func resultsCommand(e *env) *cli.Command {
 				if c.NArg() != 1 {
 					return fmt.Errorf("lab results show needs one run ID (see `lab results`), or latest")
 				}
-				dir, err := storeDir(c)
+				dir, err := e.storeDir(c)
 				if err != nil {
 					return err
 				}

@@ -178,7 +178,7 @@ func (e *env) planRun(f runFlags) (*runPlan, error) {
 	plan := &runPlan{f: f, t0: time.Now(), outDir: f.out}
 	if plan.outDir == "" {
 		var err error
-		if plan.outDir, err = results.DefaultDir(); err != nil {
+		if plan.outDir, err = e.roots.resultsDir(); err != nil {
 			return nil, err
 		}
 	}
@@ -187,7 +187,7 @@ func (e *env) planRun(f runFlags) (*runPlan, error) {
 	}
 	// The plugin's description is the one recorded when it was built: no
 	// plugin code runs on the host.
-	desc, err := host.Describe(f.plugin)
+	desc, err := e.roots.plugins.Describe(f.plugin)
 	if err != nil {
 		return nil, err
 	}
@@ -213,7 +213,7 @@ func (e *env) planRun(f runFlags) (*runPlan, error) {
 		}
 	}
 	for _, name := range f.profiles {
-		p, err := images.Lookup(name, f.files...)
+		p, err := images.Lookup(e.roots.profiles, name, f.files...)
 		if err != nil {
 			return nil, err
 		}
@@ -262,7 +262,7 @@ func (e *env) runOn(ctx context.Context, plan *runPlan, profile *images.Profile,
 	)
 	if profile != nil {
 		p := *profile
-		exe, err := supervisorExe()
+		exe, err := e.roots.supervisor()
 		if err != nil {
 			return nil, "", err
 		}
@@ -270,12 +270,12 @@ func (e *env) runOn(ctx context.Context, plan *runPlan, profile *images.Profile,
 		_, _ = rand.Read(b[:])
 		name := p.Name + "-run-" + hex.EncodeToString(b[:])
 		fmt.Fprintf(e.stderr, "booting throwaway vm %s (profile %s)...\n", name, p.Name)
-		st, err := vm.Up(ctx, vm.UpOptions{Name: name, Profile: p, Accel: "auto", Clock: clock, Preload: preloadFor(p.Arch, e.stderr), Exe: exe, Log: e.stderr, Throwaway: true})
+		st, err := vm.Up(ctx, e.roots.vmOptions(vm.UpOptions{Name: name, Profile: p, Accel: "auto", Clock: clock, Preload: preloadFor(e.roots.plugins, p.Arch, e.stderr), Exe: exe, Log: e.stderr, Throwaway: true}))
 		if err != nil {
 			return nil, "", err
 		}
 		fmt.Fprintf(e.stderr, "%s up in %.2fs (%s, clock %s)\n", name, st.BootSeconds, st.Accel, st.Clock)
-		if h, err = vm.Open(name); err != nil {
+		if h, err = e.roots.vm.Open(name); err != nil {
 			return nil, "", err
 		}
 		defer func() {
@@ -292,7 +292,7 @@ func (e *env) runOn(ctx context.Context, plan *runPlan, profile *images.Profile,
 		if vmTLS, err = host.EnsureTLS(h.Dir, h.Name); err != nil {
 			return nil, "", err
 		}
-	} else if h, err = vm.OpenDefault(f.vm); err != nil {
+	} else if h, err = e.roots.vm.OpenDefault(f.vm); err != nil {
 		return nil, "", err
 	}
 	unlock, err := h.LockRun(ctx, e.args, func(holder *vm.RunHolder) {
@@ -338,7 +338,7 @@ func (e *env) runOn(ctx context.Context, plan *runPlan, profile *images.Profile,
 		})
 		return res, path, err
 	}
-	bundle, err := host.Find(f.plugin, h.State.Profile.Arch)
+	bundle, err := e.roots.plugins.Find(f.plugin, h.State.Profile.Arch)
 	if err != nil {
 		return nil, "", err
 	}
@@ -455,7 +455,7 @@ func runFailure(ctx, runCtx context.Context, h *vm.Handle, sess *host.Session, e
 func takenDown(h *vm.Handle) string {
 	// The supervisor records why before it powers the guest off, and a
 	// new VM of the name forgets an older record.
-	en, err := vm.ReadEnded(h.Name)
+	en, err := vm.Root(filepath.Dir(h.Dir)).ReadEnded(h.Name)
 	if err != nil || en.Cause != vm.EndDown {
 		return ""
 	}
@@ -491,7 +491,7 @@ func classify(ctx, runCtx context.Context, h *vm.Handle, err error, timeout time
 func guestGone(h *vm.Handle, d time.Duration) bool {
 	deadline := time.Now().Add(d)
 	for {
-		if _, err := vm.Open(h.Name); err != nil {
+		if _, err := vm.Root(filepath.Dir(h.Dir)).Open(h.Name); err != nil {
 			return true
 		}
 		if time.Now().After(deadline) {
@@ -501,19 +501,14 @@ func guestGone(h *vm.Handle, d time.Duration) bool {
 	}
 }
 
-// finish analyses (against refs, the published figures the experiment
+// finishRun analyses (against refs, the published figures the experiment
 // declares), decides claims, saves and prints a result; a failed run still
 // saves what it measured and exits exitRunFailed. A result is never lost:
 // if it cannot be saved in dir, it goes to a fallback file, else in full
-// to stdout, and the exit code is exitSaveFailed.
-func (e *env) finish(res *results.Result, refs []results.Reference, claims []results.Claim, dir string, f runFlags) error {
-	_, err := e.finishRun(res, refs, claims, dir, f, nil)
-	return err
-}
-
-// finishRun is finish calling after with the path the result was saved
-// at ("" if nowhere) once it is printed, and returning that path. An
-// interrupted sweep exits exitInterrupted once its points are saved.
+// to stdout, and the exit code is exitSaveFailed. It calls after with the
+// path the result was saved at ("" if nowhere) once it is printed, and
+// returns that path. An interrupted sweep exits exitInterrupted once its
+// points are saved.
 func (e *env) finishRun(res *results.Result, refs []results.Reference, claims []results.Claim, dir string, f runFlags, after func(path string)) (string, error) {
 	asJSON := f.json
 	if res.Finished.IsZero() {

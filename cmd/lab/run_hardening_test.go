@@ -17,6 +17,12 @@ import (
 	"lab/results"
 )
 
+// finish is finishRun without a callback, the result's path dropped.
+func (e *env) finish(res *results.Result, refs []results.Reference, claims []results.Claim, dir string, f runFlags) error {
+	_, err := e.finishRun(res, refs, claims, dir, f, nil)
+	return err
+}
+
 // The exit code of a run whose result could not be saved where asked
 // (documented in `lab run --help` and docs/commands.md).
 const wantExitSaveFailed = 74

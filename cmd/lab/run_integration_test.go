@@ -14,7 +14,6 @@ import (
 	"lab/internal/labtest"
 	"lab/plugins/host"
 	"lab/results"
-	"lab/vm"
 )
 
 const itRunTimeout = 5 * time.Minute
@@ -336,7 +335,7 @@ func TestIntegrationRunFailures(t *testing.T) {
 		// state on its own time, which can be after lab run has ended.
 		gone := time.Now().Add(15 * time.Second)
 		for {
-			if _, err := vm.Open("fail"); err != nil {
+			if _, err := testRoots().vm.Open("fail"); err != nil {
 				t.Logf("vm fail gone %.1fs after its QEMU died", time.Since(killed).Seconds())
 				break
 			}

@@ -38,7 +38,7 @@ func statusCommand(e *env) *cli.Command {
 			"Example:\n   lab status --json",
 		Flags: []cli.Flag{jsonFlag},
 		Action: func(c *cli.Context) error {
-			entries, err := vm.List()
+			entries, err := e.roots.vm.List()
 			if err != nil {
 				return err
 			}
@@ -51,7 +51,7 @@ func statusCommand(e *env) *cli.Command {
 				}
 				if !en.Stale && en.State != nil {
 					r.State = en.State.Phase
-					if h, err := vm.Open(en.Name); err == nil {
+					if h, err := e.roots.vm.Open(en.Name); err == nil {
 						if s, err := h.Status(c.Context); err == nil {
 							r.State = s.RunState
 							r.Uptime = s.Uptime.Seconds()
@@ -62,7 +62,7 @@ func statusCommand(e *env) *cli.Command {
 				rows = append(rows, r)
 			}
 			// VMs that died since the last look: said once, with why.
-			for _, en := range vm.Unreported() {
+			for _, en := range e.roots.vm.Unreported() {
 				rows = append(rows, statusRow{Name: en.Name, Profile: en.Profile,
 					State: fmt.Sprintf("died: %s at %s (its console: lab console %s)", en.Reason, en.Time.Local().Format("2006-01-02 15:04:05"), en.Name)})
 			}

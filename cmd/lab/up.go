@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"os"
 
 	"github.com/urfave/cli/v2"
 
@@ -63,7 +62,7 @@ func upCommand(e *env) *cli.Command {
 }
 
 func (e *env) up(c *cli.Context, f upFlags) error {
-	p, err := images.Lookup(f.profile, f.files...)
+	p, err := images.Lookup(e.roots.profiles, f.profile, f.files...)
 	if err != nil {
 		return err
 	}
@@ -82,21 +81,21 @@ func (e *env) up(c *cli.Context, f upFlags) error {
 	if f.name == "" {
 		f.name = p.Name
 	}
-	exe, err := supervisorExe()
+	exe, err := e.roots.supervisor()
 	if err != nil {
 		return err
 	}
 	if !f.json {
 		fmt.Fprintf(e.stderr, "booting %s (profile %s)...\n", f.name, p.Name)
 	}
-	st, err := vm.Up(c.Context, vm.UpOptions{Name: f.name, Profile: p, Accel: f.accel, Clock: clock, MemoryMB: f.memory, Cold: f.cold, BzImage: f.bzImage, Preload: preloadFor(p.Arch, e.stderr), Exe: exe, Log: e.stderr})
+	st, err := vm.Up(c.Context, e.roots.vmOptions(vm.UpOptions{Name: f.name, Profile: p, Accel: f.accel, Clock: clock, MemoryMB: f.memory, Cold: f.cold, BzImage: f.bzImage, Preload: preloadFor(e.roots.plugins, p.Arch, e.stderr), Exe: exe, Log: e.stderr}))
 	if err != nil {
 		return err
 	}
 	// The certificates lab speaks to the VM's plugins with, made on the
 	// host now (milliseconds) so that no plugin makes keys in the guest.
 	// A failure here leaves the VM usable: `lab run` tries again.
-	if _, err := host.EnsureTLS(vm.Dir(f.name), f.name); err != nil {
+	if _, err := host.EnsureTLS(e.roots.vm.Dir(f.name), f.name); err != nil {
 		fmt.Fprintf(e.stderr, "warning: %v; `lab run` will try again\n", err)
 	}
 	if f.json {
@@ -131,13 +130,4 @@ func stackString(kb int64) string {
 		return "unlimited"
 	}
 	return fmt.Sprintf("%d KB", kb)
-}
-
-// supervisorExe is the binary that runs supervisors: this one, unless
-// LAB_SUPERVISOR_EXE says otherwise.
-func supervisorExe() (string, error) {
-	if p := os.Getenv("LAB_SUPERVISOR_EXE"); p != "" {
-		return p, nil
-	}
-	return os.Executable()
 }

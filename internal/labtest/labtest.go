@@ -150,17 +150,24 @@ func LockBoots(t testing.TB) {
 	})
 }
 
-// StateRoot makes a short, private state root (unix socket paths must stay
-// under 108 bytes, which t.TempDir's long names can break), points
-// $LAB_STATE_DIR at it for the rest of t, and on clean-up kills any process
-// whose command line still names it, then removes it.
+// StateRoot makes a private state root (TempRoot) and points
+// $LAB_STATE_DIR at it for the rest of t, for tests that run the CLI.
 func StateRoot(t testing.TB) string {
+	t.Helper()
+	dir := TempRoot(t)
+	t.Setenv("LAB_STATE_DIR", dir)
+	return dir
+}
+
+// TempRoot makes a short, private state root (unix socket paths must stay
+// under 108 bytes, which t.TempDir's long names can break) and on clean-up
+// kills any process whose command line still names it, then removes it.
+func TempRoot(t testing.TB) string {
 	t.Helper()
 	dir, err := os.MkdirTemp("", "labt")
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Setenv("LAB_STATE_DIR", dir)
 	t.Cleanup(func() {
 		if pids := KillProcs(dir); len(pids) > 0 {
 			t.Errorf("processes naming %s were still running at the end of the test and were killed: %v", dir, pids)

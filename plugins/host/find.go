@@ -38,31 +38,30 @@ type Bundle struct {
 // Binary is the plugin executable on the host.
 func (b *Bundle) Binary() string { return filepath.Join(b.Dir, b.Name) }
 
-// UserPluginDir is where users put their own plugins:
-// $XDG_DATA_HOME/lab/plugins, else ~/.local/share/lab/plugins.
-func UserPluginDir() string {
-	if d := os.Getenv("XDG_DATA_HOME"); d != "" {
-		return filepath.Join(d, "lab", "plugins")
-	}
-	home, err := os.UserHomeDir()
-	if err != nil {
-		return ""
-	}
-	return filepath.Join(home, ".local", "share", "lab", "plugins")
+// SearchPath is where plugins are looked for, in order (the first
+// directory holding a plugin wins): lab's built-ins, the user's directory,
+// then the extra directories. The CLI builds it once.
+type SearchPath struct {
+	// Builtin is the directory of lab's own plugins, installed with it
+	// (BuiltinDir), or "".
+	Builtin string
+	// User is where users put their own plugins (the CLI's is
+	// $XDG_DATA_HOME/lab/plugins), or "".
+	User string
+	// Extra are searched last (the CLI's are $LAB_PLUGIN_PATH's).
+	Extra []string
 }
 
-// SearchPath is where plugins are looked for, in order: the built-ins
-// installed with lab, the user directory, then each entry of
-// $LAB_PLUGIN_PATH (colon-separated).
-func SearchPath() []string {
+// Dirs lists the directories searched, in order.
+func (s SearchPath) Dirs() []string {
 	var dirs []string
-	if d := BuiltinDir(); d != "" {
-		dirs = append(dirs, d)
+	if s.Builtin != "" {
+		dirs = append(dirs, s.Builtin)
 	}
-	if d := UserPluginDir(); d != "" {
-		dirs = append(dirs, d)
+	if s.User != "" {
+		dirs = append(dirs, s.User)
 	}
-	for _, d := range filepath.SplitList(os.Getenv("LAB_PLUGIN_PATH")) {
+	for _, d := range s.Extra {
 		if d != "" {
 			dirs = append(dirs, d)
 		}
@@ -72,9 +71,9 @@ func SearchPath() []string {
 
 // List returns the names of every plugin on the search path (first one
 // wins), sorted.
-func List() []string {
+func (s SearchPath) List() []string {
 	seen := map[string]bool{}
-	for _, dir := range SearchPath() {
+	for _, dir := range s.Dirs() {
 		des, _ := os.ReadDir(dir)
 		for _, de := range des {
 			if de.IsDir() && !seen[de.Name()] {
@@ -105,10 +104,10 @@ func hasBuild(dir, name string) bool {
 // builds, from the first guest arch it has a usable build for: listing
 // plugins and checking a run's parameters needs neither a VM nor running
 // anything the plugin ships (a plugin may have no build the host could run).
-func Describe(name string) (*plugins.Description, error) {
+func (s SearchPath) Describe(name string) (*plugins.Description, error) {
 	var first error
 	for _, arch := range images.Arches {
-		b, err := Find(name, arch)
+		b, err := s.Find(name, arch)
 		if err == nil {
 			return b.Description, nil
 		}
@@ -125,11 +124,11 @@ var errNoBuild = errors.New("not built")
 
 // Find returns the build of plugin name for arch, from the first search
 // path entry that has the plugin.
-func Find(name, arch string) (*Bundle, error) {
+func (s SearchPath) Find(name, arch string) (*Bundle, error) {
 	if name == "" || strings.ContainsAny(name, "/\\") || name[0] == '.' {
 		return nil, fmt.Errorf("plugin name %q: give a plain name (see `lab plugins`)", name)
 	}
-	dirs := SearchPath()
+	dirs := s.Dirs()
 	for _, dir := range dirs {
 		pdir := filepath.Join(dir, name)
 		if _, err := os.Stat(pdir); err != nil {
@@ -149,7 +148,7 @@ func Find(name, arch string) (*Bundle, error) {
 		b.Description = d
 		return b, nil
 	}
-	known := List()
+	known := s.List()
 	msg := fmt.Sprintf("unknown plugin %q", name)
 	if len(known) > 0 {
 		msg += "; known: " + strings.Join(known, ", ")

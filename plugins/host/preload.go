@@ -4,8 +4,6 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
-
-	"lab/images"
 )
 
 // PreloadFile is one file of a built-in bundle as the runner pushes it:
@@ -17,10 +15,10 @@ type PreloadFile struct {
 	Mode   os.FileMode
 }
 
-// BuiltinDir is the directory of lab's own plugins, installed with it (the
-// first entry of SearchPath when there is one), or "".
-func BuiltinDir() string {
-	for _, d := range images.LibDirs() {
+// BuiltinDir is the directory of lab's own plugins, installed with it:
+// plugins/ in the first of libDirs (images.LibDirs) that has one, or "".
+func BuiltinDir(libDirs []string) string {
+	for _, d := range libDirs {
 		p := filepath.Join(d, "plugins")
 		if fi, err := os.Stat(p); err == nil && fi.IsDir() {
 			return p
@@ -33,9 +31,9 @@ func BuiltinDir() string {
 // hashed exactly as the runner hashes them when it pushes a bundle
 // (bundleFiles), each content once: what a VM's booted snapshot holds in
 // its guest cache so that their first run sends nothing. User plugins are
-// not listed: they are pushed on their first run in each boot.
-func BuiltinPreload(arch string) ([]PreloadFile, error) {
-	dir := BuiltinDir()
+// not listed: they are pushed on their first run in each boot. dir is the
+// built-ins' directory (BuiltinDir); "" lists nothing.
+func BuiltinPreload(dir, arch string) ([]PreloadFile, error) {
 	if dir == "" {
 		return nil, nil
 	}

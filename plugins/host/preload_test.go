@@ -12,9 +12,8 @@ import (
 // the arch asked, hashed and moded as the runner pushes them, each
 // content once, without the host-side record; user plugins are not in it.
 func TestBuiltinPreload(t *testing.T) {
+	t.Parallel()
 	lib := t.TempDir()
-	t.Setenv("LAB_LIBDIR", lib)
-	t.Setenv("XDG_DATA_HOME", t.TempDir())
 	root := filepath.Join(lib, "plugins")
 	dir := build(t, root, "bench", "i386")
 	build(t, root, "bench", "x86_64")
@@ -29,9 +28,13 @@ func TestBuiltinPreload(t *testing.T) {
 		}
 	}
 	// A user plugin: never preloaded.
-	build(t, UserPluginDir(), "mine", "i386")
+	path := SearchPath{Builtin: BuiltinDir([]string{lib}), User: t.TempDir()}
+	if path.Builtin != root {
+		t.Fatalf("BuiltinDir(%s) = %q, want %s", lib, path.Builtin, root)
+	}
+	build(t, path.User, "mine", "i386")
 
-	got, err := BuiltinPreload("i386")
+	got, err := BuiltinPreload(path.Builtin, "i386")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -62,13 +65,13 @@ func TestBuiltinPreload(t *testing.T) {
 		}
 	}
 	// The two x86_64 test binaries have the same content: one blob.
-	x, err := BuiltinPreload("x86_64")
+	x, err := BuiltinPreload(path.Builtin, "x86_64")
 	if err != nil || len(x) != 1 || filepath.Base(filepath.Dir(x[0].Path)) != "x86_64" {
 		t.Errorf("BuiltinPreload(x86_64) = %+v, %v; want one x86_64 binary", x, err)
 	}
 
-	t.Setenv("LAB_LIBDIR", t.TempDir()) // no plugins installed there
-	if got, err := BuiltinPreload("i386"); err != nil {
+	none := BuiltinDir([]string{t.TempDir()}) // no plugins installed there
+	if got, err := BuiltinPreload(none, "i386"); err != nil {
 		t.Errorf("BuiltinPreload without built-ins = %v, %v", got, err)
 	}
 }

@@ -99,32 +99,31 @@ func TestRecordRefused(t *testing.T) {
 	}
 }
 
-// pluginPath makes root the only place plugins are found.
-func pluginPath(t *testing.T) string {
+// pluginPath returns a fresh root and a search path where it is the only
+// place plugins are found.
+func pluginPath(t *testing.T) (string, SearchPath) {
 	t.Helper()
 	root := t.TempDir()
-	t.Setenv("LAB_LIBDIR", t.TempDir())
-	t.Setenv("XDG_DATA_HOME", t.TempDir())
-	t.Setenv("LAB_PLUGIN_PATH", root)
-	return root
+	return root, SearchPath{Extra: []string{root}}
 }
 
 // A plugin with only its guest (i386) build is listed and described: the
 // host never needs a build it could run.
 func TestDescribeGuestBuildOnly(t *testing.T) {
-	root := pluginPath(t)
+	t.Parallel()
+	root, path := pluginPath(t)
 	build(t, root, "guestonly", "i386")
-	if got := List(); !slices.Contains(got, "guestonly") {
+	if got := path.List(); !slices.Contains(got, "guestonly") {
 		t.Errorf("List = %v, want guestonly", got)
 	}
-	d, err := Describe("guestonly")
+	d, err := path.Describe("guestonly")
 	if err != nil {
 		t.Fatalf("Describe: %v", err)
 	}
 	if !reflect.DeepEqual(d, testDescription("guestonly")) {
 		t.Errorf("Describe = %+v", d)
 	}
-	if _, err := Find("guestonly", "x86_64"); err == nil || !strings.Contains(err.Error(), "no build for x86_64") {
+	if _, err := path.Find("guestonly", "x86_64"); err == nil || !strings.Contains(err.Error(), "no build for x86_64") {
 		t.Errorf("Find x86_64 error = %v, want no build for x86_64", err)
 	}
 }
@@ -132,17 +131,18 @@ func TestDescribeGuestBuildOnly(t *testing.T) {
 // Describe reports a broken build rather than a missing one, and a stale
 // record of one arch does not hide the other arch's good one.
 func TestDescribeErrors(t *testing.T) {
-	root := pluginPath(t)
+	t.Parallel()
+	root, path := pluginPath(t)
 	build(t, root, "p", "x86_64")
 	labtest.WriteELF(t, filepath.Join(root, "p", "x86_64", "p"), "x86_64", "rebuilt")
-	if _, err := Describe("p"); err == nil || !strings.Contains(err.Error(), "stale") {
+	if _, err := path.Describe("p"); err == nil || !strings.Contains(err.Error(), "stale") {
 		t.Errorf("Describe error = %v, want the x86_64 record's staleness, not i386's absence", err)
 	}
 	build(t, root, "p", "i386")
-	if _, err := Describe("p"); err != nil {
+	if _, err := path.Describe("p"); err != nil {
 		t.Errorf("Describe with a good i386 build: %v", err)
 	}
-	if _, err := Describe("nosuch"); err == nil || !strings.Contains(err.Error(), `unknown plugin "nosuch"`) {
+	if _, err := path.Describe("nosuch"); err == nil || !strings.Contains(err.Error(), `unknown plugin "nosuch"`) {
 		t.Errorf("Describe(nosuch) error = %v", err)
 	}
 }

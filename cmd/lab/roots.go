@@ -1,0 +1,134 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"lab/images"
+	"lab/plugins/host"
+	"lab/vm"
+)
+
+// roots are the directories lab works in and the switches the environment
+// sets, read once per command (readRoots) and handed down as values: no
+// package below the CLI reads the environment.
+type roots struct {
+	// vm holds the VMs' state directories: $LAB_STATE_DIR, else
+	// $XDG_STATE_HOME/lab/vms, else ~/.local/state/lab/vms.
+	vm vm.Root
+	// cache is lab's cache: $LAB_CACHE_DIR, else $XDG_CACHE_HOME/lab
+	// (absolute only), else ~/.cache/lab. images.CacheDir still reads
+	// the same variables itself.
+	cache string
+	// results is the default result store: $LAB_RESULTS_DIR, else
+	// $XDG_DATA_HOME/lab/results, else ~/.local/share/lab/results;
+	// resultsErr says why there is none.
+	results    string
+	resultsErr error
+	// libDirs are searched for lab's build artefacts: $LAB_LIBDIR, then
+	// beside the executable (images.LibDirs).
+	libDirs []string
+	// profiles is the user's profile directory:
+	// $XDG_CONFIG_HOME/lab/profiles (absolute only), else
+	// ~/.config/lab/profiles, else "".
+	profiles string
+	// plugins is where plugins are found: the built-ins in libDirs, the
+	// user's ($XDG_DATA_HOME/lab/plugins, else
+	// ~/.local/share/lab/plugins), then $LAB_PLUGIN_PATH.
+	plugins host.SearchPath
+	// noSnapshot ($LAB_NO_SNAPSHOT) boots every VM cold.
+	noSnapshot bool
+	// supervisorExe ($LAB_SUPERVISOR_EXE) runs supervisors instead of
+	// this binary; labExe ($LAB_EXE) runs a matrix's cells. Tests set them.
+	supervisorExe, labExe string
+	// peerMemory ($LAB_PEER_MEMORY_MB, for tests) is a peer guest's
+	// memory in MB, unparsed: startPeer says what is wrong with it.
+	peerMemory string
+}
+
+// readRoots resolves the roots from the environment getenv reads
+// (os.Getenv in main).
+func readRoots(getenv func(string) string) roots {
+	home := getenv("HOME") // what os.UserHomeDir reads on Unix
+	tmp := getenv("TMPDIR")
+	if tmp == "" {
+		tmp = "/tmp"
+	}
+	// under is dir/rel for an environment directory, else home/homeRel,
+	// else "".
+	under := func(env string, abs bool, rel, homeRel string) string {
+		if d := getenv(env); d != "" && (!abs || filepath.IsAbs(d)) {
+			return filepath.Join(d, rel)
+		}
+		if home != "" {
+			return filepath.Join(home, homeRel)
+		}
+		return ""
+	}
+	var r roots
+	if d := getenv("LAB_STATE_DIR"); d != "" {
+		r.vm = vm.Root(d)
+	} else if d := getenv("XDG_STATE_HOME"); d != "" {
+		r.vm = vm.Root(filepath.Join(d, "lab", "vms"))
+	} else {
+		h := home
+		if h == "" {
+			h = tmp
+		}
+		r.vm = vm.Root(filepath.Join(h, ".local", "state", "lab", "vms"))
+	}
+	r.cache = getenv("LAB_CACHE_DIR")
+	if r.cache == "" {
+		if r.cache = under("XDG_CACHE_HOME", true, "lab", filepath.Join(".cache", "lab")); r.cache == "" {
+			r.cache = filepath.Join(tmp, "lab-cache")
+		}
+	}
+	r.results = getenv("LAB_RESULTS_DIR")
+	if r.results == "" {
+		if r.results = under("XDG_DATA_HOME", false, filepath.Join("lab", "results"), filepath.Join(".local", "share", "lab", "results")); r.results == "" {
+			r.resultsErr = fmt.Errorf("results dir: no $LAB_RESULTS_DIR, $XDG_DATA_HOME or home directory: %w", errors.New("$HOME is not defined"))
+		}
+	}
+	r.libDirs = images.LibDirs(getenv("LAB_LIBDIR"))
+	r.profiles = under("XDG_CONFIG_HOME", true, filepath.Join("lab", "profiles"), filepath.Join(".config", "lab", "profiles"))
+	r.plugins = host.SearchPath{
+		Builtin: host.BuiltinDir(r.libDirs),
+		User:    under("XDG_DATA_HOME", false, filepath.Join("lab", "plugins"), filepath.Join(".local", "share", "lab", "plugins")),
+		Extra:   filepath.SplitList(getenv("LAB_PLUGIN_PATH")),
+	}
+	r.noSnapshot = getenv("LAB_NO_SNAPSHOT") != ""
+	r.supervisorExe = getenv("LAB_SUPERVISOR_EXE")
+	r.labExe = getenv("LAB_EXE")
+	r.peerMemory = getenv(peerMemoryEnv)
+	return r
+}
+
+// resultsDir is the default result store, or why there is none.
+func (r roots) resultsDir() (string, error) { return r.results, r.resultsErr }
+
+// vmOptions fills in the directories and switches a boot takes from the
+// roots.
+func (r roots) vmOptions(o vm.UpOptions) vm.UpOptions {
+	o.Root, o.CacheDir, o.LibDirs, o.NoSnapshot = r.vm, r.cache, r.libDirs, r.noSnapshot
+	return o
+}
+
+// supervisor is the binary that runs supervisors: this one, unless
+// $LAB_SUPERVISOR_EXE says otherwise.
+func (r roots) supervisor() (string, error) {
+	if r.supervisorExe != "" {
+		return r.supervisorExe, nil
+	}
+	return os.Executable()
+}
+
+// lab is the lab binary a matrix runs its cells with: $LAB_EXE, else this
+// one.
+func (r roots) lab() (string, error) {
+	if r.labExe != "" {
+		return r.labExe, nil
+	}
+	return os.Executable()
+}

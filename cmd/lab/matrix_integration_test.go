@@ -9,9 +9,7 @@ import (
 	"time"
 
 	"lab/internal/labtest"
-	"lab/results"
 	"lab/results/matrix"
-	"lab/vm"
 )
 
 // itMatrixFile writes a matrix file into a temp dir and returns its path.

@@ -99,8 +99,13 @@ type Machine struct {
 	// Boot says how the machine came up: "cold", "cold, snapshot saved"
 	// or "restored from snapshot".
 	Boot string
-	// restore is set when this QEMU restores cfg.Snapshot.
-	restore bool
+	// Notes are what the user should hear of the boot (a snapshot found
+	// bad and discarded); `lab up` prints them.
+	Notes []string
+	// restore is set when this QEMU restores cfg.Snapshot; verified then
+	// says whether the snapshot is what was saved (see verifySnapshot).
+	restore  bool
+	verified <-chan error
 	// preloaded is set once a preload session was opened: the agent may
 	// sit in a session nobody serves, which the next handshake breaks.
 	preloaded bool
@@ -151,6 +156,7 @@ func Start(ctx context.Context, dir string, cfg Config, opt StartOptions) (*Mach
 	if opt.Log == nil {
 		opt.Log = func(string, ...any) {}
 	}
+	var note string
 	if cfg.Snapshot != "" {
 		if _, err := os.Stat(cfg.Snapshot); err == nil {
 			// Snapshots saved before they were private: guest memory is
@@ -161,14 +167,19 @@ func Start(ctx context.Context, dir string, cfg Config, opt StartOptions) (*Mach
 			if !errors.As(err, &re) {
 				return m, err
 			}
-			// An unusable snapshot (QEMU changed under it...): boot cold
-			// and save a new one.
+			// An unusable snapshot (changed since it was saved, QEMU
+			// changed under it...): boot cold and save a new one.
 			opt.Log("machine %s: %v; booting cold", cfg.Name, err)
-			os.Remove(cfg.Snapshot)
+			note = fmt.Sprintf("%v; booted cold", err)
+			discardSnapshot(cfg.Snapshot)
 			os.Remove(filepath.Join(dir, ConsoleLog))
 		}
 	}
-	return start(ctx, dir, cfg, false, opt)
+	m, err := start(ctx, dir, cfg, false, opt)
+	if m != nil && note != "" {
+		m.Notes = append(m.Notes, note)
+	}
+	return m, err
 }
 
 func start(ctx context.Context, dir string, cfg Config, restore bool, opt StartOptions) (*Machine, error) {
@@ -179,6 +190,11 @@ func start(ctx context.Context, dir string, cfg Config, restore bool, opt StartO
 		return conn, err
 	})
 	if restore {
+		// The snapshot is checked while QEMU starts (it waits for
+		// migrate-incoming, which waits for the check).
+		verified := make(chan error, 1)
+		m.verified = verified
+		go func() { verified <- verifySnapshot(cfg.Snapshot) }()
 		m.cfg.Argv = append(append([]string{}, cfg.Argv...), restoreArgs()...)
 		// The console of the boot that made the snapshot, then ours.
 		b, _ := os.ReadFile(cfg.Snapshot + ".console")
@@ -190,6 +206,11 @@ func start(ctx context.Context, dir string, cfg Config, restore bool, opt StartO
 	}
 	if err := m.startQEMU(); err != nil {
 		m.lifeEnd()
+		if restore {
+			if verr := <-m.verified; verr != nil {
+				return nil, badSnapshot(cfg.Snapshot, verr)
+			}
+		}
 		return nil, err
 	}
 	if opt.OnStarted != nil {

@@ -176,7 +176,13 @@ func Up(ctx context.Context, o UpOptions) (*State, error) {
 		os.RemoveAll(dir)
 		return nil, err
 	}
-	return startSupervisor(ctx, o.Exe, dir, o.Name, o.Throwaway)
+	st, err := startSupervisor(ctx, o.Exe, dir, o.Name, o.Throwaway)
+	if st != nil && o.Log != nil {
+		for _, n := range st.Notes {
+			fmt.Fprintln(o.Log, "note:", n)
+		}
+	}
+	return st, err
 }
 
 // owners holds the write ends of the owner pipes of this process's

@@ -294,6 +294,7 @@ func pruneCache() (files int, bytes int64, err error) {
 			inUse[en.State.Initrd] = true
 			inUse[en.State.Snapshot] = true
 			inUse[en.State.Snapshot+".console"] = true
+			inUse[en.State.Snapshot+".sha256"] = true
 		}
 	}
 	for _, dir := range []string{"snapshots", "initramfs"} {

@@ -70,7 +70,7 @@ func Prepare(ctx context.Context, o UpOptions) (*Config, error) {
 	if err != nil {
 		return nil, err
 	}
-	initrd, err := images.BuildInitramfs(k, bb, agent)
+	initrd, err := images.BuildInitramfs(k, bb, agent, o.Log)
 	if err != nil {
 		return nil, fmt.Errorf("building the initramfs for %s: %w", p.Name, err)
 	}

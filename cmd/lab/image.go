@@ -292,6 +292,7 @@ func pruneCache() (files int, bytes int64, err error) {
 	for _, en := range entries {
 		if en.State != nil && !en.Stale {
 			inUse[en.State.Initrd] = true
+			inUse[en.State.Initrd+".sha256"] = true
 			inUse[en.State.Snapshot] = true
 			inUse[en.State.Snapshot+".console"] = true
 			inUse[en.State.Snapshot+".sha256"] = true

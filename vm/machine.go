@@ -102,10 +102,8 @@ type Machine struct {
 	// Notes are what the user should hear of the boot (a snapshot found
 	// bad and discarded); `lab up` prints them.
 	Notes []string
-	// restore is set when this QEMU restores cfg.Snapshot; verified then
-	// says whether the snapshot is what was saved (see verifySnapshot).
-	restore  bool
-	verified <-chan error
+	// restore is set when this QEMU restores cfg.Snapshot.
+	restore bool
 	// preloaded is set once a preload session was opened: the agent may
 	// sit in a session nobody serves, which the next handshake breaks.
 	preloaded bool
@@ -162,10 +160,18 @@ func Start(ctx context.Context, dir string, cfg Config, opt StartOptions) (*Mach
 			// Snapshots saved before they were private: guest memory is
 			// the user's alone.
 			_ = os.Chmod(cfg.Snapshot, 0o600)
-			m, err := start(ctx, dir, cfg, true, opt)
-			var re *restoreError
-			if !errors.As(err, &re) {
-				return m, err
+			// What needs no read of the snapshot is checked before QEMU
+			// starts; its content as QEMU loads it (restoreSnapshot).
+			_, err := precheckSnapshot(cfg.Snapshot)
+			if err == nil || !checkSnapshots {
+				var m *Machine
+				m, err = start(ctx, dir, cfg, true, opt)
+				var re *restoreError
+				if !errors.As(err, &re) {
+					return m, err
+				}
+			} else {
+				err = badSnapshot(cfg.Snapshot, err)
 			}
 			// An unusable snapshot (changed since it was saved, QEMU
 			// changed under it...): boot cold and save a new one.
@@ -190,11 +196,6 @@ func start(ctx context.Context, dir string, cfg Config, restore bool, opt StartO
 		return conn, err
 	})
 	if restore {
-		// The snapshot is checked while QEMU starts (it waits for
-		// migrate-incoming, which waits for the check).
-		verified := make(chan error, 1)
-		m.verified = verified
-		go func() { verified <- verifySnapshot(cfg.Snapshot) }()
 		m.cfg.Argv = append(append([]string{}, cfg.Argv...), restoreArgs()...)
 		// The console of the boot that made the snapshot, then ours.
 		b, _ := os.ReadFile(cfg.Snapshot + ".console")
@@ -206,11 +207,6 @@ func start(ctx context.Context, dir string, cfg Config, restore bool, opt StartO
 	}
 	if err := m.startQEMU(); err != nil {
 		m.lifeEnd()
-		if restore {
-			if verr := <-m.verified; verr != nil {
-				return nil, badSnapshot(cfg.Snapshot, verr)
-			}
-		}
 		return nil, err
 	}
 	if opt.OnStarted != nil {

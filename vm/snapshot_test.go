@@ -1,10 +1,14 @@
 package vm
 
 import (
+	"bytes"
 	"context"
+	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -35,28 +39,18 @@ func fakeSnapshot(t *testing.T, n int) string {
 	return file
 }
 
-// TestBadSnapshotDiscardedWithReason: a snapshot that changed since it was
-// saved (bytes inside its RAM image changed, truncated, its digest lost)
-// is never handed to QEMU: Start discards it, says why (in the log and in
-// the machine's notes, which `lab up` prints), and boots cold. QEMU is a
-// program that does not exist here, so the cold boot fails at once; what
-// matters is what happened before it.
+// TestBadSnapshotDiscardedWithReason: a snapshot truncated or without its
+// digest is never handed to QEMU: Start discards it, says why (in the log
+// and in the machine's notes, which `lab up` prints), and boots cold. QEMU
+// is a program that does not exist here, so the cold boot fails at once;
+// what matters is what happened before it. (Bytes changed inside the
+// file: TestRestoreRefusesChangedSnapshot.)
 func TestBadSnapshotDiscardedWithReason(t *testing.T) {
 	for _, c := range []struct {
 		name   string
 		change func(t *testing.T, file string)
 		want   string
 	}{
-		{"a byte changed", func(t *testing.T, file string) {
-			f, err := os.OpenFile(file, os.O_WRONLY, 0)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer f.Close()
-			if _, err := f.WriteAt([]byte{0xff, 0xfe}, 70000); err != nil {
-				t.Fatal(err)
-			}
-		}, "changed since it was saved"},
 		{"truncated", func(t *testing.T, file string) {
 			if err := os.Truncate(file, 4096); err != nil {
 				t.Fatal(err)
@@ -128,6 +122,76 @@ func BenchmarkSnapshotDigest(b *testing.B) {
 				if err := verifySnapshot(file); err != nil {
 					b.Fatal(err)
 				}
+			}
+		})
+	}
+}
+
+// changeByte changes two bytes in the middle of file, size and all else
+// kept.
+func changeByte(t *testing.T, file string) {
+	t.Helper()
+	f, err := os.OpenFile(file, os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := f.WriteAt([]byte{0xff, 0xfe}, 70000); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestRestoreRefusesChangedSnapshot: bytes changed inside a snapshot's
+// RAM image (size kept) are found as the file is fed to QEMU, and the
+// guest, held paused, is not resumed: the restore fails saying why (Start
+// then discards the snapshot and boots cold). An intact one is resumed.
+// QEMU here is the QMP fake plus a reader of the pipe standing in for its
+// cat.
+func TestRestoreRefusesChangedSnapshot(t *testing.T) {
+	for _, changed := range []bool{false, true} {
+		t.Run(fmt.Sprintf("changed=%v", changed), func(t *testing.T) {
+			file := fakeSnapshot(t, 3<<20)
+			if changed {
+				changeByte(t, file)
+			}
+			m := &Machine{cfg: Config{Name: "t", Snapshot: file}, dir: t.TempDir()}
+			f := newQMPFake(t, "inmigrate")
+			q := f.monitor(t)
+			ctx := testCtx(t, 10*time.Second)
+			var loaded []byte
+			read := make(chan struct{})
+			go func() {
+				defer close(read)
+				pipe := filepath.Join(m.dir, restorePipe)
+				for i := 0; i < 500; i++ {
+					if r, err := os.Open(pipe); err == nil {
+						loaded, _ = io.ReadAll(r)
+						r.Close()
+						return
+					}
+					time.Sleep(2 * time.Millisecond)
+				}
+			}()
+			err := m.restoreChecked(ctx, q)
+			<-read
+			want, _ := os.ReadFile(file)
+			if !bytes.Equal(loaded, want) {
+				t.Errorf("qemu read %d bytes through the pipe, want the file's %d", len(loaded), len(want))
+			}
+			cmds := f.commands()
+			resumed := slices.Contains(cmds, "cont")
+			if !changed {
+				if err != nil || !resumed {
+					t.Errorf("intact snapshot: %v, commands %v; want it restored and resumed", err, cmds)
+				}
+				return
+			}
+			var re *restoreError
+			if !errors.As(err, &re) || !strings.Contains(err.Error(), "changed since it was saved") {
+				t.Errorf("changed snapshot: %v, want a restore error saying it changed since it was saved", err)
+			}
+			if resumed {
+				t.Errorf("changed snapshot: the guest was resumed (commands %v)", cmds)
 			}
 		})
 	}

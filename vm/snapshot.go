@@ -9,7 +9,9 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -403,6 +405,10 @@ func (m *Machine) saveSnapshot(ctx context.Context) error {
 	if err := os.Chmod(dir, 0o700); err != nil { // made 0755 by older versions
 		return err
 	}
+	// A save cut short (lab killed) left its temp file: tens of MB.
+	if _, _, err := RemoveStaleSnapshotTemps(filepath.Dir(dir)); err != nil {
+		m.logf("machine %s: removing the temp files of earlier saves: %v", m.cfg.Name, err)
+	}
 	// QEMU's `cat >` truncates this file and keeps its mode: the memory
 	// image is never readable by others, not even while it is written.
 	tmp := fmt.Sprintf("%s.tmp-%d", file, os.Getpid())
@@ -502,3 +508,48 @@ type resumeError struct{ err error }
 func (e *resumeError) Error() string { return "resuming the guest after saving it: " + e.err.Error() }
 func (e *resumeError) Unwrap() error { return e.err }
 
+// snapshotTempRE names a save's temp files (state and digest) and the pid
+// of the process saving.
+var snapshotTempRE = regexp.MustCompile(`\.state\.tmp-([0-9]+)(\.sha256)?$`)
+
+// RemoveStaleSnapshotTemps removes from cacheDir/snapshots the temp files
+// of saves whose process is gone (a save cut short leaves KEY.state.tmp-PID,
+// as large as the snapshot), and says how many and how large. A file of a
+// live process is kept: it is being written.
+func RemoveStaleSnapshotTemps(cacheDir string) (files int, bytes int64, err error) {
+	dir := filepath.Join(cacheDir, "snapshots")
+	des, err := os.ReadDir(dir)
+	if errors.Is(err, os.ErrNotExist) {
+		return 0, 0, nil
+	}
+	if err != nil {
+		return 0, 0, err
+	}
+	for _, de := range des {
+		sm := snapshotTempRE.FindStringSubmatch(de.Name())
+		if sm == nil || de.IsDir() {
+			continue
+		}
+		pid, err := strconv.Atoi(sm[1])
+		if err != nil || pid <= 0 || processAlive(pid) {
+			continue
+		}
+		var size int64
+		if fi, err := de.Info(); err == nil {
+			size = fi.Size()
+		}
+		if err := os.Remove(filepath.Join(dir, de.Name())); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return files, bytes, err
+		}
+		files++
+		bytes += size
+	}
+	return files, bytes, nil
+}
+
+// processAlive says whether a process with pid exists (one of another
+// user counts: EPERM).
+func processAlive(pid int) bool {
+	err := unix.Kill(pid, 0)
+	return err == nil || errors.Is(err, unix.EPERM)
+}

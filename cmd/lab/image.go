@@ -301,6 +301,12 @@ func pruneCache() (files int, bytes int64, err error) {
 			inUse[en.State.Snapshot+".sha256"] = true
 		}
 	}
+	// The temp files of snapshot saves cut short (their process is gone);
+	// other temp files are skipped below: they may be being written.
+	files, bytes, err = vm.RemoveStaleSnapshotTemps(images.CacheDir())
+	if err != nil {
+		return files, bytes, err
+	}
 	for _, dir := range []string{"snapshots", "initramfs"} {
 		des, err := os.ReadDir(filepath.Join(images.CacheDir(), dir))
 		if err != nil && !os.IsNotExist(err) {

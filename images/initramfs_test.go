@@ -115,7 +115,7 @@ func TestBuildInitramfs(t *testing.T) {
 	cache := testCache(t)
 	k, bb, agent := fakeImages(t)
 
-	path, err := BuildInitramfs(k, bb, agent)
+	path, err := BuildInitramfs(k, bb, agent, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -186,7 +186,7 @@ func TestBuildInitramfs(t *testing.T) {
 
 	// Same inputs: the same file, not rebuilt.
 	st1, _ := os.Stat(path)
-	path2, err := BuildInitramfs(k, bb, agent)
+	path2, err := BuildInitramfs(k, bb, agent, nil)
 	if err != nil || path2 != path {
 		t.Errorf("second BuildInitramfs() = %q, %v; want %q", path2, err, path)
 	}
@@ -196,7 +196,7 @@ func TestBuildInitramfs(t *testing.T) {
 
 	// A different agent: a different image.
 	writeTestFile(t, agent, "#!agent v2\n")
-	path3, err := BuildInitramfs(k, bb, agent)
+	path3, err := BuildInitramfs(k, bb, agent, nil)
 	if err != nil || path3 == path {
 		t.Errorf("BuildInitramfs(new agent) = %q, %v; want a new path", path3, err)
 	}
@@ -207,7 +207,7 @@ func TestBuildInitramfs(t *testing.T) {
 	// Other network modules: a different image.
 	k2 := *k
 	k2.NetModules = k.NetModules[:1]
-	if path4, err := BuildInitramfs(&k2, bb, agent); err != nil || path4 == path3 {
+	if path4, err := BuildInitramfs(&k2, bb, agent, nil); err != nil || path4 == path3 {
 		t.Errorf("BuildInitramfs(other net modules) = %q, %v; want a new path", path4, err)
 	}
 }
@@ -246,7 +246,7 @@ func TestBuildInitramfsErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		kk, bbb, a := tt.setup()
-		_, err := BuildInitramfs(kk, bbb, a)
+		_, err := BuildInitramfs(kk, bbb, a, nil)
 		if err == nil || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("%s: BuildInitramfs() = %v, want an error containing %q", tt.name, err, tt.want)
 		}
@@ -270,5 +270,56 @@ func TestRdevWriterOnlyPatchesOneHeader(t *testing.T) {
 	}
 	if !bytes.Equal(hdr[78:94], bytes.Repeat([]byte("0"), 16)) {
 		t.Errorf("rdevWriter modified the caller's buffer")
+	}
+}
+
+// TestBuildInitramfsVerifiesCached: a cached archive that no longer is
+// what was built (truncated: every cold boot then panics "No working init
+// found") is rebuilt, saying so; an intact one is used as it is.
+func TestBuildInitramfsVerifiesCached(t *testing.T) {
+	testCache(t)
+	k, bb, agent := fakeImages(t)
+	var log bytes.Buffer
+	path, err := BuildInitramfs(k, bb, agent, &log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name   string
+		change func() error
+	}{
+		{"truncated", func() error { return os.Truncate(path, int64(len(want)/2)) }},
+		{"a byte changed", func() error {
+			b := bytes.Clone(want)
+			b[len(b)/2] ^= 0xff
+			return os.WriteFile(path, b, 0o644)
+		}},
+	} {
+		if err := c.change(); err != nil {
+			t.Fatal(err)
+		}
+		log.Reset()
+		got, err := BuildInitramfs(k, bb, agent, &log)
+		if err != nil || got != path {
+			t.Fatalf("%s: BuildInitramfs() = %q, %v; want %q", c.name, got, err, path)
+		}
+		if b, _ := os.ReadFile(path); !bytes.Equal(b, want) {
+			t.Errorf("%s: the cached initramfs was used as it is (%d bytes), want it rebuilt (%d)", c.name, len(b), len(want))
+		}
+		if !strings.Contains(log.String(), "rebuilt") || !strings.Contains(log.String(), filepath.Base(path)) {
+			t.Errorf("%s: said %q, want a note naming the archive and saying it was rebuilt", c.name, log.String())
+		}
+	}
+	log.Reset()
+	st1, _ := os.Stat(path)
+	if _, err := BuildInitramfs(k, bb, agent, &log); err != nil {
+		t.Fatal(err)
+	}
+	if st2, _ := os.Stat(path); !st2.ModTime().Equal(st1.ModTime()) || log.Len() != 0 {
+		t.Errorf("an intact cached initramfs was rebuilt (said %q)", log.String())
 	}
 }

@@ -537,3 +537,51 @@ func bzImageRelease(path string) (string, error) {
 	}
 	return fields[0], nil
 }
+
+// CachedKernel is a kernel manifest in the cache, and whether what it
+// names is there and intact.
+type CachedKernel struct {
+	*Kernel
+	// Status is "ok", "corrupt" (a blob no longer hashes to its name),
+	// "incomplete" (a blob is missing) or "unreadable" (the manifest).
+	Status string `json:"status"`
+	// Problem says what is wrong and what to do; empty when ok.
+	Problem string `json:"problem,omitempty"`
+}
+
+// CachedKernels lists every kernel in the cache, verified as LoadKernel
+// verifies it, bad ones included: a corrupt kernel is listed as such,
+// not left out.
+func CachedKernels() []CachedKernel {
+	var out []CachedKernel
+	for _, id := range CachedKernelIDs() {
+		k, err := LoadKernel(id)
+		if err == nil {
+			out = append(out, CachedKernel{Kernel: k, Status: "ok"})
+			continue
+		}
+		ck := CachedKernel{Kernel: &Kernel{ID: id}, Status: "corrupt"}
+		if rk, rerr := readKernel(id); rerr != nil {
+			ck.Status = "unreadable"
+		} else {
+			ck.Kernel = rk
+			if errors.Is(err, fs.ErrNotExist) {
+				ck.Status = "incomplete"
+			}
+		}
+		ck.Problem = fmt.Sprintf("%v; %s", err, kernelRemedy(id))
+		out = append(out, ck)
+	}
+	return out
+}
+
+// kernelRemedy says how to get a good copy of kernel id again.
+func kernelRemedy(id string) string {
+	if _, ok := kernelSources[id]; ok {
+		return fmt.Sprintf("run 'lab image fetch %s' to fetch it again", id)
+	}
+	if _, ok := Recipes[id]; ok {
+		return fmt.Sprintf("run 'lab image rm %s', then 'lab image build %s'", id, id)
+	}
+	return fmt.Sprintf("run 'lab image rm %s' and import it again", id)
+}

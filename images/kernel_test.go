@@ -200,7 +200,7 @@ func TestFetchReal(t *testing.T) {
 		}
 
 		// The busybox binary stands in for the agent: a real static ELF.
-		path, err := BuildInitramfs(k, bb, bb.Path())
+		path, err := BuildInitramfs(k, bb, bb.Path(), nil)
 		if err != nil {
 			t.Fatalf("BuildInitramfs(%s): %v", tt.id, err)
 		}

@@ -99,6 +99,9 @@ type Machine struct {
 	// Boot says how the machine came up: "cold", "cold, snapshot saved"
 	// or "restored from snapshot".
 	Boot string
+	// Notes are what the user should hear of the boot (a snapshot found
+	// bad and discarded); `lab up` prints them.
+	Notes []string
 	// restore is set when this QEMU restores cfg.Snapshot.
 	restore bool
 	// preloaded is set once a preload session was opened: the agent may
@@ -151,24 +154,38 @@ func Start(ctx context.Context, dir string, cfg Config, opt StartOptions) (*Mach
 	if opt.Log == nil {
 		opt.Log = func(string, ...any) {}
 	}
+	var note string
 	if cfg.Snapshot != "" {
 		if _, err := os.Stat(cfg.Snapshot); err == nil {
 			// Snapshots saved before they were private: guest memory is
 			// the user's alone.
 			_ = os.Chmod(cfg.Snapshot, 0o600)
-			m, err := start(ctx, dir, cfg, true, opt)
-			var re *restoreError
-			if !errors.As(err, &re) {
-				return m, err
+			// What needs no read of the snapshot is checked before QEMU
+			// starts; its content as QEMU loads it (restoreSnapshot).
+			_, err := precheckSnapshot(cfg.Snapshot)
+			if err == nil || !checkSnapshots {
+				var m *Machine
+				m, err = start(ctx, dir, cfg, true, opt)
+				var re *restoreError
+				if !errors.As(err, &re) {
+					return m, err
+				}
+			} else {
+				err = badSnapshot(cfg.Snapshot, err)
 			}
-			// An unusable snapshot (QEMU changed under it...): boot cold
-			// and save a new one.
+			// An unusable snapshot (changed since it was saved, QEMU
+			// changed under it...): boot cold and save a new one.
 			opt.Log("machine %s: %v; booting cold", cfg.Name, err)
-			os.Remove(cfg.Snapshot)
+			note = fmt.Sprintf("%v; booted cold", err)
+			discardSnapshot(cfg.Snapshot)
 			os.Remove(filepath.Join(dir, ConsoleLog))
 		}
 	}
-	return start(ctx, dir, cfg, false, opt)
+	m, err := start(ctx, dir, cfg, false, opt)
+	if m != nil && note != "" {
+		m.Notes = append(m.Notes, note)
+	}
+	return m, err
 }
 
 func start(ctx context.Context, dir string, cfg Config, restore bool, opt StartOptions) (*Machine, error) {

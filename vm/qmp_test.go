@@ -555,7 +555,7 @@ func TestRestoreSnapshotEvents(t *testing.T) {
 			}
 			q := f.monitor(t)
 			ctx := testCtx(t, 5*time.Second)
-			err := restoreSnapshot(ctx, q, "/cache/snapshots/k.state")
+			err := restoreSnapshot(ctx, q, "/cache/snapshots/k.state", nil)
 			if c.wantErr == "" && err != nil {
 				t.Fatalf("restoreSnapshot: %v", err)
 			}

@@ -42,7 +42,10 @@ type State struct {
 	BootSeconds float64 `json:"boot_seconds"`
 	// Boot says how the machine came up (cold, or restored from a
 	// booted snapshot).
-	Boot  string     `json:"boot"`
+	Boot string `json:"boot"`
+	// Notes are what the user should hear of the boot (a booted snapshot
+	// found bad and discarded); Up prints them.
+	Notes []string   `json:"notes,omitempty"`
 	Guest *link.Info `json:"guest,omitempty"`
 }
 

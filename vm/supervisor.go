@@ -88,6 +88,7 @@ func Supervise(dir string, ready *os.File, logw io.Writer) int {
 	st.BootSeconds = m.Ready.Sub(m.Started).Seconds()
 	st.Guest = m.Info
 	st.Boot = m.Boot
+	st.Notes = m.Notes
 	if err := writeState(dir, st); err != nil {
 		m.Kill()
 		report(readyMsg{Error: err.Error()})

@@ -84,7 +84,7 @@ func Prepare(ctx context.Context, o UpOptions) (*Config, error) {
 	if err != nil {
 		return nil, err
 	}
-	initrd, err := images.BuildInitramfs(k, bb, agent)
+	initrd, err := images.BuildInitramfs(k, bb, agent, o.Log)
 	if err != nil {
 		return nil, fmt.Errorf("building the initramfs for %s: %w", p.Name, err)
 	}
@@ -204,7 +204,13 @@ func Up(ctx context.Context, o UpOptions) (*State, error) {
 		os.RemoveAll(dir)
 		return nil, err
 	}
-	return startSupervisor(ctx, o.Exe, dir, o.Name, o.Throwaway)
+	st, err := startSupervisor(ctx, o.Exe, dir, o.Name, o.Throwaway)
+	if st != nil && o.Log != nil {
+		for _, n := range st.Notes {
+			fmt.Fprintln(o.Log, "note:", n)
+		}
+	}
+	return st, err
 }
 
 // owners holds the write ends of the owner pipes of this process's

@@ -223,26 +223,29 @@ func imageCommand(e *env) *cli.Command {
 					"Example:\n   lab image list --json",
 				Flags: []cli.Flag{jsonFlag},
 				Action: func(c *cli.Context) error {
-					var ks []*images.Kernel
-					for _, id := range images.CachedKernelIDs() {
-						if k, err := images.LoadKernel(id); err == nil {
-							ks = append(ks, k)
-						}
-					}
+					ks := images.CachedKernels()
 					if c.Bool("json") {
 						return printJSON(e.stdout, ks)
 					}
 					tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
-					fmt.Fprintln(tw, "ID\tARCH\tRELEASE\tPACKAGE\tSHA256\tBOOTS\tCONFIG")
+					fmt.Fprintln(tw, "ID\tARCH\tRELEASE\tPACKAGE\tSHA256\tBOOTS\tCONFIG\tSTATUS")
 					for _, k := range ks {
 						cfg := "-"
-						if b, err := images.LoadBuild(k); err == nil {
+						if b, err := images.LoadBuild(k.Kernel); err == nil {
 							cfg = strings.Join(b.Fragments, "+") + " " + b.NotableString()
 						}
 						_, entry := k.BootImage(images.Profile{}, false)
-						fmt.Fprintf(tw, "%s\t%s\t%s\t%s %s\t%.12s\t%s\t%s\n", k.ID, k.Arch, k.Release, k.Package, k.Version, k.Vmlinuz, entry, cfg)
+						fmt.Fprintf(tw, "%s\t%s\t%s\t%s %s\t%.12s\t%s\t%s\t%s\n", k.ID, k.Arch, k.Release, k.Package, k.Version, k.Vmlinuz, entry, cfg, k.Status)
 					}
-					return tw.Flush()
+					if err := tw.Flush(); err != nil {
+						return err
+					}
+					for _, k := range ks {
+						if k.Problem != "" {
+							fmt.Fprintf(e.stderr, "%s: %s\n", k.Status, k.Problem)
+						}
+					}
+					return nil
 				},
 			},
 		},
@@ -291,9 +294,17 @@ func (e *env) pruneCache() (files int, bytes int64, err error) {
 	for _, en := range entries {
 		if en.State != nil && !en.Stale {
 			inUse[en.State.Initrd] = true
+			inUse[en.State.Initrd+".sha256"] = true
 			inUse[en.State.Snapshot] = true
 			inUse[en.State.Snapshot+".console"] = true
+			inUse[en.State.Snapshot+".sha256"] = true
 		}
+	}
+	// The temp files of snapshot saves cut short (their process is gone);
+	// other temp files are skipped below: they may be being written.
+	files, bytes, err = vm.RemoveStaleSnapshotTemps(images.CacheDir())
+	if err != nil {
+		return files, bytes, err
 	}
 	for _, dir := range []string{"snapshots", "initramfs"} {
 		des, err := os.ReadDir(filepath.Join(e.roots.cache, dir))

@@ -1,8 +1,11 @@
 package main
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -12,6 +15,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // The guest's file cache. Pushed content is kept by hash in blobDir, and
@@ -28,7 +33,10 @@ import (
 // "Used" is a put naming the blob (sent or already held) or installing into
 // the bundle; the time is the entry's mtime, set on each use (ls -lt in the
 // guest shows the order). Space is counted per inode (a bundle's files are
-// hard links to blobs: one copy in memory), rounded up to pages.
+// hard links to blobs: one copy in memory), rounded up to pages. A file
+// installed anywhere else (`lab cp` into /root) is a copy: a user's file
+// must not share storage with the cache, or changing it would change what
+// later copies and runs get (see heldBlob for the check before use).
 
 // pluginDir is where the host installs bundles (plugins/host guestRoot).
 const pluginDir = "/var/lib/lab/plugins"
@@ -181,6 +189,7 @@ func (a *agent) makeRoom(need int64, keep ...string) {
 			_ = os.Remove(filepath.Dir(e.path)) // NAME/, once it holds no other build
 		} else {
 			err = os.Remove(e.path)
+			a.forget(e.path)
 		}
 		if err != nil && !errors.Is(err, os.ErrNotExist) {
 			logf("cache: evicting %s: %v", e.path, err)
@@ -264,4 +273,97 @@ func (a *agent) releaseNow() {
 	}
 	a.releaseMu.Unlock()
 	debug.FreeOSMemory()
+}
+
+// A blob is used (installed, or reported held so the host sends nothing)
+// only once it is proven to be what its name says. Re-hashing every use
+// would cost what the cache saves: SHA-256 in emulated guest code is
+// slower than sending the content again. So the agent remembers what the
+// file looked like when it last stored, checked or used it (device, inode,
+// size, mtime and ctime), and re-hashes only a blob that no longer looks
+// so. Any change to the file's content moves its ctime, which no program
+// can set back (a rewrite with size and mtime put back, as `cp -p` does,
+// still moves it); a file replaced at the blob's path is another inode. A
+// blob the agent knows nothing of (stored by an earlier agent) is hashed.
+// What the agent does itself (touch, link, unlink of a bundle's hard link)
+// moves the ctime too: it records the file again after its own changes,
+// under cacheMu. A change racing the agent's own within that window is not
+// seen; a bundle eviction that unlinks a blob's link costs a re-hash at the
+// next use.
+
+// blobStat is what identifies a blob file's content without reading it.
+type blobStat struct {
+	dev, ino     uint64
+	size         int64
+	mtime, ctime unix.Timespec
+}
+
+func statBlob(path string) (blobStat, error) {
+	var st unix.Stat_t
+	if err := unix.Stat(path, &st); err != nil {
+		return blobStat{}, err
+	}
+	return blobStat{dev: uint64(st.Dev), ino: uint64(st.Ino), size: st.Size, mtime: st.Mtim, ctime: st.Ctim}, nil
+}
+
+// remember records blob as it is now, after the agent stored, checked or
+// used it. The caller holds cacheMu.
+func (a *agent) remember(blob string) {
+	st, err := statBlob(blob)
+	if err != nil {
+		delete(a.known, blob)
+		return
+	}
+	if a.known == nil {
+		a.known = map[string]blobStat{}
+	}
+	a.known[blob] = st
+}
+
+// forget drops what is remembered of a blob removed. The caller holds
+// cacheMu.
+func (a *agent) forget(blob string) { delete(a.known, blob) }
+
+// heldBlob reports whether blob (named by its SHA-256, sum) is held and
+// intact. One that changed since the agent recorded it is hashed; if the
+// content is no longer sum it is removed, saying so on the console, and
+// the host sends the content again. The caller holds cacheMu.
+func (a *agent) heldBlob(blob, sum string) bool {
+	st, err := statBlob(blob)
+	if err != nil {
+		a.forget(blob)
+		return false
+	}
+	if known, ok := a.known[blob]; ok && known == st {
+		return true
+	}
+	a.hashes++
+	got, err := hashFile(blob)
+	if err == nil && got == sum {
+		a.remember(blob)
+		return true
+	}
+	if err != nil {
+		logf("cache: %s changed since it was stored and cannot be read (%v); removed, the host sends it again", blob, err)
+	} else {
+		logf("cache: %s changed in the guest since it was stored (its sha256 is now %.12s); removed, the host sends it again", blob, got)
+	}
+	if err := os.Remove(blob); err != nil && !errors.Is(err, os.ErrNotExist) {
+		logf("cache: removing %s: %v", blob, err)
+	}
+	a.forget(blob)
+	return false
+}
+
+func hashFile(path string) (string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
 }

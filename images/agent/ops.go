@@ -382,12 +382,13 @@ func (a *agent) put(conn net.Conn, req *link.PutRequest) error {
 	// eviction (by another put) cannot remove it in between.
 	a.cacheMu.Lock()
 	if blob != "" {
-		if _, err := os.Stat(blob); err == nil {
+		if a.heldBlob(blob, req.SHA256) {
 			touch(blob)
 			var err error
 			if !cacheOnly {
 				err = a.install(blob, req.Path, req.Mode)
 			}
+			a.remember(blob)
 			a.cacheMu.Unlock()
 			if err != nil {
 				return reply(conn, err)
@@ -426,7 +427,7 @@ func (a *agent) receive(conn net.Conn, req *link.PutRequest, blob string, cacheO
 	if blob == "" {
 		// Unnamed content is not kept by hash: install and forget.
 		defer os.Remove(tmp.Name())
-		return install(tmp.Name(), req.Path, req.Mode)
+		return install(tmp.Name(), req.Path, req.Mode, true)
 	}
 	// The blob takes the mode of its first use, so installing it again with
 	// that mode is a hard link, not a copy (15 MB of plugin copied by
@@ -440,6 +441,7 @@ func (a *agent) receive(conn net.Conn, req *link.PutRequest, blob string, cacheO
 		return err
 	}
 	touch(blob)
+	defer a.remember(blob)
 	if cacheOnly {
 		return nil
 	}
@@ -447,26 +449,34 @@ func (a *agent) receive(conn net.Conn, req *link.PutRequest, blob string, cacheO
 }
 
 // install installs blob at path (see install) and records the use of the
-// bundle path lies in, if any. The caller holds cacheMu.
+// bundle path lies in, if any. Only a bundle's files (the cache's own) are
+// hard links to the blob; anything else gets a copy. The caller holds
+// cacheMu.
 func (a *agent) install(blob, path string, mode uint32) error {
-	if err := install(blob, path, mode); err != nil {
+	b := a.bundleOf(path)
+	if err := install(blob, path, mode, b != ""); err != nil {
 		return err
 	}
-	if b := a.bundleOf(path); b != "" {
+	if b != "" {
 		touch(b)
 	}
 	return nil
 }
 
-// install places a copy of blob at path atomically (temp + rename, so a
-// running program is never overwritten in place: "text file busy").
-func install(blob, path string, mode uint32) error {
+// install places blob's content at path atomically (temp + rename, so a
+// running program is never overwritten in place: "text file busy"): a
+// hard link if share and the modes agree, else a copy.
+func install(blob, path string, mode uint32, share bool) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return err
 	}
 	tmp := filepath.Join(filepath.Dir(path), "."+filepath.Base(path)+".lab-tmp")
 	os.Remove(tmp)
-	if err := os.Link(blob, tmp); err != nil {
+	if !share {
+		if err := copyFile(blob, tmp); err != nil {
+			return err
+		}
+	} else if err := os.Link(blob, tmp); err != nil {
 		if err := copyFile(blob, tmp); err != nil {
 			return err
 		}
@@ -497,6 +507,8 @@ func copyFile(src, dst string) error {
 	if err != nil {
 		return err
 	}
+	// io.Copy from a file to a file is copy_file_range: the kernel
+	// copies, no pass through the agent's memory.
 	if _, err := io.Copy(out, in); err != nil {
 		out.Close()
 		return err

@@ -2,6 +2,7 @@ package main
 
 import (
 	"os"
+	"os/signal"
 	"sync"
 
 	"golang.org/x/sys/unix"
@@ -24,6 +25,7 @@ func newReaper() *reaper {
 // exit: the lock is held from fork to registration, and the reaper takes
 // the same lock before dispatching.
 func (r *reaper) start(argv0 string, argv []string, attr *os.ProcAttr) (*os.Process, <-chan unix.WaitStatus, error) {
+	childSignals.Do(defaultChildSignals)
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	p, err := os.StartProcess(argv0, argv, attr)
@@ -64,4 +66,32 @@ func exitCode(ws unix.WaitStatus) (code, sig int) {
 		return 128 + int(ws.Signal()), int(ws.Signal())
 	}
 	return ws.ExitStatus(), 0
+}
+
+// childSignals makes the signal dispositions of what the agent starts the
+// defaults, once.
+var childSignals sync.Once
+
+// defaultChildSignals gives the programs the agent starts the default
+// disposition of every signal, as a PID 1 should. exec resets a caught
+// signal to its default but keeps an ignored one ignored, and the Go
+// runtime catches every signal except SIGHUP and SIGINT when they were
+// ignored at start (nohup, a background job of a non-interactive shell:
+// how the agent's tests may be run). Catching those two makes exec reset
+// them; the agent itself goes on ignoring them, as it was started to.
+//
+// The signal mask needs nothing: Go restores the mask the agent started
+// with in the child, and a guest's PID 1 starts with none blocked.
+func defaultChildSignals() {
+	for _, sig := range []os.Signal{unix.SIGHUP, unix.SIGINT} {
+		if !signal.Ignored(sig) {
+			continue
+		}
+		ch := make(chan os.Signal, 1)
+		signal.Notify(ch, sig)
+		go func() {
+			for range ch {
+			}
+		}()
+	}
 }

@@ -26,6 +26,11 @@ type agent struct {
 	pluginDir   string
 	cacheBudget int64
 	cacheMu     sync.Mutex
+	// known is what each blob's file looked like when the agent last
+	// stored, checked or used it (see verifyBlob), under cacheMu; hashes
+	// counts the blobs re-hashed because they no longer did.
+	known  map[string]blobStat
+	hashes int
 	// runningPaths lists the exe and cwd of running programs (tests
 	// replace it); nil reads /proc.
 	runningPaths func() []string

@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -462,6 +463,9 @@ func open(ctx context.Context, lc *link.Client, bundle *Bundle, opt OpenOptions)
 		opt.StartTimeout = 2 * time.Minute
 	}
 	cfg := clientConfig(opt.TLS, opt.StartTimeout, logger)
+	if cfg.UnixSocketConfig != nil {
+		removeStaleSocketDirs(cfg.UnixSocketConfig.TempDir)
+	}
 	// What the plugin writes to os.Stdout/os.Stderr comes over
 	// go-plugin's stdio stream, not the process's own stderr.
 	cfg.SyncStdout, cfg.SyncStderr = tail, tail
@@ -555,7 +559,7 @@ func open(ctx context.Context, lc *link.Client, bundle *Bundle, opt OpenOptions)
 // plugin is handed its certificate at start (t.PluginEnv); with its
 // TLSProvider go-plugin makes no key in the guest.
 func clientConfig(t *VMTLS, startTimeout time.Duration, logger hclog.Logger) *plugin.ClientConfig {
-	return &plugin.ClientConfig{
+	cfg := &plugin.ClientConfig{
 		HandshakeConfig:  Handshake,
 		Plugins:          PluginMap,
 		AllowedProtocols: []plugin.Protocol{plugin.ProtocolGRPC},
@@ -564,6 +568,88 @@ func clientConfig(t *VMTLS, startTimeout time.Duration, logger hclog.Logger) *pl
 		StartTimeout:     startTimeout,
 		Logger:           logger,
 	}
+	if dir := socketTempDir(t); dir != "" {
+		cfg.UnixSocketConfig = &plugin.UnixSocketConfig{TempDir: dir}
+	}
+	return cfg
+}
+
+// go-plugin makes a directory (plugin-dir*) for each client, where the
+// runner's tunnel sockets live, and removes it when the client is killed.
+// A run killed outright (SIGKILL, a lost terminal) never kills it: in
+// /tmp, where go-plugin puts it by default, such directories piled up.
+// So it is made in the VM's state dir, which goes when the VM goes (a
+// throwaway VM's with its run), and each open removes those of runs that
+// are gone (removeStaleSocketDirs): a VM that stays up keeps none for long.
+
+// maxSocketPath is the longest unix socket path (sun_path less its NUL).
+const maxSocketPath = 107
+
+// socketTempDir is where go-plugin's socket dirs go for the VM whose TLS
+// material is t: the VM's state dir, or "" (the default, /tmp) when a
+// tunnel socket's path there would be too long for a unix socket.
+func socketTempDir(t *VMTLS) string {
+	if t == nil || t.Path == "" {
+		return ""
+	}
+	dir := filepath.Dir(t.Path)
+	// plugin-dir + MkdirTemp's random digits, then PluginToHost's name.
+	if len(dir)+len("/plugin-dir0123456789/tunnel-0123456789ab.sock") > maxSocketPath {
+		return ""
+	}
+	return dir
+}
+
+// removeStaleSocketDirs removes the socket dirs in dir of plugin clients
+// that are gone: no socket in them is listened on (a killed run leaves its
+// socket files). A dir without sockets is a client starting, or one that
+// never got as far: kept. Who listens is read from /proc/net/unix, not
+// found by connecting: a connection would reach a live run's plugin.
+func removeStaleSocketDirs(dir string) {
+	listening, err := listeningUnixSockets()
+	if err != nil {
+		return // cannot tell: keep everything
+	}
+	des, _ := os.ReadDir(dir)
+	for _, de := range des {
+		if !de.IsDir() || !strings.HasPrefix(de.Name(), "plugin-dir") {
+			continue
+		}
+		p := filepath.Join(dir, de.Name())
+		socks, _ := filepath.Glob(filepath.Join(p, "*.sock"))
+		if len(socks) == 0 {
+			continue
+		}
+		live := false
+		for _, s := range socks {
+			live = live || listening[s]
+		}
+		if !live {
+			_ = os.RemoveAll(p)
+		}
+	}
+}
+
+// listeningUnixSockets is the set of paths of the unix sockets listening
+// in this network namespace (/proc/net/unix, flag __SO_ACCEPTCON).
+func listeningUnixSockets() (map[string]bool, error) {
+	b, err := os.ReadFile("/proc/net/unix")
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]bool{}
+	for _, line := range strings.Split(string(b), "\n")[1:] {
+		f := strings.Fields(line)
+		// Num RefCount Protocol Flags Type St Inode Path
+		if len(f) < 8 {
+			continue
+		}
+		flags, err := strconv.ParseUint(f[3], 16, 32)
+		if err == nil && flags&0x10000 != 0 {
+			out[strings.Join(f[7:], " ")] = true
+		}
+	}
+	return out, nil
 }
 
 // StderrTail is the last 20 lines the plugin wrote to stderr, less

@@ -11,6 +11,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"lab/images"
+	"lab/vm"
 )
 
 func imageCommand(e *env) *cli.Command {
@@ -302,7 +303,7 @@ func (e *env) pruneCache() (files int, bytes int64, err error) {
 	}
 	// The temp files of snapshot saves cut short (their process is gone);
 	// other temp files are skipped below: they may be being written.
-	files, bytes, err = vm.RemoveStaleSnapshotTemps(images.CacheDir())
+	files, bytes, err = vm.RemoveStaleSnapshotTemps(e.roots.cache)
 	if err != nil {
 		return files, bytes, err
 	}

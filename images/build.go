@@ -105,8 +105,8 @@ func BuildKey(sourceSHA, arch, toolchain string, frags []*Fragment) string {
 	return hex.EncodeToString(h.Sum(nil))
 }
 
-func buildManifest(key string) string {
-	return filepath.Join(CacheDir(), "builds", key+".json")
+func (c Cache) buildManifest(key string) string {
+	return filepath.Join(string(c), "builds", key+".json")
 }
 
 // BuildOptions are the inputs of BuildKernel.
@@ -125,7 +125,7 @@ type BuildOptions struct {
 // BuildKernel builds (or finds in the cache) a kernel from Debian's kernel
 // source with the given fragments and registers it as o.ID. It returns the
 // kernel, its build record and whether it was a cache hit.
-func BuildKernel(ctx context.Context, o BuildOptions) (*Kernel, *Build, bool, error) {
+func (c Cache) BuildKernel(ctx context.Context, o BuildOptions) (*Kernel, *Build, bool, error) {
 	log := o.Log
 	if log == nil {
 		log = io.Discard
@@ -158,13 +158,13 @@ func BuildKernel(ctx context.Context, o BuildOptions) (*Kernel, *Build, bool, er
 	// The cache lock only while the source is fetched, and a build lock
 	// of its own while building (minutes): a cached kernel is found
 	// without waiting for someone else's build.
-	src, err := cachedSource()
+	src, err := c.cachedSource()
 	if err != nil {
-		unlock, err := LockCache(ctx)
+		unlock, err := c.Lock(ctx)
 		if err != nil {
 			return nil, nil, false, fmt.Errorf("kernel %s: %w", o.ID, err)
 		}
-		src, err = fetchSource(ctx, log)
+		src, err = c.fetchSource(ctx, log)
 		unlock()
 		if err != nil {
 			return nil, nil, false, fmt.Errorf("kernel %s: %w", o.ID, err)
@@ -172,11 +172,11 @@ func BuildKernel(ctx context.Context, o BuildOptions) (*Kernel, *Build, bool, er
 	}
 	key := BuildKey(src.SHA256, o.Arch, toolchain, frags)
 	hit := func() (*Kernel, *Build, bool, error) {
-		b, err := loadBuild(key)
+		b, err := c.loadBuild(key)
 		if err != nil {
 			return nil, nil, false, nil
 		}
-		k, err := registerBuild(o.ID, b)
+		k, err := c.registerBuild(o.ID, b)
 		if err != nil {
 			return nil, nil, false, fmt.Errorf("kernel %s: %w", o.ID, err)
 		}
@@ -186,7 +186,7 @@ func BuildKernel(ctx context.Context, o BuildOptions) (*Kernel, *Build, bool, er
 	if k, b, ok, err := hit(); ok || err != nil {
 		return k, b, ok, err
 	}
-	unlock, err := lockFile(ctx, filepath.Join(CacheDir(), "build", "lock"), "another lab image build is building")
+	unlock, err := lockFile(ctx, filepath.Join(string(c), "build", "lock"), "another lab image build is building")
 	if err != nil {
 		return nil, nil, false, fmt.Errorf("kernel %s: %w", o.ID, err)
 	}
@@ -196,11 +196,11 @@ func BuildKernel(ctx context.Context, o BuildOptions) (*Kernel, *Build, bool, er
 	}
 
 	start := time.Now()
-	tree, err := unpackSource(ctx, src, log)
+	tree, err := c.unpackSource(ctx, src, log)
 	if err != nil {
 		return nil, nil, false, fmt.Errorf("kernel %s: %w", o.ID, err)
 	}
-	out := filepath.Join(CacheDir(), "build", "out-"+key[:16])
+	out := filepath.Join(string(c), "build", "out-"+key[:16])
 	if err := os.RemoveAll(out); err != nil {
 		return nil, nil, false, fmt.Errorf("kernel %s: %w", o.ID, err)
 	}
@@ -211,18 +211,18 @@ func BuildKernel(ctx context.Context, o BuildOptions) (*Kernel, *Build, bool, er
 	if jobs <= 0 {
 		jobs = 2
 	}
-	b, err := runBuild(ctx, tree, out, o.Arch, prefix, jobs, frags, log)
+	b, err := c.runBuild(ctx, tree, out, o.Arch, prefix, jobs, frags, log)
 	if err != nil {
 		return nil, nil, false, fmt.Errorf("kernel %s: %w", o.ID, err)
 	}
 	b.Key, b.Source, b.Toolchain = key, *src, toolchain
 	b.Seconds = time.Since(start).Seconds()
 	b.Built = time.Now().UTC().Format(time.RFC3339)
-	if err := writeJSONAtomic(buildManifest(key), b); err != nil {
+	if err := writeJSONAtomic(c.buildManifest(key), b); err != nil {
 		return nil, nil, false, fmt.Errorf("kernel %s: writing build record: %w", o.ID, err)
 	}
 	os.RemoveAll(out) // the image and .config are in the cache; the objects are 100s of MB
-	k, err := registerBuild(o.ID, b)
+	k, err := c.registerBuild(o.ID, b)
 	if err != nil {
 		return nil, nil, false, fmt.Errorf("kernel %s: %w", o.ID, err)
 	}
@@ -235,7 +235,7 @@ func BuildKernel(ctx context.Context, o BuildOptions) (*Kernel, *Build, bool, er
 // embeds them) or the toolchain changed since k was built. It is "" when
 // k is current, is not a recipe's, or when that cannot be told (no cross
 // compiler, no source package in the cache).
-func StaleRecipe(ctx context.Context, k *Kernel) string {
+func (c Cache) StaleRecipe(ctx context.Context, k *Kernel) string {
 	r, ok := Recipes[k.ID]
 	if !ok {
 		return ""
@@ -244,7 +244,7 @@ func StaleRecipe(ctx context.Context, k *Kernel) string {
 	if !ok {
 		return ""
 	}
-	src, err := cachedSource()
+	src, err := c.cachedSource()
 	if err != nil {
 		return ""
 	}
@@ -291,16 +291,16 @@ func (b *Build) NotableString() string { return notableString(b.Notable) }
 
 // LoadBuild reads the record of the build that made kernel k ("" error if k
 // was not built by lab).
-func LoadBuild(k *Kernel) (*Build, error) {
+func (c Cache) LoadBuild(k *Kernel) (*Build, error) {
 	key, ok := strings.CutPrefix(k.Source, "build:")
 	if !ok {
 		return nil, fmt.Errorf("kernel %s was not built by lab", k.ID)
 	}
-	return loadBuild(key)
+	return c.loadBuild(key)
 }
 
-func loadBuild(key string) (*Build, error) {
-	data, err := os.ReadFile(buildManifest(key))
+func (c Cache) loadBuild(key string) (*Build, error) {
+	data, err := os.ReadFile(c.buildManifest(key))
 	if err != nil {
 		return nil, err
 	}
@@ -311,15 +311,15 @@ func loadBuild(key string) (*Build, error) {
 	if b.Key != key {
 		return nil, fmt.Errorf("build %.12s: record is for %.12s", key, b.Key)
 	}
-	if err := Verify(b.Vmlinuz); err != nil {
+	if err := c.Verify(b.Vmlinuz); err != nil {
 		return nil, err
 	}
 	if b.PVH != "" {
-		if err := Verify(b.PVH); err != nil {
+		if err := c.Verify(b.PVH); err != nil {
 			return nil, err
 		}
 	}
-	if err := Verify(b.Config); err != nil {
+	if err := c.Verify(b.Config); err != nil {
 		return nil, err
 	}
 	return &b, nil
@@ -327,7 +327,7 @@ func loadBuild(key string) (*Build, error) {
 
 // registerBuild writes the kernel manifest for id, pointing at b's image.
 // The kernel has no modules: everything the guest needs is built in.
-func registerBuild(id string, b *Build) (*Kernel, error) {
+func (c Cache) registerBuild(id string, b *Build) (*Kernel, error) {
 	k := &Kernel{
 		ID: id, Arch: b.Arch, Package: b.Source.Package, Version: b.Source.Version,
 		Source: "build:" + b.Key, Release: b.Release, Vmlinuz: b.Vmlinuz, PVH: b.PVH,
@@ -335,7 +335,7 @@ func registerBuild(id string, b *Build) (*Kernel, error) {
 		Builtin: append(slices.Clone(GuestModules), NetModules...),
 		Config:  b.Config, Notable: b.Notable,
 	}
-	if err := writeJSONAtomic(kernelManifest(id), k); err != nil {
+	if err := writeJSONAtomic(c.kernelManifest(id), k); err != nil {
 		return nil, fmt.Errorf("writing manifest: %w", err)
 	}
 	return k, nil
@@ -406,14 +406,14 @@ func toolchainVersion(ctx context.Context, prefix string) (string, error) {
 	return strings.Join(lines, "; "), nil
 }
 
-func sourceManifest() string {
-	return filepath.Join(CacheDir(), "sources", SourcePackage+".json")
+func (c Cache) sourceManifest() string {
+	return filepath.Join(string(c), "sources", SourcePackage+".json")
 }
 
 // cachedSource is the source package in the cache, if it is there and
 // verifies.
-func cachedSource() (*Source, error) {
-	data, err := os.ReadFile(sourceManifest())
+func (c Cache) cachedSource() (*Source, error) {
+	data, err := os.ReadFile(c.sourceManifest())
 	if err != nil {
 		return nil, err
 	}
@@ -421,7 +421,7 @@ func cachedSource() (*Source, error) {
 	if err := json.Unmarshal(data, &s); err != nil {
 		return nil, err
 	}
-	if err := Verify(s.SHA256); err != nil {
+	if err := c.Verify(s.SHA256); err != nil {
 		return nil, err
 	}
 	return &s, nil
@@ -431,8 +431,8 @@ func cachedSource() (*Source, error) {
 // apt-get download the first time. Later calls use the cached one: a
 // kernel does not change under a profile because Debian published a new
 // point release (remove sources/ from the cache to take the new one).
-func fetchSource(ctx context.Context, log io.Writer) (*Source, error) {
-	if s, err := cachedSource(); err == nil {
+func (c Cache) fetchSource(ctx context.Context, log io.Writer) (*Source, error) {
+	if s, err := c.cachedSource(); err == nil {
 		return s, nil
 	}
 	tmp, err := os.MkdirTemp("", "lab-source-")
@@ -451,12 +451,12 @@ func fetchSource(ctx context.Context, log io.Writer) (*Source, error) {
 	if err != nil {
 		return nil, fmt.Errorf("kernel source: %w", err)
 	}
-	sha, err := PutFile(deb)
+	sha, err := c.PutFile(deb)
 	if err != nil {
 		return nil, fmt.Errorf("kernel source: %w", err)
 	}
 	s := &Source{Package: SourcePackage, Version: version, SHA256: sha}
-	if err := writeJSONAtomic(sourceManifest(), s); err != nil {
+	if err := writeJSONAtomic(c.sourceManifest(), s); err != nil {
 		return nil, fmt.Errorf("kernel source: %w", err)
 	}
 	fmt.Fprintf(log, "kernel source: %s %s (sha256 %.12s)\n", s.Package, s.Version, s.SHA256)
@@ -465,8 +465,8 @@ func fetchSource(ctx context.Context, log io.Writer) (*Source, error) {
 
 // unpackSource unpacks the source package's tarball under the cache once
 // per source sha256 and returns the tree's root.
-func unpackSource(ctx context.Context, src *Source, log io.Writer) (string, error) {
-	dir := filepath.Join(CacheDir(), "build", "src-"+src.SHA256[:16])
+func (c Cache) unpackSource(ctx context.Context, src *Source, log io.Writer) (string, error) {
+	dir := filepath.Join(string(c), "build", "src-"+src.SHA256[:16])
 	tree := filepath.Join(dir, "tree")
 	stamp := filepath.Join(dir, "unpacked")
 	if _, err := os.Stat(stamp); err == nil {
@@ -481,7 +481,7 @@ func unpackSource(ctx context.Context, src *Source, log io.Writer) (string, erro
 	fmt.Fprintf(log, "unpacking %s %s ...\n", src.Package, src.Version)
 	a := apt{log: log}
 	deb := filepath.Join(dir, "deb")
-	if err := a.extract(ctx, BlobPath(src.SHA256), deb); err != nil {
+	if err := a.extract(ctx, c.BlobPath(src.SHA256), deb); err != nil {
 		return "", fmt.Errorf("kernel source: %w", err)
 	}
 	tars, _ := filepath.Glob(filepath.Join(deb, "usr", "src", "linux-source-*.tar.*"))
@@ -508,7 +508,7 @@ func unpackSource(ctx context.Context, src *Source, log io.Writer) (string, erro
 }
 
 // runBuild configures and builds one kernel in out (make's O=) from tree.
-func runBuild(ctx context.Context, tree, out, arch, prefix string, jobs int, frags []*Fragment, log io.Writer) (*Build, error) {
+func (c Cache) runBuild(ctx context.Context, tree, out, arch, prefix string, jobs int, frags []*Fragment, log io.Writer) (*Build, error) {
 	mk := []string{"-C", tree, "O=" + out, "ARCH=" + arch, "CROSS_COMPILE=" + prefix}
 	logPath := filepath.Join(out, "lab-build.log")
 	lf, err := os.Create(logPath)
@@ -560,11 +560,11 @@ func runBuild(ctx context.Context, tree, out, arch, prefix string, jobs int, fra
 	if err != nil {
 		return nil, err
 	}
-	vsha, err := PutFile(image)
+	vsha, err := c.PutFile(image)
 	if err != nil {
 		return nil, err
 	}
-	csha, err := PutReader(bytes.NewReader(config))
+	csha, err := c.PutReader(bytes.NewReader(config))
 	if err != nil {
 		return nil, err
 	}
@@ -579,7 +579,7 @@ func runBuild(ctx context.Context, tree, out, arch, prefix string, jobs int, fra
 		if _, err := PVHEntry(stripped); err != nil {
 			return nil, fmt.Errorf("CONFIG_PVH=y, but %w", err)
 		}
-		if b.PVH, err = PutFile(stripped); err != nil {
+		if b.PVH, err = c.PutFile(stripped); err != nil {
 			return nil, err
 		}
 	}
@@ -716,8 +716,8 @@ func (t *tailWriter) String() string { return string(t.buf) }
 // directories of builds that failed or were stopped (build/out-*). The
 // built kernels and their records stay. While a build holds the build
 // lock nothing is removed, and busy says so.
-func PruneBuilds() (files int, bytes int64, busy bool, err error) {
-	dir := filepath.Join(CacheDir(), "build")
+func (c Cache) PruneBuilds() (files int, bytes int64, busy bool, err error) {
+	dir := filepath.Join(string(c), "build")
 	des, err := os.ReadDir(dir)
 	if os.IsNotExist(err) {
 		return 0, 0, false, nil

@@ -25,23 +25,20 @@ type Busybox struct {
 	SHA256 string `json:"sha256"`
 }
 
-// Path is the cached binary.
-func (b *Busybox) Path() string { return BlobPath(b.SHA256) }
-
 var debArches = map[string]string{"i386": "i386", "x86_64": "amd64"}
 
 var elfMachines = map[string]elf.Machine{"i386": elf.EM_386, "x86_64": elf.EM_X86_64}
 
-func busyboxManifest(arch string) string {
-	return filepath.Join(CacheDir(), "busybox", arch+".json")
+func (c Cache) busyboxManifest(arch string) string {
+	return filepath.Join(string(c), "busybox", arch+".json")
 }
 
 // LoadBusybox reads the busybox manifest for arch and verifies the binary.
-func LoadBusybox(arch string) (*Busybox, error) {
+func (c Cache) LoadBusybox(arch string) (*Busybox, error) {
 	if !slices.Contains(Arches, arch) {
 		return nil, fmt.Errorf("busybox: arch %q is not one of %s", arch, strings.Join(Arches, ", "))
 	}
-	data, err := os.ReadFile(busyboxManifest(arch))
+	data, err := os.ReadFile(c.busyboxManifest(arch))
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("busybox for %s not in cache; run 'make setup' or 'lab image fetch'", arch)
 	}
@@ -50,12 +47,12 @@ func LoadBusybox(arch string) (*Busybox, error) {
 	}
 	var b Busybox
 	if err := json.Unmarshal(data, &b); err != nil {
-		return nil, fmt.Errorf("busybox %s: manifest %s: %w; run 'lab image fetch' again", arch, busyboxManifest(arch), err)
+		return nil, fmt.Errorf("busybox %s: manifest %s: %w; run 'lab image fetch' again", arch, c.busyboxManifest(arch), err)
 	}
 	if b.Arch != arch {
-		return nil, fmt.Errorf("busybox %s: manifest %s is for %q", arch, busyboxManifest(arch), b.Arch)
+		return nil, fmt.Errorf("busybox %s: manifest %s is for %q", arch, c.busyboxManifest(arch), b.Arch)
 	}
-	if err := Verify(b.SHA256); err != nil {
+	if err := c.Verify(b.SHA256); err != nil {
 		return nil, fmt.Errorf("busybox %s: %w", arch, err)
 	}
 	return &b, nil
@@ -64,23 +61,23 @@ func LoadBusybox(arch string) (*Busybox, error) {
 // FetchBusybox makes Debian's static busybox for arch available in the
 // cache (downloading busybox-static:<debian arch>, never installing it) and
 // returns it. A cached, verified copy is returned without touching apt.
-func FetchBusybox(ctx context.Context, arch string, log io.Writer) (*Busybox, error) {
+func (c Cache) FetchBusybox(ctx context.Context, arch string, log io.Writer) (*Busybox, error) {
 	debArch, ok := debArches[arch]
 	if !ok {
 		return nil, fmt.Errorf("busybox: arch %q is not one of %s", arch, strings.Join(Arches, ", "))
 	}
-	if b, err := LoadBusybox(arch); err == nil {
+	if b, err := c.LoadBusybox(arch); err == nil {
 		return b, nil
 	}
 	if log == nil {
 		log = io.Discard
 	}
-	unlock, err := LockCache(ctx)
+	unlock, err := c.Lock(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("busybox %s: %w", arch, err)
 	}
 	defer unlock()
-	if b, err := LoadBusybox(arch); err == nil {
+	if b, err := c.LoadBusybox(arch); err == nil {
 		return b, nil
 	}
 
@@ -121,10 +118,10 @@ func FetchBusybox(ctx context.Context, arch string, log io.Writer) (*Busybox, er
 	if err := checkELF(bin, arch); err != nil {
 		return nil, fmt.Errorf("busybox %s: %w", arch, err)
 	}
-	if b.SHA256, err = PutFile(bin); err != nil {
+	if b.SHA256, err = c.PutFile(bin); err != nil {
 		return nil, fmt.Errorf("busybox %s: %w", arch, err)
 	}
-	if err := writeJSONAtomic(busyboxManifest(arch), b); err != nil {
+	if err := writeJSONAtomic(c.busyboxManifest(arch), b); err != nil {
 		return nil, fmt.Errorf("busybox %s: writing manifest: %w", arch, err)
 	}
 	fmt.Fprintf(log, "busybox %s: %s %s\n", arch, b.Package, b.Version)

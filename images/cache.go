@@ -26,37 +26,27 @@ import (
 // then renamed, so a reader never sees half a file and a crash leaves at
 // worst a stray temporary file.
 
-// CacheDir is the root of lab's cache: $LAB_CACHE_DIR if set (tests use it),
-// else $XDG_CACHE_HOME/lab, else ~/.cache/lab.
-func CacheDir() string {
-	if d := os.Getenv("LAB_CACHE_DIR"); d != "" {
-		return d
-	}
-	if d := os.Getenv("XDG_CACHE_HOME"); d != "" && filepath.IsAbs(d) {
-		return filepath.Join(d, "lab")
-	}
-	if home, err := os.UserHomeDir(); err == nil {
-		return filepath.Join(home, ".cache", "lab")
-	}
-	return filepath.Join(os.TempDir(), "lab-cache")
-}
+// Cache is lab's cache: the directory laid out as above. The CLI finds it
+// ($LAB_CACHE_DIR, else $XDG_CACHE_HOME/lab, else ~/.cache/lab) and hands
+// it down; this package reads no environment, so tests each use their own.
+type Cache string
 
 var shaRE = regexp.MustCompile(`^[0-9a-f]{64}$`)
 
 // BlobPath is where the blob with this sha256 (lowercase hex) lives. It does
 // not check that the blob exists.
-func BlobPath(sha string) string {
-	return filepath.Join(CacheDir(), "blobs", "sha256", sha)
+func (c Cache) BlobPath(sha string) string {
+	return filepath.Join(string(c), "blobs", "sha256", sha)
 }
 
 // PutFile copies the file at src into the cache and returns its sha256.
-func PutFile(src string) (string, error) {
+func (c Cache) PutFile(src string) (string, error) {
 	f, err := os.Open(src)
 	if err != nil {
 		return "", fmt.Errorf("cache: %w", err)
 	}
 	defer f.Close()
-	sha, err := PutReader(f)
+	sha, err := c.PutReader(f)
 	if err != nil {
 		return "", fmt.Errorf("cache: storing %s: %w", src, err)
 	}
@@ -65,8 +55,8 @@ func PutFile(src string) (string, error) {
 
 // PutReader stores everything r yields as a blob and returns its sha256.
 // Storing a blob that is already present is cheap and harmless.
-func PutReader(r io.Reader) (string, error) {
-	dir := filepath.Join(CacheDir(), "blobs", "sha256")
+func (c Cache) PutReader(r io.Reader) (string, error) {
+	dir := filepath.Join(string(c), "blobs", "sha256")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", fmt.Errorf("cache: %w", err)
 	}
@@ -91,7 +81,7 @@ func PutReader(r io.Reader) (string, error) {
 	if err := os.Chmod(tmp.Name(), 0o644); err != nil {
 		return "", fmt.Errorf("cache: %w", err)
 	}
-	if err := os.Rename(tmp.Name(), BlobPath(sha)); err != nil {
+	if err := os.Rename(tmp.Name(), c.BlobPath(sha)); err != nil {
 		return "", fmt.Errorf("cache: %w", err)
 	}
 	return sha, syncDir(dir)
@@ -99,11 +89,11 @@ func PutReader(r io.Reader) (string, error) {
 
 // Verify re-hashes a blob and fails if it is missing or its content no
 // longer matches its name.
-func Verify(sha string) error {
+func (c Cache) Verify(sha string) error {
 	if !shaRE.MatchString(sha) {
 		return fmt.Errorf("cache: %q is not a sha256 digest", sha)
 	}
-	p := BlobPath(sha)
+	p := c.BlobPath(sha)
 	f, err := os.Open(p)
 	if errors.Is(err, os.ErrNotExist) {
 		return fmt.Errorf("cache: blob %s is missing; run 'make setup' or 'lab image fetch' to fetch it again: %w", p, err)
@@ -184,11 +174,11 @@ func writeJSONAtomic(path string, v any) error {
 	return WriteFileAtomic(path, append(data, '\n'), 0o644)
 }
 
-// LockCache takes the cache-wide lock that serialises fetches between
+// Lock takes the cache-wide lock that serialises fetches between
 // processes (two `make setup` runs, parallel test binaries). It waits until
 // the lock is free or ctx ends; call the returned function to release it.
-func LockCache(ctx context.Context) (unlock func(), err error) {
-	return lockFile(ctx, filepath.Join(CacheDir(), "lock"), "another lab or make setup is fetching")
+func (c Cache) Lock(ctx context.Context) (unlock func(), err error) {
+	return lockFile(ctx, filepath.Join(string(c), "lock"), "another lab or make setup is fetching")
 }
 
 // tryLockFile takes an exclusive flock(2) on path if it is free: unlock

@@ -12,55 +12,35 @@ import (
 	"time"
 )
 
-// testCache points the cache at a fresh temporary directory.
-func testCache(t *testing.T) string {
+// testCache is a fresh, empty cache of the test's own.
+func testCache(t *testing.T) Cache {
 	t.Helper()
-	dir := t.TempDir()
-	t.Setenv("LAB_CACHE_DIR", dir)
-	return dir
-}
-
-func TestCacheDir(t *testing.T) {
-	tests := []struct {
-		labDir, xdg, home string
-		want              string
-	}{
-		{"/tmp/lc", "/xdg", "/home/u", "/tmp/lc"},
-		{"", "/xdg", "/home/u", "/xdg/lab"},
-		{"", "", "/home/u", "/home/u/.cache/lab"},
-		{"", "relative", "/home/u", "/home/u/.cache/lab"},
-	}
-	for _, tt := range tests {
-		t.Setenv("LAB_CACHE_DIR", tt.labDir)
-		t.Setenv("XDG_CACHE_HOME", tt.xdg)
-		t.Setenv("HOME", tt.home)
-		if got := CacheDir(); got != tt.want {
-			t.Errorf("CacheDir() with LAB_CACHE_DIR=%q XDG_CACHE_HOME=%q HOME=%q = %q, want %q", tt.labDir, tt.xdg, tt.home, got, tt.want)
-		}
-	}
+	return Cache(t.TempDir())
 }
 
 func TestPutVerify(t *testing.T) {
-	dir := testCache(t)
+	t.Parallel()
+	cache := testCache(t)
+	dir := string(cache)
 	content := "hello kernel\n"
 	sum := sha256.Sum256([]byte(content))
 	want := hex.EncodeToString(sum[:])
 
 	src := filepath.Join(t.TempDir(), "f")
 	writeTestFile(t, src, content)
-	got, err := PutFile(src)
+	got, err := cache.PutFile(src)
 	if err != nil || got != want {
 		t.Fatalf("PutFile() = %q, %v; want %q, nil", got, err, want)
 	}
-	if p := BlobPath(got); p != filepath.Join(dir, "blobs", "sha256", want) {
+	if p := cache.BlobPath(got); p != filepath.Join(dir, "blobs", "sha256", want) {
 		t.Errorf("BlobPath() = %q", p)
 	}
-	data, err := os.ReadFile(BlobPath(got))
+	data, err := os.ReadFile(cache.BlobPath(got))
 	if err != nil || string(data) != content {
 		t.Errorf("blob content = %q, %v; want %q", data, err, content)
 	}
 	// Storing the same content again is harmless.
-	if got2, err := PutReader(strings.NewReader(content)); err != nil || got2 != want {
+	if got2, err := cache.PutReader(strings.NewReader(content)); err != nil || got2 != want {
 		t.Errorf("PutReader(same) = %q, %v; want %q, nil", got2, err, want)
 	}
 	// No temporary files are left behind.
@@ -72,25 +52,25 @@ func TestPutVerify(t *testing.T) {
 		}
 		t.Errorf("blob dir holds %v, want just the blob", names)
 	}
-	if err := Verify(got); err != nil {
+	if err := cache.Verify(got); err != nil {
 		t.Errorf("Verify(good) = %v", err)
 	}
 
 	// Corrupt it: Verify names the blob and says how to recover.
-	if err := os.WriteFile(BlobPath(got), []byte("hello kernal\n"), 0o644); err != nil {
+	if err := os.WriteFile(cache.BlobPath(got), []byte("hello kernal\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	err = Verify(got)
-	for _, w := range []string{BlobPath(got), "corrupted", "make setup", "lab image fetch"} {
+	err = cache.Verify(got)
+	for _, w := range []string{cache.BlobPath(got), "corrupted", "make setup", "lab image fetch"} {
 		if err == nil || !strings.Contains(err.Error(), w) {
 			t.Errorf("Verify(corrupted) = %v, want an error containing %q", err, w)
 		}
 	}
-	os.Remove(BlobPath(got))
-	if err := Verify(got); err == nil || !strings.Contains(err.Error(), "missing") {
+	os.Remove(cache.BlobPath(got))
+	if err := cache.Verify(got); err == nil || !strings.Contains(err.Error(), "missing") {
 		t.Errorf("Verify(missing) = %v, want a 'missing' error", err)
 	}
-	if err := Verify("../../etc/passwd"); err == nil {
+	if err := cache.Verify("../../etc/passwd"); err == nil {
 		t.Errorf("Verify(bad digest) = nil, want an error")
 	}
 }
@@ -116,10 +96,11 @@ func TestWriteAtomicKeepsOldOnFailure(t *testing.T) {
 	}
 }
 
-func TestLockCache(t *testing.T) {
-	testCache(t)
+func TestCacheLock(t *testing.T) {
+	t.Parallel()
+	cache := testCache(t)
 	ctx := context.Background()
-	unlock, err := LockCache(ctx)
+	unlock, err := cache.Lock(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -127,12 +108,12 @@ func TestLockCache(t *testing.T) {
 	// contends just as another process would.
 	short, cancel := context.WithTimeout(ctx, 100*time.Millisecond)
 	defer cancel()
-	if _, err := LockCache(short); err == nil || !strings.Contains(err.Error(), "another lab") {
-		t.Errorf("LockCache(while held) = %v, want a timeout naming the other holder", err)
+	if _, err := cache.Lock(short); err == nil || !strings.Contains(err.Error(), "another lab") {
+		t.Errorf("Lock(while held) = %v, want a timeout naming the other holder", err)
 	}
 	got := make(chan error, 1)
 	go func() {
-		u, err := LockCache(ctx)
+		u, err := cache.Lock(ctx)
 		if err == nil {
 			u()
 		}
@@ -142,9 +123,9 @@ func TestLockCache(t *testing.T) {
 	select {
 	case err := <-got:
 		if err != nil {
-			t.Errorf("LockCache(after release) = %v", err)
+			t.Errorf("Lock(after release) = %v", err)
 		}
 	case <-time.After(10 * time.Second):
-		t.Errorf("LockCache did not get the lock after it was released")
+		t.Errorf("Lock did not get the lock after it was released")
 	}
 }

@@ -68,7 +68,7 @@ const (
 // second call with the same inputs returns the cached file, once its
 // content is checked against the digest recorded when it was built (one
 // that does not match is rebuilt, with a note to log if not nil).
-func BuildInitramfs(k *Kernel, bb *Busybox, agentPath string, log io.Writer) (string, error) {
+func (c Cache) BuildInitramfs(k *Kernel, bb *Busybox, agentPath string, log io.Writer) (string, error) {
 	if k == nil || bb == nil {
 		return "", errors.New("initramfs: need a kernel and a busybox")
 	}
@@ -89,7 +89,7 @@ func BuildInitramfs(k *Kernel, bb *Busybox, agentPath string, log io.Writer) (st
 	}
 
 	key := initramfsKey(k, bb, agentSHA)
-	out := filepath.Join(CacheDir(), "initramfs", key+".cpio")
+	out := filepath.Join(string(c), "initramfs", key+".cpio")
 	if fi, err := os.Stat(out); err == nil && fi.Mode().IsRegular() {
 		why := verifyInitramfs(out)
 		if why == nil {
@@ -103,7 +103,7 @@ func BuildInitramfs(k *Kernel, bb *Busybox, agentPath string, log io.Writer) (st
 	// archive is the same bytes for the same key, so two builds racing
 	// write the same digest.
 	var data bytes.Buffer
-	if err := writeInitramfs(&data, k, bb, agentPath); err != nil {
+	if err := c.writeInitramfs(&data, k, bb, agentPath); err != nil {
 		return "", fmt.Errorf("initramfs for kernel %s: %w", k.ID, err)
 	}
 	h := sha256.Sum256(data.Bytes())
@@ -153,7 +153,7 @@ func initramfsKey(k *Kernel, bb *Busybox, agentSHA string) string {
 	return hex.EncodeToString(h.Sum(nil))
 }
 
-func writeInitramfs(w io.Writer, k *Kernel, bb *Busybox, agentPath string) error {
+func (c Cache) writeInitramfs(w io.Writer, k *Kernel, bb *Busybox, agentPath string) error {
 	rw := &rdevWriter{w: w}
 	cw := cpio.NewWriter(rw)
 	dirs := map[string]bool{}
@@ -230,7 +230,7 @@ func writeInitramfs(w io.Writer, k *Kernel, bb *Busybox, agentPath string) error
 	if err := addFile("init", 0o755, agentPath); err != nil {
 		return fmt.Errorf("agent: %w", err)
 	}
-	if err := addFile("bin/busybox", 0o755, bb.Path()); err != nil {
+	if err := addFile("bin/busybox", 0o755, c.BlobPath(bb.SHA256)); err != nil {
 		return fmt.Errorf("busybox: %w", err)
 	}
 	if err := addBytes("etc/passwd", 0o644, []byte(etcPasswd)); err != nil {
@@ -246,7 +246,7 @@ func writeInitramfs(w io.Writer, k *Kernel, bb *Busybox, agentPath string) error
 		var list strings.Builder
 		for _, m := range l.modules {
 			name := path.Join("lib/modules", k.Release, m.Path)
-			if err := addFile(name, 0o644, BlobPath(m.SHA256)); err != nil {
+			if err := addFile(name, 0o644, c.BlobPath(m.SHA256)); err != nil {
 				return fmt.Errorf("module %s: %w", m.Name, err)
 			}
 			list.WriteString("/" + name + "\n")

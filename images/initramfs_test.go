@@ -84,11 +84,11 @@ func rawRdevs(t *testing.T, data []byte) map[string][2]int64 {
 }
 
 // fakeImages stores a fake kernel with two modules and a fake busybox in
-// the test cache.
-func fakeImages(t *testing.T) (*Kernel, *Busybox, string) {
+// cache.
+func fakeImages(t *testing.T, cache Cache) (*Kernel, *Busybox, string) {
 	t.Helper()
 	put := func(s string) string {
-		sha, err := PutReader(strings.NewReader(s))
+		sha, err := cache.PutReader(strings.NewReader(s))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -112,14 +112,15 @@ func fakeImages(t *testing.T) (*Kernel, *Busybox, string) {
 }
 
 func TestBuildInitramfs(t *testing.T) {
+	t.Parallel()
 	cache := testCache(t)
-	k, bb, agent := fakeImages(t)
+	k, bb, agent := fakeImages(t, cache)
 
-	path, err := BuildInitramfs(k, bb, agent, nil)
+	path, err := cache.BuildInitramfs(k, bb, agent, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if dir := filepath.Join(cache, "initramfs"); filepath.Dir(path) != dir || !strings.HasSuffix(path, ".cpio") {
+	if dir := filepath.Join(string(cache), "initramfs"); filepath.Dir(path) != dir || !strings.HasSuffix(path, ".cpio") {
 		t.Errorf("BuildInitramfs() = %q, want a .cpio under %s", path, dir)
 	}
 	got, order := readInitramfs(t, path)
@@ -186,7 +187,7 @@ func TestBuildInitramfs(t *testing.T) {
 
 	// Same inputs: the same file, not rebuilt.
 	st1, _ := os.Stat(path)
-	path2, err := BuildInitramfs(k, bb, agent, nil)
+	path2, err := cache.BuildInitramfs(k, bb, agent, nil)
 	if err != nil || path2 != path {
 		t.Errorf("second BuildInitramfs() = %q, %v; want %q", path2, err, path)
 	}
@@ -196,7 +197,7 @@ func TestBuildInitramfs(t *testing.T) {
 
 	// A different agent: a different image.
 	writeTestFile(t, agent, "#!agent v2\n")
-	path3, err := BuildInitramfs(k, bb, agent, nil)
+	path3, err := cache.BuildInitramfs(k, bb, agent, nil)
 	if err != nil || path3 == path {
 		t.Errorf("BuildInitramfs(new agent) = %q, %v; want a new path", path3, err)
 	}
@@ -207,14 +208,15 @@ func TestBuildInitramfs(t *testing.T) {
 	// Other network modules: a different image.
 	k2 := *k
 	k2.NetModules = k.NetModules[:1]
-	if path4, err := BuildInitramfs(&k2, bb, agent, nil); err != nil || path4 == path3 {
+	if path4, err := cache.BuildInitramfs(&k2, bb, agent, nil); err != nil || path4 == path3 {
 		t.Errorf("BuildInitramfs(other net modules) = %q, %v; want a new path", path4, err)
 	}
 }
 
 func TestBuildInitramfsErrors(t *testing.T) {
-	testCache(t)
-	k, bb, agent := fakeImages(t)
+	t.Parallel()
+	cache := testCache(t)
+	k, bb, agent := fakeImages(t, cache)
 	tests := []struct {
 		name  string
 		setup func() (*Kernel, *Busybox, string)
@@ -246,7 +248,7 @@ func TestBuildInitramfsErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		kk, bbb, a := tt.setup()
-		_, err := BuildInitramfs(kk, bbb, a, nil)
+		_, err := cache.BuildInitramfs(kk, bbb, a, nil)
 		if err == nil || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("%s: BuildInitramfs() = %v, want an error containing %q", tt.name, err, tt.want)
 		}
@@ -277,10 +279,11 @@ func TestRdevWriterOnlyPatchesOneHeader(t *testing.T) {
 // what was built (truncated: every cold boot then panics "No working init
 // found") is rebuilt, saying so; an intact one is used as it is.
 func TestBuildInitramfsVerifiesCached(t *testing.T) {
-	testCache(t)
-	k, bb, agent := fakeImages(t)
+	t.Parallel()
+	cache := testCache(t)
+	k, bb, agent := fakeImages(t, cache)
 	var log bytes.Buffer
-	path, err := BuildInitramfs(k, bb, agent, &log)
+	path, err := cache.BuildInitramfs(k, bb, agent, &log)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -303,7 +306,7 @@ func TestBuildInitramfsVerifiesCached(t *testing.T) {
 			t.Fatal(err)
 		}
 		log.Reset()
-		got, err := BuildInitramfs(k, bb, agent, &log)
+		got, err := cache.BuildInitramfs(k, bb, agent, &log)
 		if err != nil || got != path {
 			t.Fatalf("%s: BuildInitramfs() = %q, %v; want %q", c.name, got, err, path)
 		}
@@ -316,7 +319,7 @@ func TestBuildInitramfsVerifiesCached(t *testing.T) {
 	}
 	log.Reset()
 	st1, _ := os.Stat(path)
-	if _, err := BuildInitramfs(k, bb, agent, &log); err != nil {
+	if _, err := cache.BuildInitramfs(k, bb, agent, &log); err != nil {
 		t.Fatal(err)
 	}
 	if st2, _ := os.Stat(path); !st2.ModTime().Equal(st1.ModTime()) || log.Len() != 0 {

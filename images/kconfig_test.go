@@ -185,9 +185,9 @@ func TestLoadFragment(t *testing.T) {
 
 // A missing build tool is named before anything is fetched or built.
 func TestBuildKernelMissingTool(t *testing.T) {
-	t.Setenv("LAB_CACHE_DIR", t.TempDir())
+	cache := testCache(t)
 	t.Setenv("PATH", t.TempDir())
-	_, _, _, err := BuildKernel(t.Context(), BuildOptions{ID: "era-test", Arch: "i386", Fragments: []string{"base", "era-2.4"}})
+	_, _, _, err := cache.BuildKernel(t.Context(), BuildOptions{ID: "era-test", Arch: "i386", Fragments: []string{"base", "era-2.4"}})
 	if err == nil || !strings.Contains(err.Error(), "needs make, which is not on PATH; install the make package") {
 		t.Fatalf("got %v, want the missing make named", err)
 	}
@@ -200,7 +200,7 @@ func TestBuildKernelMissingTool(t *testing.T) {
 		{BuildOptions{ID: "era-test", Arch: "i386"}, "no --config fragment"},
 		{BuildOptions{ID: "era-test", Arch: "i386", Fragments: []string{"nope"}}, `fragment "nope"`},
 	} {
-		if _, _, _, err := BuildKernel(t.Context(), tt.o); err == nil || !strings.Contains(err.Error(), tt.want) {
+		if _, _, _, err := cache.BuildKernel(t.Context(), tt.o); err == nil || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("%+v: got %v, want an error containing %q", tt.o, err, tt.want)
 		}
 	}
@@ -210,17 +210,18 @@ func TestBuildKernelMissingTool(t *testing.T) {
 // is current; one built with other inputs is named stale, with the command
 // that rebuilds it; kernels of no recipe are never stale.
 func TestStaleRecipe(t *testing.T) {
+	t.Parallel()
 	prefix := crossCompile["i386"]
 	toolchain, err := toolchainVersion(context.Background(), prefix)
 	if err != nil {
 		t.Fatalf("the cross toolchain (make deps installs it): %v", err)
 	}
-	t.Setenv("LAB_CACHE_DIR", t.TempDir())
-	sha, err := PutReader(strings.NewReader("not really a .deb"))
+	cache := testCache(t)
+	sha, err := cache.PutReader(strings.NewReader("not really a .deb"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := writeJSONAtomic(sourceManifest(), &Source{Package: SourcePackage, Version: "6.1.0-test", SHA256: sha}); err != nil {
+	if err := writeJSONAtomic(cache.sourceManifest(), &Source{Package: SourcePackage, Version: "6.1.0-test", SHA256: sha}); err != nil {
 		t.Fatal(err)
 	}
 	r := Recipes["era-2.4-i386"]
@@ -230,15 +231,15 @@ func TestStaleRecipe(t *testing.T) {
 	}
 	current := BuildKey(sha, r.Arch, toolchain, frags)
 	ctx := context.Background()
-	if why := StaleRecipe(ctx, &Kernel{ID: "era-2.4-i386", Source: "build:" + current}); why != "" {
+	if why := cache.StaleRecipe(ctx, &Kernel{ID: "era-2.4-i386", Source: "build:" + current}); why != "" {
 		t.Errorf("a kernel built from the recipe as it is: %s", why)
 	}
-	why := StaleRecipe(ctx, &Kernel{ID: "era-2.4-i386", Source: "build:" + BuildKey(sha, r.Arch, toolchain, frags[:1])})
+	why := cache.StaleRecipe(ctx, &Kernel{ID: "era-2.4-i386", Source: "build:" + BuildKey(sha, r.Arch, toolchain, frags[:1])})
 	if !strings.Contains(why, "lab image build era-2.4-i386") {
 		t.Errorf("a kernel built from other fragments: %q, want it named stale with the rebuild command", why)
 	}
 	for _, k := range []*Kernel{{ID: "debian-6.1-686", Source: "debian"}, {ID: "my-k", Source: "build:" + current}} {
-		if why := StaleRecipe(ctx, k); why != "" {
+		if why := cache.StaleRecipe(ctx, k); why != "" {
 			t.Errorf("%s: %s", k.ID, why)
 		}
 	}

@@ -63,9 +63,6 @@ type Kernel struct {
 	Notable map[string]string `json:"notable,omitempty"`
 }
 
-// VmlinuzPath is the cached kernel image, for QEMU's -kernel.
-func (k *Kernel) VmlinuzPath() string { return BlobPath(k.Vmlinuz) }
-
 // Boot entries: how QEMU starts a kernel.
 const (
 	EntryBzImage = "bzimage" // the compressed image through the Linux boot protocol
@@ -122,10 +119,10 @@ func KernelIDs() []string {
 	return ids
 }
 
-// CachedKernelIDs lists the kernels with a manifest in the cache (fetched,
+// kernelIDs lists the kernels with a manifest in the cache (fetched,
 // imported or built), sorted.
-func CachedKernelIDs() []string {
-	m, _ := filepath.Glob(filepath.Join(CacheDir(), "kernels", "*.json"))
+func (c Cache) kernelIDs() []string {
+	m, _ := filepath.Glob(filepath.Join(string(c), "kernels", "*.json"))
 	var ids []string
 	for _, p := range m {
 		if id := strings.TrimSuffix(filepath.Base(p), ".json"); idRE.MatchString(id) {
@@ -136,17 +133,17 @@ func CachedKernelIDs() []string {
 	return ids
 }
 
-func kernelManifest(id string) string {
-	return filepath.Join(CacheDir(), "kernels", id+".json")
+func (c Cache) kernelManifest(id string) string {
+	return filepath.Join(string(c), "kernels", id+".json")
 }
 
 // LoadKernel reads a kernel's manifest from the cache and verifies every
 // blob it names.
-func LoadKernel(id string) (*Kernel, error) {
+func (c Cache) LoadKernel(id string) (*Kernel, error) {
 	if !idRE.MatchString(id) {
 		return nil, fmt.Errorf("kernel %q: not a kernel id", id)
 	}
-	k, err := readKernel(id)
+	k, err := c.readKernel(id)
 	if errors.Is(err, fs.ErrNotExist) {
 		if _, ok := kernelSources[id]; ok {
 			return nil, fmt.Errorf("kernel %s not in cache; run 'make setup' or 'lab image fetch %s'", id, id)
@@ -160,18 +157,18 @@ func LoadKernel(id string) (*Kernel, error) {
 		return nil, err
 	}
 	if k.ID != id {
-		return nil, fmt.Errorf("kernel %s: manifest %s is for %q", id, kernelManifest(id), k.ID)
+		return nil, fmt.Errorf("kernel %s: manifest %s is for %q", id, c.kernelManifest(id), k.ID)
 	}
 	if k.PVH != "" {
-		if err := Verify(k.PVH); err != nil {
+		if err := c.Verify(k.PVH); err != nil {
 			return nil, fmt.Errorf("kernel %s: its vmlinux: %w", id, err)
 		}
 	}
-	if err := Verify(k.Vmlinuz); err != nil {
+	if err := c.Verify(k.Vmlinuz); err != nil {
 		return nil, fmt.Errorf("kernel %s: %w", id, err)
 	}
 	for _, m := range slices.Concat(k.Modules, k.NetModules) {
-		if err := Verify(m.SHA256); err != nil {
+		if err := c.Verify(m.SHA256); err != nil {
 			return nil, fmt.Errorf("kernel %s: module %s: %w", id, m.Name, err)
 		}
 	}
@@ -180,14 +177,14 @@ func LoadKernel(id string) (*Kernel, error) {
 
 // readKernel reads kernel id's manifest without verifying the blobs it
 // names (LoadKernel does; RemoveKernel must not need them).
-func readKernel(id string) (*Kernel, error) {
-	data, err := os.ReadFile(kernelManifest(id))
+func (c Cache) readKernel(id string) (*Kernel, error) {
+	data, err := os.ReadFile(c.kernelManifest(id))
 	if err != nil {
 		return nil, fmt.Errorf("kernel %s: %w", id, err)
 	}
 	var k Kernel
 	if err := json.Unmarshal(data, &k); err != nil {
-		return nil, fmt.Errorf("kernel %s: manifest %s: %w; run 'lab image fetch %s' again", id, kernelManifest(id), err, id)
+		return nil, fmt.Errorf("kernel %s: manifest %s: %w; run 'lab image fetch %s' again", id, c.kernelManifest(id), err, id)
 	}
 	return &k, nil
 }
@@ -197,23 +194,23 @@ func readKernel(id string) (*Kernel, error) {
 // predates NetModules (the package is fetched again for them). Otherwise the
 // versioned Debian package is resolved, downloaded (not installed),
 // unpacked, and its image and guest modules stored. Progress goes to log.
-func FetchKernel(ctx context.Context, id string, log io.Writer) (*Kernel, error) {
+func (c Cache) FetchKernel(ctx context.Context, id string, log io.Writer) (*Kernel, error) {
 	src, ok := kernelSources[id]
 	if !ok {
 		return nil, fmt.Errorf("kernel %q: lab cannot fetch it (known: %s); use 'lab image import' for your own", id, strings.Join(KernelIDs(), ", "))
 	}
-	if k, err := LoadKernel(id); err == nil && k.NetModules != nil {
+	if k, err := c.LoadKernel(id); err == nil && k.NetModules != nil {
 		return k, nil
 	}
 	if log == nil {
 		log = io.Discard
 	}
-	unlock, err := LockCache(ctx)
+	unlock, err := c.Lock(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("kernel %s: %w", id, err)
 	}
 	defer unlock()
-	if k, err := LoadKernel(id); err == nil && k.NetModules != nil {
+	if k, err := c.LoadKernel(id); err == nil && k.NetModules != nil {
 		return k, nil // another process fetched it while we waited
 	}
 
@@ -262,7 +259,7 @@ func FetchKernel(ctx context.Context, id string, log io.Writer) (*Kernel, error)
 		return nil, fmt.Errorf("kernel %s from %s %s: no lib/modules/%s in the package", id, name, version, release)
 	}
 	k := &Kernel{ID: id, Arch: src.Arch, Package: name, Version: version, Source: "debian", Release: release}
-	if err := k.store(vmlinuz, modDir, true, log); err != nil {
+	if err := c.storeKernel(k, vmlinuz, modDir, true, log); err != nil {
 		return nil, fmt.Errorf("kernel %s: %w", id, err)
 	}
 	fmt.Fprintf(log, "kernel %s: %s %s (release %s), %d modules, %d network modules\n", id, name, version, release, len(k.Modules), len(k.NetModules))
@@ -272,7 +269,7 @@ func FetchKernel(ctx context.Context, id string, log io.Writer) (*Kernel, error)
 // ImportKernel stores a user's own kernel image under id. modulesDir is its
 // lib/modules/<release> directory; it may be "" for a kernel with virtio
 // built in, in which case the release is read from the image header.
-func ImportKernel(id, arch, vmlinuzPath, modulesDir string) (*Kernel, error) {
+func (c Cache) ImportKernel(id, arch, vmlinuzPath, modulesDir string) (*Kernel, error) {
 	if !idRE.MatchString(id) {
 		return nil, fmt.Errorf("kernel %q: id must match %s", id, idRE)
 	}
@@ -301,18 +298,18 @@ func ImportKernel(id, arch, vmlinuzPath, modulesDir string) (*Kernel, error) {
 		return nil, fmt.Errorf("kernel %s: %w", id, err)
 	}
 	k := &Kernel{ID: id, Arch: arch, Source: "import:" + abs, Release: release}
-	if err := k.store(vmlinuzPath, modulesDir, false, io.Discard); err != nil {
+	if err := c.storeKernel(k, vmlinuzPath, modulesDir, false, io.Discard); err != nil {
 		return nil, fmt.Errorf("kernel %s: %w", id, err)
 	}
 	return k, nil
 }
 
-// store puts the image and the guest modules found in modDir into the
+// storeKernel puts k's image and the guest modules found in modDir into the
 // cache and writes the manifest last, so a manifest only ever names blobs
 // that exist. With needBuiltin, a wanted module must be either a file or
 // listed in modules.builtin.
-func (k *Kernel) store(vmlinuz, modDir string, needBuiltin bool, log io.Writer) error {
-	sha, err := PutFile(vmlinuz)
+func (c Cache) storeKernel(k *Kernel, vmlinuz, modDir string, needBuiltin bool, log io.Writer) error {
+	sha, err := c.PutFile(vmlinuz)
 	if err != nil {
 		return err
 	}
@@ -332,7 +329,7 @@ func (k *Kernel) store(vmlinuz, modDir string, needBuiltin bool, log io.Writer) 
 			}
 		}
 		for _, m := range files {
-			sha, err := PutFile(filepath.Join(modDir, m.Path))
+			sha, err := c.PutFile(filepath.Join(modDir, m.Path))
 			if err != nil {
 				return err
 			}
@@ -349,7 +346,7 @@ func (k *Kernel) store(vmlinuz, modDir string, needBuiltin bool, log io.Writer) 
 			if slices.ContainsFunc(k.Modules, func(b Module) bool { return b.Name == m.Name }) {
 				continue // loaded at boot already (virtio, virtio_ring)
 			}
-			sha, err := PutFile(filepath.Join(modDir, m.Path))
+			sha, err := c.PutFile(filepath.Join(modDir, m.Path))
 			if err != nil {
 				return err
 			}
@@ -363,7 +360,7 @@ func (k *Kernel) store(vmlinuz, modDir string, needBuiltin bool, log io.Writer) 
 	if k.NetModules == nil {
 		k.NetModules = []Module{}
 	}
-	if err := writeJSONAtomic(kernelManifest(k.ID), k); err != nil {
+	if err := writeJSONAtomic(c.kernelManifest(k.ID), k); err != nil {
 		return fmt.Errorf("writing manifest: %w", err)
 	}
 	return nil
@@ -549,19 +546,19 @@ type CachedKernel struct {
 	Problem string `json:"problem,omitempty"`
 }
 
-// CachedKernels lists every kernel in the cache, verified as LoadKernel
+// Kernels lists every kernel in the cache, verified as LoadKernel
 // verifies it, bad ones included: a corrupt kernel is listed as such,
 // not left out.
-func CachedKernels() []CachedKernel {
+func (c Cache) Kernels() []CachedKernel {
 	var out []CachedKernel
-	for _, id := range CachedKernelIDs() {
-		k, err := LoadKernel(id)
+	for _, id := range c.kernelIDs() {
+		k, err := c.LoadKernel(id)
 		if err == nil {
 			out = append(out, CachedKernel{Kernel: k, Status: "ok"})
 			continue
 		}
 		ck := CachedKernel{Kernel: &Kernel{ID: id}, Status: "corrupt"}
-		if rk, rerr := readKernel(id); rerr != nil {
+		if rk, rerr := c.readKernel(id); rerr != nil {
 			ck.Status = "unreadable"
 		} else {
 			ck.Kernel = rk

@@ -31,34 +31,36 @@ func fakeBzImage(t *testing.T, version string) string {
 }
 
 func TestLoadKernelMissing(t *testing.T) {
-	testCache(t)
-	_, err := LoadKernel("debian-6.1-686")
+	t.Parallel()
+	cache := testCache(t)
+	_, err := cache.LoadKernel("debian-6.1-686")
 	want := "kernel debian-6.1-686 not in cache; run 'make setup' or 'lab image fetch debian-6.1-686'"
 	if err == nil || err.Error() != want {
 		t.Errorf("LoadKernel() = %v, want %q", err, want)
 	}
-	if _, err := LoadKernel("mine"); err == nil || !strings.Contains(err.Error(), "lab image import") {
+	if _, err := cache.LoadKernel("mine"); err == nil || !strings.Contains(err.Error(), "lab image import") {
 		t.Errorf("LoadKernel(unknown) = %v, want a hint to import", err)
 	}
-	if _, err := LoadBusybox("i386"); err == nil || !strings.Contains(err.Error(), "make setup") {
+	if _, err := cache.LoadBusybox("i386"); err == nil || !strings.Contains(err.Error(), "make setup") {
 		t.Errorf("LoadBusybox() = %v, want a hint to run make setup", err)
 	}
-	if _, err := FetchKernel(context.Background(), "debian-2.4", nil); err == nil || !strings.Contains(err.Error(), "debian-6.1-686") {
+	if _, err := cache.FetchKernel(context.Background(), "debian-2.4", nil); err == nil || !strings.Contains(err.Error(), "debian-6.1-686") {
 		t.Errorf("FetchKernel(unknown id) = %v, want an error listing the known ids", err)
 	}
 }
 
 func TestImportKernel(t *testing.T) {
-	testCache(t)
+	t.Parallel()
+	cache := testCache(t)
 	img := fakeBzImage(t, "2.6.32-lab (root@host) #1 SMP")
-	k, err := ImportKernel("my-2.6.32", "i386", img, "")
+	k, err := cache.ImportKernel("my-2.6.32", "i386", img, "")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if k.Release != "2.6.32-lab" || len(k.Modules) != 0 || !strings.HasPrefix(k.Source, "import:") {
 		t.Errorf("ImportKernel() = %+v, want release 2.6.32-lab, no modules, an import source", k)
 	}
-	got, err := LoadKernel("my-2.6.32")
+	got, err := cache.LoadKernel("my-2.6.32")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -67,10 +69,10 @@ func TestImportKernel(t *testing.T) {
 	}
 
 	// Corrupting the image makes LoadKernel fail, naming the kernel.
-	if err := os.WriteFile(got.VmlinuzPath(), []byte("garbage"), 0o644); err != nil {
+	if err := os.WriteFile(cache.BlobPath(got.Vmlinuz), []byte("garbage"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := LoadKernel("my-2.6.32"); err == nil || !strings.Contains(err.Error(), "my-2.6.32") || !strings.Contains(err.Error(), "corrupted") {
+	if _, err := cache.LoadKernel("my-2.6.32"); err == nil || !strings.Contains(err.Error(), "my-2.6.32") || !strings.Contains(err.Error(), "corrupted") {
 		t.Errorf("LoadKernel(corrupted) = %v, want a corruption error naming the kernel", err)
 	}
 
@@ -84,14 +86,15 @@ func TestImportKernel(t *testing.T) {
 		{"modules not a dir", "mine", "i386", img, img, "not a directory"},
 	}
 	for _, tt := range tests {
-		if _, err := ImportKernel(tt.id, tt.arch, tt.img, tt.mods); err == nil || !strings.Contains(err.Error(), tt.want) {
+		if _, err := cache.ImportKernel(tt.id, tt.arch, tt.img, tt.mods); err == nil || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("%s: ImportKernel() = %v, want an error containing %q", tt.name, err, tt.want)
 		}
 	}
 }
 
 func TestImportKernelModulesDir(t *testing.T) {
-	testCache(t)
+	t.Parallel()
+	cache := testCache(t)
 	// A modules dir whose wanted modules are all built in: the release
 	// comes from the directory name, and no module files are needed.
 	mods := filepath.Join(t.TempDir(), "lib", "modules", "5.10.0-lab")
@@ -100,7 +103,7 @@ func TestImportKernelModulesDir(t *testing.T) {
 		builtin.WriteString("kernel/drivers/virtio/" + m + ".ko\n")
 	}
 	writeTestFile(t, filepath.Join(mods, "modules.builtin"), builtin.String())
-	k, err := ImportKernel("mine", "x86_64", "testdata/good.yaml", mods)
+	k, err := cache.ImportKernel("mine", "x86_64", "testdata/good.yaml", mods)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -155,7 +158,7 @@ func TestFetchReal(t *testing.T) {
 			t.Skipf("%s not available: %v", tool, err)
 		}
 	}
-	testCache(t)
+	cache := testCache(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
 	defer cancel()
 	var log strings.Builder
@@ -164,7 +167,7 @@ func TestFetchReal(t *testing.T) {
 		{"debian-6.1-686", "i386", "linux-image-6.1."},
 		{"debian-6.1-amd64", "x86_64", "linux-image-6.1."},
 	} {
-		k, err := FetchKernel(ctx, tt.id, &log)
+		k, err := cache.FetchKernel(ctx, tt.id, &log)
 		if err != nil {
 			t.Fatalf("FetchKernel(%s): %v\nlog:\n%s", tt.id, err, log.String())
 		}
@@ -186,21 +189,21 @@ func TestFetchReal(t *testing.T) {
 				t.Errorf("%s: virtio_ring (%d) loads after virtio_console (%d)", tt.id, j, i)
 			}
 		}
-		if rel, err := bzImageRelease(k.VmlinuzPath()); err != nil || rel != k.Release {
+		if rel, err := bzImageRelease(cache.BlobPath(k.Vmlinuz)); err != nil || rel != k.Release {
 			t.Errorf("%s: image header says release %q (%v), manifest %q", tt.id, rel, err, k.Release)
 		}
 
-		bb, err := FetchBusybox(ctx, tt.arch, &log)
+		bb, err := cache.FetchBusybox(ctx, tt.arch, &log)
 		if err != nil {
 			t.Fatalf("FetchBusybox(%s): %v\nlog:\n%s", tt.arch, err, log.String())
 		}
 		t.Logf("busybox %s: %s %s", tt.arch, bb.Package, bb.Version)
-		if err := checkELF(bb.Path(), tt.arch); err != nil {
+		if err := checkELF(cache.BlobPath(bb.SHA256), tt.arch); err != nil {
 			t.Errorf("busybox %s: %v", tt.arch, err)
 		}
 
 		// The busybox binary stands in for the agent: a real static ELF.
-		path, err := BuildInitramfs(k, bb, bb.Path(), nil)
+		path, err := cache.BuildInitramfs(k, bb, cache.BlobPath(bb.SHA256), nil)
 		if err != nil {
 			t.Fatalf("BuildInitramfs(%s): %v", tt.id, err)
 		}
@@ -224,12 +227,12 @@ func TestFetchReal(t *testing.T) {
 	t.Setenv("PATH", t.TempDir())
 	start := time.Now()
 	for _, id := range KernelIDs() {
-		if _, err := FetchKernel(ctx, id, &log); err != nil {
+		if _, err := cache.FetchKernel(ctx, id, &log); err != nil {
 			t.Errorf("second FetchKernel(%s) = %v, want the cached kernel", id, err)
 		}
 	}
 	for _, arch := range Arches {
-		if _, err := FetchBusybox(ctx, arch, &log); err != nil {
+		if _, err := cache.FetchBusybox(ctx, arch, &log); err != nil {
 			t.Errorf("second FetchBusybox(%s) = %v, want the cached busybox", arch, err)
 		}
 	}
@@ -262,7 +265,8 @@ func fakeModule(t *testing.T, path, deps string) {
 // modules are stored apart from them, in load order, and are not among
 // the modules the agent loads at boot.
 func TestImportKernelNetModules(t *testing.T) {
-	testCache(t)
+	t.Parallel()
+	cache := testCache(t)
 	mods := filepath.Join(t.TempDir(), "lib", "modules", "6.1.0-99-686")
 	for _, m := range []struct{ path, deps string }{
 		{"kernel/drivers/virtio/virtio.ko", ""},
@@ -275,7 +279,7 @@ func TestImportKernelNetModules(t *testing.T) {
 	} {
 		fakeModule(t, filepath.Join(mods, m.path), m.deps)
 	}
-	k, err := ImportKernel("mine", "i386", fakeBzImage(t, "6.1.0-99-686 (x) #1"), mods)
+	k, err := cache.ImportKernel("mine", "i386", fakeBzImage(t, "6.1.0-99-686 (x) #1"), mods)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -292,7 +296,7 @@ func TestImportKernelNetModules(t *testing.T) {
 	if got, want := names(k.NetModules), []string{"failover", "net_failover", "virtio_net"}; !slices.Equal(got, want) {
 		t.Errorf("net modules %v, want %v", got, want)
 	}
-	got, err := LoadKernel("mine")
+	got, err := cache.LoadKernel("mine")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -300,10 +304,10 @@ func TestImportKernelNetModules(t *testing.T) {
 		t.Errorf("LoadKernel() net modules = %+v, want the three stored", got.NetModules)
 	}
 	// A corrupted network module is caught like any other.
-	if err := os.WriteFile(BlobPath(got.NetModules[0].SHA256), []byte("garbage"), 0o644); err != nil {
+	if err := os.WriteFile(cache.BlobPath(got.NetModules[0].SHA256), []byte("garbage"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := LoadKernel("mine"); err == nil || !strings.Contains(err.Error(), "failover") {
+	if _, err := cache.LoadKernel("mine"); err == nil || !strings.Contains(err.Error(), "failover") {
 		t.Errorf("LoadKernel(corrupted net module) = %v, want an error naming it", err)
 	}
 }
@@ -313,26 +317,26 @@ func TestImportKernelNetModules(t *testing.T) {
 // package again for them rather than returning it.
 func TestFetchKernelOldManifest(t *testing.T) {
 	cache := testCache(t)
-	sha, err := PutReader(strings.NewReader("vmlinuz"))
+	sha, err := cache.PutReader(strings.NewReader("vmlinuz"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	old := `{"id": "debian-6.1-686", "arch": "i386", "package": "linux-image-6.1.0-99-686", "version": "1", "source": "debian",
 	  "release": "6.1.0-99-686", "vmlinuz": "` + sha + `", "modules": []}`
-	writeTestFile(t, filepath.Join(cache, "kernels", "debian-6.1-686.json"), old)
-	if _, err := LoadKernel("debian-6.1-686"); err != nil {
+	writeTestFile(t, filepath.Join(string(cache), "kernels", "debian-6.1-686.json"), old)
+	if _, err := cache.LoadKernel("debian-6.1-686"); err != nil {
 		t.Fatalf("LoadKernel(old manifest) = %v, want it loaded", err)
 	}
 	t.Setenv("PATH", t.TempDir()) // no apt: a fetch fails, naming what it ran
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	if k, err := FetchKernel(ctx, "debian-6.1-686", nil); err == nil {
+	if k, err := cache.FetchKernel(ctx, "debian-6.1-686", nil); err == nil {
 		t.Errorf("FetchKernel(old manifest) = %+v, nil; want a fetch (failing here, without apt)", k)
 	}
 	// A manifest that lists them (even none) is current.
 	current := strings.Replace(old, `"modules": []`, `"modules": [], "net_modules": []`, 1)
-	writeTestFile(t, filepath.Join(cache, "kernels", "debian-6.1-686.json"), current)
-	if _, err := FetchKernel(ctx, "debian-6.1-686", nil); err != nil {
+	writeTestFile(t, filepath.Join(string(cache), "kernels", "debian-6.1-686.json"), current)
+	if _, err := cache.FetchKernel(ctx, "debian-6.1-686", nil); err != nil {
 		t.Errorf("FetchKernel(current manifest) = %v, want the cached kernel", err)
 	}
 }

@@ -11,10 +11,10 @@ import (
 // build records and the kernels' blobs stay, and nothing goes while a
 // build holds the lock.
 func TestPruneBuilds(t *testing.T) {
-	cache := t.TempDir()
-	t.Setenv("LAB_CACHE_DIR", cache)
+	t.Parallel()
+	cache := testCache(t)
 	write := func(rel, data string) string {
-		p := filepath.Join(cache, rel)
+		p := filepath.Join(string(cache), rel)
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 			t.Fatal(err)
 		}
@@ -30,23 +30,23 @@ func TestPruneBuilds(t *testing.T) {
 	keep := []string{write("builds/abc.json", "{}"), write("blobs/sha256/abc", "kernel")}
 
 	// A build under way holds the lock: nothing goes.
-	lf, err := os.OpenFile(filepath.Join(cache, "build", "lock"), os.O_RDWR|os.O_CREATE, 0o644)
+	lf, err := os.OpenFile(filepath.Join(string(cache), "build", "lock"), os.O_RDWR|os.O_CREATE, 0o644)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if err := syscall.Flock(int(lf.Fd()), syscall.LOCK_EX); err != nil {
 		t.Fatal(err)
 	}
-	n, b, busy, err := PruneBuilds()
+	n, b, busy, err := cache.PruneBuilds()
 	if err != nil || !busy || n != 0 || b != 0 {
 		t.Fatalf("with the build lock held: PruneBuilds = %d, %d, busy %v, %v; want 0, 0, busy, nil", n, b, busy, err)
 	}
-	if _, err := os.Stat(filepath.Join(cache, "build", "src-0123456789abcdef", "tree", "Makefile")); err != nil {
+	if _, err := os.Stat(filepath.Join(string(cache), "build", "src-0123456789abcdef", "tree", "Makefile")); err != nil {
 		t.Fatalf("a build under way lost its tree: %v", err)
 	}
 	lf.Close()
 
-	n, b, busy, err = PruneBuilds()
+	n, b, busy, err = cache.PruneBuilds()
 	if err != nil || busy {
 		t.Fatalf("PruneBuilds: busy %v, %v", busy, err)
 	}
@@ -54,7 +54,7 @@ func TestPruneBuilds(t *testing.T) {
 		t.Errorf("PruneBuilds removed %d files, %d bytes; want 4, 14", n, b)
 	}
 	for _, d := range []string{"src-0123456789abcdef", "out-fedcba9876543210"} {
-		if _, err := os.Stat(filepath.Join(cache, "build", d)); !os.IsNotExist(err) {
+		if _, err := os.Stat(filepath.Join(string(cache), "build", d)); !os.IsNotExist(err) {
 			t.Errorf("build/%s is still there (%v)", d, err)
 		}
 	}
@@ -64,8 +64,7 @@ func TestPruneBuilds(t *testing.T) {
 		}
 	}
 	// An empty cache is not an error.
-	t.Setenv("LAB_CACHE_DIR", t.TempDir())
-	if n, _, _, err := PruneBuilds(); err != nil || n != 0 {
+	if n, _, _, err := testCache(t).PruneBuilds(); err != nil || n != 0 {
 		t.Errorf("empty cache: %d, %v", n, err)
 	}
 }

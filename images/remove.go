@@ -26,13 +26,13 @@ func (k *Kernel) blobs() []string {
 // kernel or build record names. It returns the bytes freed. Snapshots and
 // initramfs images made with it are left to `lab image prune`. A manifest
 // that does not parse is removed too; the blobs it named stay.
-func RemoveKernel(id string) (freed int64, err error) {
+func (c Cache) RemoveKernel(id string) (freed int64, err error) {
 	if !idRE.MatchString(id) {
 		return 0, fmt.Errorf("kernel %q: not a kernel id", id)
 	}
-	k, err := readKernel(id)
+	k, err := c.readKernel(id)
 	if errors.Is(err, fs.ErrNotExist) {
-		known := CachedKernelIDs()
+		known := c.kernelIDs()
 		return 0, fmt.Errorf("kernel %s is not in the cache (it has %s; see `lab image list`)", id, strings.Join(known, ", "))
 	}
 	if err != nil {
@@ -48,11 +48,11 @@ func RemoveKernel(id string) (freed int64, err error) {
 	keep := map[string]bool{}
 	buildShared := false
 	key, built := strings.CutPrefix(k.Source, "build:")
-	for _, other := range CachedKernelIDs() {
+	for _, other := range c.kernelIDs() {
 		if other == id {
 			continue
 		}
-		o, err := readKernel(other)
+		o, err := c.readKernel(other)
 		if err != nil {
 			continue
 		}
@@ -63,7 +63,7 @@ func RemoveKernel(id string) (freed int64, err error) {
 			buildShared = true
 		}
 	}
-	records, _ := filepath.Glob(filepath.Join(CacheDir(), "builds", "*.json"))
+	records, _ := filepath.Glob(filepath.Join(string(c), "builds", "*.json"))
 	for _, r := range records {
 		if built && filepath.Base(r) == key+".json" && !buildShared {
 			continue // goes with the kernel
@@ -77,11 +77,11 @@ func RemoveKernel(id string) (freed int64, err error) {
 			keep[b.Vmlinuz], keep[b.PVH], keep[b.Config] = true, true, true
 		}
 	}
-	if err := os.Remove(kernelManifest(id)); err != nil {
+	if err := os.Remove(c.kernelManifest(id)); err != nil {
 		return 0, err
 	}
 	if built && !buildShared {
-		if err := os.Remove(buildManifest(key)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		if err := os.Remove(c.buildManifest(key)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return freed, err
 		}
 	}
@@ -89,7 +89,7 @@ func RemoveKernel(id string) (freed int64, err error) {
 		if keep[b] {
 			continue
 		}
-		p := BlobPath(b)
+		p := c.BlobPath(b)
 		if fi, err := os.Stat(p); err == nil {
 			freed += fi.Size()
 		}

@@ -44,7 +44,7 @@ func itMachine(t *testing.T, profile, snapshot string) *Machine {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	name := "itm"
-	cfg, err := Prepare(ctx, UpOptions{Root: root, CacheDir: images.CacheDir(), LibDirs: images.LibDirs(labtest.LibDir()), Name: name, Profile: p, Accel: "tcg", Clock: Clock{Mode: "host"}})
+	cfg, err := Prepare(ctx, UpOptions{Root: root, Cache: labtest.Cache(), LibDirs: images.LibDirs(labtest.LibDir()), Name: name, Profile: p, Accel: "tcg", Clock: Clock{Mode: "host"}})
 	if err != nil {
 		t.Fatal(err)
 	}

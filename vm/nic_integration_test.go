@@ -24,7 +24,7 @@ import (
 func itNICMachine(t *testing.T, root Root, name string) *Machine {
 	t.Helper()
 	ctx := testCtx(t, 3*time.Minute)
-	cfg, err := Prepare(ctx, UpOptions{Root: root, CacheDir: images.CacheDir(), LibDirs: images.LibDirs(labtest.LibDir()), Name: name, Profile: itProfile(t, "celeron-2.4"), Accel: "tcg", Clock: Clock{Mode: "host"}})
+	cfg, err := Prepare(ctx, UpOptions{Root: root, Cache: labtest.Cache(), LibDirs: images.LibDirs(labtest.LibDir()), Name: name, Profile: itProfile(t, "celeron-2.4"), Accel: "tcg", Clock: Clock{Mode: "host"}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -28,7 +28,7 @@ func itPreloadMachine(t *testing.T, snap string, preload []PreloadFile, logged *
 	root := itRoot(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	cfg, err := Prepare(ctx, UpOptions{Root: root, CacheDir: images.CacheDir(), LibDirs: images.LibDirs(labtest.LibDir()), Name: "itp", Profile: p, Accel: "tcg", Clock: Clock{Mode: "host"}})
+	cfg, err := Prepare(ctx, UpOptions{Root: root, Cache: labtest.Cache(), LibDirs: images.LibDirs(labtest.LibDir()), Name: "itp", Profile: p, Accel: "tcg", Clock: Clock{Mode: "host"}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -364,8 +364,7 @@ func TestUpRefusesBeforeBooting(t *testing.T) {
 			}
 			// Nothing may be looked up or started: no QEMU on PATH, no cache.
 			t.Setenv("PATH", t.TempDir())
-			t.Setenv("LAB_CACHE_DIR", t.TempDir())
-			st, err := Up(context.Background(), UpOptions{Root: root, CacheDir: t.TempDir(), Name: tt.vmName, Profile: images.Profile{Name: "celeron-2.4", Arch: "i386"}, Accel: "tcg", Exe: "/nonexistent/lab"})
+			st, err := Up(context.Background(), UpOptions{Root: root, Cache: images.Cache(t.TempDir()), Name: tt.vmName, Profile: images.Profile{Name: "celeron-2.4", Arch: "i386"}, Accel: "tcg", Exe: "/nonexistent/lab"})
 			if err == nil {
 				t.Fatalf("Up(%q) = %+v, want an error", tt.vmName, st)
 			}
@@ -382,9 +381,8 @@ func TestUpCleansStaleStateThenPrepares(t *testing.T) {
 	root := stateRoot(t)
 	dir := writeVM(t, root, "old", State{SupervisorPID: deadPID(t)})
 	t.Setenv("PATH", t.TempDir())
-	t.Setenv("LAB_CACHE_DIR", t.TempDir())
 	var log strings.Builder
-	_, err := Up(context.Background(), UpOptions{Root: root, CacheDir: t.TempDir(), Name: "old", Profile: images.Profile{Name: "celeron-2.4", Arch: "i386", Kernel: "debian-6.1-686"}, Accel: "tcg", Exe: "/nonexistent/lab", Log: &log})
+	_, err := Up(context.Background(), UpOptions{Root: root, Cache: images.Cache(t.TempDir()), Name: "old", Profile: images.Profile{Name: "celeron-2.4", Arch: "i386", Kernel: "debian-6.1-686"}, Accel: "tcg", Exe: "/nonexistent/lab", Log: &log})
 	if !strings.Contains(log.String(), "removed stale state of vm old") {
 		t.Errorf("Up log = %q, want a note about removed stale state", log.String())
 	}

@@ -44,9 +44,10 @@ type UpOptions struct {
 	// BzImage boots the kernel's compressed bzImage even where it has a
 	// PVH entry (images.Kernel.BootImage), to compare the two boots.
 	BzImage bool
-	// CacheDir is lab's cache: booted snapshots and the accelerator
-	// probe's verdicts live there.
-	CacheDir string
+	// Cache is lab's cache: the kernel, busybox and initramfs come from
+	// it, and booted snapshots and the accelerator probe's verdicts live
+	// there.
+	Cache images.Cache
 	// LibDirs are searched, in order, for the guest agent
 	// (images.FindBinary).
 	LibDirs []string
@@ -72,11 +73,11 @@ func Prepare(ctx context.Context, o UpOptions) (*Config, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s not found: install QEMU with `apt-get install qemu-system-x86` (or run `make setup`)", Binary(p.Arch))
 	}
-	k, err := images.LoadKernel(p.Kernel)
+	k, err := o.Cache.LoadKernel(p.Kernel)
 	if err != nil {
 		return nil, err
 	}
-	bb, err := images.LoadBusybox(p.Arch)
+	bb, err := o.Cache.LoadBusybox(p.Arch)
 	if err != nil {
 		return nil, err
 	}
@@ -84,24 +85,24 @@ func Prepare(ctx context.Context, o UpOptions) (*Config, error) {
 	if err != nil {
 		return nil, err
 	}
-	initrd, err := images.BuildInitramfs(k, bb, agent, o.Log)
+	initrd, err := o.Cache.BuildInitramfs(k, bb, agent, o.Log)
 	if err != nil {
 		return nil, fmt.Errorf("building the initramfs for %s: %w", p.Name, err)
 	}
 	if o.Log != nil { // the check runs the cross toolchain: only for a note someone reads
-		if why := images.StaleRecipe(ctx, k); why != "" {
+		if why := o.Cache.StaleRecipe(ctx, k); why != "" {
 			fmt.Fprintln(o.Log, "note:", why)
 		}
 	}
 	kernelSHA, entry := k.BootImage(p, o.BzImage)
-	kernel := images.BlobPath(kernelSHA)
+	kernel := o.Cache.BlobPath(kernelSHA)
 	want := o.Accel
 	if o.Clock.Mode == "icount" && (want == "auto" || want == "") {
 		// icount is TCG only: auto must not pick a working KVM (Args
 		// would refuse it), and needs no probe.
 		want = "tcg"
 	}
-	accel, note, err := ChooseAccel(ctx, want, qemu, kernel, o.CacheDir)
+	accel, note, err := ChooseAccel(ctx, want, qemu, kernel, string(o.Cache))
 	if err != nil {
 		return nil, err
 	}
@@ -129,7 +130,7 @@ func Prepare(ctx context.Context, o UpOptions) (*Config, error) {
 			return nil, fmt.Errorf("vm %s: %w", o.Name, err)
 		}
 		preload = o.Preload
-		snapshot = SnapshotPath(o.CacheDir, SnapshotKey(argv, dir, version, preload))
+		snapshot = SnapshotPath(string(o.Cache), SnapshotKey(argv, dir, version, preload))
 	}
 	return &Config{
 		Name: o.Name, Profile: p, Argv: argv, QEMUVersion: version, Snapshot: snapshot, Preload: preload,
@@ -143,8 +144,8 @@ func Prepare(ctx context.Context, o UpOptions) (*Config, error) {
 // checkRoots refuses options without the directories a boot writes in:
 // relative to the working directory they would scatter state anywhere.
 func (o *UpOptions) checkRoots() error {
-	if o.Root == "" || o.CacheDir == "" {
-		return errors.New("vm: UpOptions needs a Root and a CacheDir")
+	if o.Root == "" || o.Cache == "" {
+		return errors.New("vm: UpOptions needs a Root and a Cache")
 	}
 	return nil
 }

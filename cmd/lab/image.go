@@ -37,7 +37,7 @@ func imageCommand(e *env) *cli.Command {
 					}
 					arches := map[string]bool{}
 					for _, id := range ids {
-						k, err := images.FetchKernel(c.Context, id, e.stderr)
+						k, err := e.roots.cache.FetchKernel(c.Context, id, e.stderr)
 						if err != nil {
 							return err
 						}
@@ -48,7 +48,7 @@ func imageCommand(e *env) *cli.Command {
 						if !arches[arch] {
 							continue
 						}
-						bb, err := images.FetchBusybox(c.Context, arch, e.stderr)
+						bb, err := e.roots.cache.FetchBusybox(c.Context, arch, e.stderr)
 						if err != nil {
 							return err
 						}
@@ -72,7 +72,7 @@ func imageCommand(e *env) *cli.Command {
 					if c.NArg() != 1 {
 						return fmt.Errorf("lab image import needs one ID")
 					}
-					k, err := images.ImportKernel(c.Args().First(), c.String("arch"), c.String("kernel"), c.String("modules"))
+					k, err := e.roots.cache.ImportKernel(c.Args().First(), c.String("arch"), c.String("kernel"), c.String("modules"))
 					if err != nil {
 						return err
 					}
@@ -109,7 +109,7 @@ func imageCommand(e *env) *cli.Command {
 						}
 						for _, id := range profileRecipes() {
 							r := images.Recipes[id]
-							k, b, hit, err := images.BuildKernel(c.Context, images.BuildOptions{ID: id, Arch: r.Arch, Fragments: r.Fragments, Jobs: c.Int("jobs"), Log: e.stderr})
+							k, b, hit, err := e.roots.cache.BuildKernel(c.Context, images.BuildOptions{ID: id, Arch: r.Arch, Fragments: r.Fragments, Jobs: c.Int("jobs"), Log: e.stderr})
 							if err != nil {
 								return err
 							}
@@ -133,7 +133,7 @@ func imageCommand(e *env) *cli.Command {
 					if o.Arch == "" {
 						return fmt.Errorf("lab image build %s: --arch is required (i386)", o.ID)
 					}
-					k, b, hit, err := images.BuildKernel(c.Context, o)
+					k, b, hit, err := e.roots.cache.BuildKernel(c.Context, o)
 					if err != nil {
 						return err
 					}
@@ -171,7 +171,7 @@ func imageCommand(e *env) *cli.Command {
 						}
 					}
 					for _, id := range c.Args().Slice() {
-						freed, err := images.RemoveKernel(id)
+						freed, err := e.roots.cache.RemoveKernel(id)
 						if err != nil {
 							return err
 						}
@@ -203,7 +203,7 @@ func imageCommand(e *env) *cli.Command {
 					if err != nil {
 						return err
 					}
-					bn, bbytes, busy, err := images.PruneBuilds()
+					bn, bbytes, busy, err := e.roots.cache.PruneBuilds()
 					if err != nil {
 						return fmt.Errorf("pruning kernel build trees: %w", err)
 					}
@@ -224,7 +224,7 @@ func imageCommand(e *env) *cli.Command {
 					"Example:\n   lab image list --json",
 				Flags: []cli.Flag{jsonFlag},
 				Action: func(c *cli.Context) error {
-					ks := images.CachedKernels()
+					ks := e.roots.cache.Kernels()
 					if c.Bool("json") {
 						return printJSON(e.stdout, ks)
 					}
@@ -232,7 +232,7 @@ func imageCommand(e *env) *cli.Command {
 					fmt.Fprintln(tw, "ID\tARCH\tRELEASE\tPACKAGE\tSHA256\tBOOTS\tCONFIG\tSTATUS")
 					for _, k := range ks {
 						cfg := "-"
-						if b, err := images.LoadBuild(k.Kernel); err == nil {
+						if b, err := e.roots.cache.LoadBuild(k.Kernel); err == nil {
 							cfg = strings.Join(b.Fragments, "+") + " " + b.NotableString()
 						}
 						_, entry := k.BootImage(images.Profile{}, false)
@@ -303,17 +303,17 @@ func (e *env) pruneCache() (files int, bytes int64, err error) {
 	}
 	// The temp files of snapshot saves cut short (their process is gone);
 	// other temp files are skipped below: they may be being written.
-	files, bytes, err = vm.RemoveStaleSnapshotTemps(e.roots.cache)
+	files, bytes, err = vm.RemoveStaleSnapshotTemps(string(e.roots.cache))
 	if err != nil {
 		return files, bytes, err
 	}
 	for _, dir := range []string{"snapshots", "initramfs"} {
-		des, err := os.ReadDir(filepath.Join(e.roots.cache, dir))
+		des, err := os.ReadDir(filepath.Join(string(e.roots.cache), dir))
 		if err != nil && !os.IsNotExist(err) {
 			return files, bytes, err
 		}
 		for _, de := range des {
-			p := filepath.Join(e.roots.cache, dir, de.Name())
+			p := filepath.Join(string(e.roots.cache), dir, de.Name())
 			if de.IsDir() || inUse[p] || strings.Contains(de.Name(), ".tmp") {
 				continue
 			}

@@ -14,16 +14,17 @@ import (
 // cache and returns the blob's path.
 func cacheKernel(t *testing.T, id string) string {
 	t.Helper()
-	sha, err := images.PutReader(strings.NewReader("vmlinuz of " + id))
+	cache := envCache()
+	sha, err := cache.PutReader(strings.NewReader("vmlinuz of " + id))
 	if err != nil {
 		t.Fatal(err)
 	}
 	k := images.Kernel{ID: id, Arch: "i386", Release: "6.1.0-99-686", Source: "import", Vmlinuz: sha}
 	b, _ := json.Marshal(k)
-	if err := images.WriteFileAtomic(filepath.Join(images.CacheDir(), "kernels", id+".json"), b, 0o644); err != nil {
+	if err := images.WriteFileAtomic(filepath.Join(string(cache), "kernels", id+".json"), b, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	return images.BlobPath(sha)
+	return cache.BlobPath(sha)
 }
 
 // TestImageListShowsCorruptKernel: a kernel whose blob is corrupt is

@@ -6,8 +6,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"testing"
-
-	"lab/images"
 )
 
 // deadPID is the pid of a process that has exited.
@@ -25,7 +23,7 @@ func deadPID(t *testing.T) int {
 // once its process is gone, and keeps one a live save is writing.
 func TestImagePruneRemovesStaleSnapshotTemps(t *testing.T) {
 	cliEnv(t)
-	dir := filepath.Join(images.CacheDir(), "snapshots")
+	dir := filepath.Join(string(envCache()), "snapshots")
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		t.Fatal(err)
 	}

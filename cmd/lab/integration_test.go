@@ -271,7 +271,7 @@ func itCheckGuest(t *testing.T, p images.Profile, g map[string]string) {
 	case "i386":
 		// 3G/1G unless the profile's kernel was built with another split.
 		user, split := 3072, "3G/1G"
-		if k, err := images.LoadKernel(p.Kernel); err == nil {
+		if k, err := envCache().LoadKernel(p.Kernel); err == nil {
 			switch k.Notable["split"] {
 			case "2G/2G":
 				user, split = 2048, "2G/2G"

@@ -91,9 +91,9 @@ func profilesCommand(e *env) *cli.Command {
 					return err
 				}
 				kernel, initrd := "KERNEL", "INITRD"
-				if k, err := images.LoadKernel(p.Kernel); err == nil {
+				if k, err := e.roots.cache.LoadKernel(p.Kernel); err == nil {
 					sha, _ := k.BootImage(p, false)
-					kernel = images.BlobPath(sha)
+					kernel = e.roots.cache.BlobPath(sha)
 				}
 				argv, err := vm.Args(vm.Options{Profile: p, Kernel: kernel, Initrd: initrd, StateDir: e.roots.vm.Dir(p.Name), Accel: c.String("accel"), Clock: clock})
 				if err != nil {

@@ -19,9 +19,8 @@ type roots struct {
 	// $XDG_STATE_HOME/lab/vms, else ~/.local/state/lab/vms.
 	vm vm.Root
 	// cache is lab's cache: $LAB_CACHE_DIR, else $XDG_CACHE_HOME/lab
-	// (absolute only), else ~/.cache/lab. images.CacheDir still reads
-	// the same variables itself.
-	cache string
+	// (absolute only), else ~/.cache/lab.
+	cache images.Cache
 	// results is the default result store: $LAB_RESULTS_DIR, else
 	// $XDG_DATA_HOME/lab/results, else ~/.local/share/lab/results;
 	// resultsErr says why there is none.
@@ -79,12 +78,13 @@ func readRoots(getenv func(string) string) roots {
 		}
 		r.vm = vm.Root(filepath.Join(h, ".local", "state", "lab", "vms"))
 	}
-	r.cache = getenv("LAB_CACHE_DIR")
-	if r.cache == "" {
-		if r.cache = under("XDG_CACHE_HOME", true, "lab", filepath.Join(".cache", "lab")); r.cache == "" {
-			r.cache = filepath.Join(tmp, "lab-cache")
+	cache := getenv("LAB_CACHE_DIR")
+	if cache == "" {
+		if cache = under("XDG_CACHE_HOME", true, "lab", filepath.Join(".cache", "lab")); cache == "" {
+			cache = filepath.Join(tmp, "lab-cache")
 		}
 	}
+	r.cache = images.Cache(cache)
 	r.results = getenv("LAB_RESULTS_DIR")
 	if r.results == "" {
 		if r.results = under("XDG_DATA_HOME", false, filepath.Join("lab", "results"), filepath.Join(".local", "share", "lab", "results")); r.results == "" {
@@ -111,7 +111,7 @@ func (r roots) resultsDir() (string, error) { return r.results, r.resultsErr }
 // vmOptions fills in the directories and switches a boot takes from the
 // roots.
 func (r roots) vmOptions(o vm.UpOptions) vm.UpOptions {
-	o.Root, o.CacheDir, o.LibDirs, o.NoSnapshot = r.vm, r.cache, r.libDirs, r.noSnapshot
+	o.Root, o.Cache, o.LibDirs, o.NoSnapshot = r.vm, r.cache, r.libDirs, r.noSnapshot
 	return o
 }
 

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"lab/images"
+	"lab/internal/labtest"
 	"lab/vm"
 )
 
@@ -14,6 +15,10 @@ import (
 func getenv(m map[string]string) func(string) string {
 	return func(k string) string { return m[k] }
 }
+
+// envCache is the cache a command run now uses: the one this test's
+// environment names.
+func envCache() images.Cache { return readRoots(os.Getenv).cache }
 
 func TestRootsVM(t *testing.T) {
 	t.Parallel()
@@ -106,17 +111,23 @@ func TestRootsCache(t *testing.T) {
 		{"/l", "/x", "/h", "/l"},
 		{"", "/x", "/h", "/x/lab"},
 		{"", "rel", "/h", "/h/.cache/lab"},
+		{"", "", "/h", "/h/.cache/lab"},
 		{"", "", "", "/tmp/lab-cache"},
 	}
 	for _, tt := range tests {
 		r := readRoots(getenv(map[string]string{"LAB_CACHE_DIR": tt.lab, "XDG_CACHE_HOME": tt.xdg, "HOME": tt.home}))
-		if r.cache != tt.want {
+		if string(r.cache) != tt.want {
 			t.Errorf("cache with LAB_CACHE_DIR=%q XDG_CACHE_HOME=%q HOME=%q = %q, want %q", tt.lab, tt.xdg, tt.home, r.cache, tt.want)
 		}
 	}
-	// Until images takes its cache as a value, both must agree.
-	if got, want := readRoots(os.Getenv).cache, images.CacheDir(); got != want {
-		t.Errorf("roots cache %q, images.CacheDir() %q", got, want)
+}
+
+// TestRootsCacheLabtest: the integration tests look for kernels where the
+// CLI does (labtest cannot import this package, so it has a copy).
+func TestRootsCacheLabtest(t *testing.T) {
+	t.Parallel()
+	if got, want := readRoots(os.Getenv).cache, labtest.Cache(); got != want {
+		t.Errorf("roots cache %q, labtest.Cache() %q", got, want)
 	}
 }
 
@@ -127,7 +138,7 @@ func TestRootsSwitches(t *testing.T) {
 		t.Errorf("roots = %+v, want noSnapshot, supervisor /s, lab /e, peer memory 64", r)
 	}
 	o := r.vmOptions(vm.UpOptions{Name: "x"})
-	if o.Root != r.vm || o.CacheDir != r.cache || !o.NoSnapshot || !slices.Equal(o.LibDirs, r.libDirs) || o.Name != "x" {
+	if o.Root != r.vm || o.Cache != r.cache || !o.NoSnapshot || !slices.Equal(o.LibDirs, r.libDirs) || o.Name != "x" {
 		t.Errorf("vmOptions = %+v, want the roots filled in", o)
 	}
 	if exe, _ := r.supervisor(); exe != "/s" {

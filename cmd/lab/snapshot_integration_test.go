@@ -7,8 +7,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"lab/images"
 )
 
 // TestIntegrationSnapshot: a boot restores the booted snapshot of its
@@ -110,6 +108,7 @@ func abs(x int64) int64 {
 func TestIntegrationImagePrune(t *testing.T) {
 	p := itProfile(t, "celeron-2.4")
 	itBootEnv(t, p)
+	cache := envCache()
 	st := itUp(t, p.Name, "prune")
 	itMust(t, itCallTimeout, nil, "image", "prune")
 	for _, f := range []string{st.Snapshot, st.Initrd} {
@@ -120,7 +119,7 @@ func TestIntegrationImagePrune(t *testing.T) {
 	itMust(t, itCallTimeout, nil, "down", "prune")
 	// What a stopped kernel build leaves goes too (and the unpacked
 	// source trees, which a later build unpacks again).
-	dead := filepath.Join(images.CacheDir(), "build", "out-labprunetest")
+	dead := filepath.Join(string(cache), "build", "out-labprunetest")
 	if err := os.MkdirAll(filepath.Join(dead, "kernel"), 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -133,7 +132,7 @@ func TestIntegrationImagePrune(t *testing.T) {
 		if _, err := os.Stat(dead); !os.IsNotExist(err) {
 			t.Errorf("prune kept a dead build's objects in %s (%v)", dead, err)
 		}
-		if trees, _ := filepath.Glob(filepath.Join(images.CacheDir(), "build", "src-*")); len(trees) > 0 {
+		if trees, _ := filepath.Glob(filepath.Join(string(cache), "build", "src-*")); len(trees) > 0 {
 			t.Errorf("prune kept the unpacked kernel source %v", trees)
 		}
 	}
@@ -159,13 +158,14 @@ func TestIntegrationImagePrune(t *testing.T) {
 func TestIntegrationImageRm(t *testing.T) {
 	era := itProfile(t, "celeron-2.4-era")
 	itBootEnv(t, era)
-	k, err := images.LoadKernel(era.Kernel)
+	cache := envCache()
+	k, err := cache.LoadKernel(era.Kernel)
 	if err != nil {
 		t.Fatal(err)
 	}
 	const id = "it-rm-kernel"
-	t.Cleanup(func() { images.RemoveKernel(id) })
-	itMust(t, itCallTimeout, nil, "image", "import", id, "--arch", "i386", "--kernel", images.BlobPath(k.Vmlinuz))
+	t.Cleanup(func() { cache.RemoveKernel(id) })
+	itMust(t, itCallTimeout, nil, "image", "import", id, "--arch", "i386", "--kernel", cache.BlobPath(k.Vmlinuz))
 	file := filepath.Join(t.TempDir(), "it-rm.yaml")
 	prof := "name: it-rm\nsummary: celeron-2.4's machine on an imported copy of the era kernel\narch: i386\nmachine: pc\n" +
 		"cpu: {model: qemu32}\ntopology: {sockets: 1, cores: 1, threads: 1}\nmemory_mb: 256\nkernel: " + id + "\n"
@@ -177,7 +177,7 @@ func TestIntegrationImageRm(t *testing.T) {
 	if r.code == 0 || !strings.Contains(r.stderr, "vm rm is up on it; `lab down rm` first (nothing was removed)") {
 		t.Fatalf("lab image rm of a kernel a VM is up on: exit %d, %s", r.code, r.stderr)
 	}
-	if _, err := images.LoadKernel(id); err != nil {
+	if _, err := cache.LoadKernel(id); err != nil {
 		t.Fatalf("the refused rm removed something: %v", err)
 	}
 	itMust(t, itCallTimeout, nil, "down", "rm")
@@ -188,7 +188,7 @@ func TestIntegrationImageRm(t *testing.T) {
 	if list := itMust(t, itCallTimeout, nil, "image", "list").stdout; strings.Contains(list, id) {
 		t.Errorf("lab image list still shows %s:\n%s", id, list)
 	}
-	if _, err := images.LoadKernel(era.Kernel); err != nil {
+	if _, err := cache.LoadKernel(era.Kernel); err != nil {
 		t.Errorf("removing %s broke %s, which shares its image: %v", id, era.Kernel, err)
 	}
 	r = itLab(t, itCallTimeout, nil, "image", "rm", id)

@@ -82,10 +82,28 @@ func LibDir() string {
 	return "bin"
 }
 
+// Cache is the cache the integration tests boot from: the one lab uses and
+// `make setup` fills ($LAB_CACHE_DIR, else $XDG_CACHE_HOME/lab, else
+// ~/.cache/lab). The CLI resolves it in cmd/lab/roots.go, which a test
+// here cannot import; cmd/lab's TestRootsCacheLabtest checks the two
+// agree.
+func Cache() images.Cache {
+	if d := os.Getenv("LAB_CACHE_DIR"); d != "" {
+		return images.Cache(d)
+	}
+	if d := os.Getenv("XDG_CACHE_HOME"); d != "" && filepath.IsAbs(d) {
+		return images.Cache(filepath.Join(d, "lab"))
+	}
+	if home := os.Getenv("HOME"); home != "" {
+		return images.Cache(filepath.Join(home, ".cache", "lab"))
+	}
+	return images.Cache(filepath.Join(os.TempDir(), "lab-cache"))
+}
+
 // RequireBoot checks that t can boot guests of the given archs: not -short,
 // QEMU installed, the guest agent built, the profiles' kernels and the
-// busybox binaries in the cache. Otherwise it skips (fails in CI) saying
-// what is missing and how to get it.
+// busybox binaries in the cache (Cache). Otherwise it skips (fails in CI)
+// saying what is missing and how to get it.
 func RequireBoot(t testing.TB, profiles ...images.Profile) {
 	t.Helper()
 	if testing.Short() {
@@ -112,13 +130,13 @@ func RequireBoot(t testing.TB, profiles ...images.Profile) {
 		}
 		if !seen["kernel-"+p.Kernel] {
 			seen["kernel-"+p.Kernel] = true
-			if _, err := images.LoadKernel(p.Kernel); err != nil {
+			if _, err := Cache().LoadKernel(p.Kernel); err != nil {
 				Unavailable(t, "profile %s: %v (run `make setup`)", p.Name, err)
 			}
 		}
 		if !seen["busybox-"+p.Arch] {
 			seen["busybox-"+p.Arch] = true
-			if _, err := images.LoadBusybox(p.Arch); err != nil {
+			if _, err := Cache().LoadBusybox(p.Arch); err != nil {
 				Unavailable(t, "profile %s: %v (run `make setup`)", p.Name, err)
 			}
 		}

@@ -29,6 +29,7 @@ import (
 // Cache is lab's cache: the directory laid out as above. The CLI finds it
 // ($LAB_CACHE_DIR, else $XDG_CACHE_HOME/lab, else ~/.cache/lab) and hands
 // it down; this package reads no environment, so tests each use their own.
+// The empty Cache is the working directory: every caller names one.
 type Cache string
 
 var shaRE = regexp.MustCompile(`^[0-9a-f]{64}$`)

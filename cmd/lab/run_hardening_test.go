@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"lab/engine"
 	"lab/results"
 )
 
@@ -94,6 +95,12 @@ func brokenDir(t *testing.T) string {
 		t.Fatal(err)
 	}
 	return filepath.Join(file, "results")
+}
+
+// finish saves res as a run's end does (engine.Save) and prints it as lab
+// run does.
+func (e *env) finish(res *results.Result, refs []results.Reference, claims []results.Claim, dir string, f runFlags) error {
+	return e.printRun(engine.Save(res, refs, claims, dir, observer(e.stderr)), f)
 }
 
 func finishCode(t *testing.T, err error) (int, string) {

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"lab/engine"
 	"lab/vm"
 )
 
@@ -88,7 +89,7 @@ func TestLockGuestWaitsAndSays(t *testing.T) {
 	ctx := context.Background()
 	var runMsgs []string
 	unlock, err := h.LockRun(ctx, []string{"lab", "run", "forkbench"}, func(holder *vm.RunHolder) {
-		runMsgs = append(runMsgs, runBusyMessage(h.Name, holder))
+		runMsgs = append(runMsgs, engine.Waiting{VM: h.Name, Holder: holder}.String())
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -161,7 +162,9 @@ func TestLockGuestWaitsAndSays(t *testing.T) {
 		time.Sleep(300 * time.Millisecond)
 		rel()
 	}()
-	unlock2, err := h.LockRun(ctx, nil, func(holder *vm.RunHolder) { runMsgs = append(runMsgs, runBusyMessage(h.Name, holder)) })
+	unlock2, err := h.LockRun(ctx, nil, func(holder *vm.RunHolder) {
+		runMsgs = append(runMsgs, engine.Waiting{VM: h.Name, Holder: holder}.String())
+	})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -234,7 +234,7 @@ func TestIntegrationRunNetbenchPeer(t *testing.T) {
 	const name = "nbpeer"
 	itUp(t, p.Name, name)
 	designs := []int{0, 1, 2}
-	run := func(clients string) (*results.Result, itResult) {
+	run := func(clients string) (*results.Result, labResult) {
 		args := append([]string{"netbench", "--vm", name, "-e", "designs", "--repeat", "2"}, itNetbenchArgs("-p", "designs=0+1+2", "-p", "clients="+clients)...)
 		res, r := itRunJSON(t, 0, args...)
 		itNetbenchCheck(t, res, designs, 2)

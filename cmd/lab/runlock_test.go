@@ -8,11 +8,11 @@ import (
 	"context"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"lab/engine"
+	"lab/internal/labtest"
 	"lab/vm"
 )
 
@@ -66,24 +66,6 @@ func TestCLINoWaitAccepted(t *testing.T) {
 	}
 }
 
-// syncBuffer is a bytes.Buffer safe for a writer and a reader goroutine.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 func TestLockGuestWaitsAndSays(t *testing.T) {
 	h := &vm.Handle{Name: "celeron", Dir: t.TempDir()}
 	ctx := context.Background()
@@ -95,7 +77,7 @@ func TestLockGuestWaitsAndSays(t *testing.T) {
 		t.Fatal(err)
 	}
 	started := time.Now()
-	var stderr syncBuffer
+	var stderr labtest.SyncBuffer
 	done := make(chan error, 1)
 	go func() {
 		release, err := lockShared(ctx, h, []string{"lab", "exec", "--", "true"}, false, &stderr)

@@ -18,6 +18,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"lab/engine"
 	"lab/images"
 	"lab/internal/labtest"
 	"lab/plugins"
@@ -175,14 +176,17 @@ func checkDocArgs(e *env, c *cli.Context, root, out string, built map[string]str
 			if err != nil {
 				return err
 			}
-			params, err := parseParams(f.params)
+			params, err := engine.ParseParams(f.params)
 			if err != nil {
 				return err
 			}
 			_, _, err = desc.Resolve(f.experiment, params)
 			return err
 		}
-		_, err := e.planRun(f)
+		req, err := e.request(f)
+		if err == nil {
+			_, err = engine.NewPlan(req)
+		}
 		return err
 	case "plugin build":
 		if c.NArg() != 1 {

@@ -82,8 +82,21 @@ type Handle struct {
 	State *State
 }
 
-// ErrNotUp is returned for a VM name with no live supervisor.
-var ErrNotUp = errors.New("not up")
+// Errors callers tell apart with errors.Is.
+var (
+	// ErrNotUp: no VM of that name is up (no live supervisor).
+	ErrNotUp = errors.New("not up")
+	// ErrNoneUp: no VM is up at all, and none was named.
+	ErrNoneUp = errors.New("no VMs are up")
+	// ErrBooting: the VM is still booting (`lab up` has not finished).
+	ErrBooting = errors.New("still booting")
+	// ErrNoSupervisor: the VM's supervisor does not answer on its
+	// control socket (it is gone, or was never there).
+	ErrNoSupervisor = errors.New("supervisor not answering")
+	// ErrHungUp: the supervisor closed the control connection before
+	// answering (it died, or the VM went down, mid-request).
+	ErrHungUp = errors.New("supervisor hung up")
+)
 
 // Open finds the VM called name in r. A stale state directory is cleaned
 // up and reported as not up.
@@ -100,7 +113,7 @@ func (r Root) Open(name string) (*Handle, error) {
 		names = append(names, e.Name)
 		if e.Name == name {
 			if e.State.Phase == PhaseBooting {
-				return nil, fmt.Errorf("vm %s is still booting; wait for `lab up` to finish", name)
+				return nil, fmt.Errorf("vm %s is %w; wait for `lab up` to finish", name, ErrBooting)
 			}
 			return &Handle{Name: name, Dir: e.Dir, State: e.State}, nil
 		}
@@ -130,7 +143,7 @@ func (r Root) OpenDefault(name string) (*Handle, error) {
 	}
 	switch len(live) {
 	case 0:
-		return nil, errors.New("no VMs are up; start one with `lab up PROFILE`")
+		return nil, fmt.Errorf("%w; start one with `lab up PROFILE`", ErrNoneUp)
 	case 1:
 		return r.Open(live[0].Name)
 	}
@@ -145,7 +158,7 @@ func (h *Handle) ctl(ctx context.Context, req ctlRequest) (net.Conn, *ctlRespons
 	var d net.Dialer
 	conn, err := d.DialContext(ctx, "unix", filepath.Join(h.Dir, CtlSock))
 	if err != nil {
-		return nil, nil, fmt.Errorf("vm %s: supervisor not answering: %w", h.Name, err)
+		return nil, nil, fmt.Errorf("vm %s: %w: %w", h.Name, ErrNoSupervisor, err)
 	}
 	stop := context.AfterFunc(ctx, func() { conn.Close() })
 	defer stop()
@@ -156,7 +169,7 @@ func (h *Handle) ctl(ctx context.Context, req ctlRequest) (net.Conn, *ctlRespons
 	var resp ctlResponse
 	if err := link.ReadMsg(conn, &resp); err != nil {
 		conn.Close()
-		return nil, nil, ctxErr(ctx, fmt.Errorf("vm %s: supervisor hung up: %w", h.Name, err))
+		return nil, nil, ctxErr(ctx, fmt.Errorf("vm %s: %w: %w", h.Name, ErrHungUp, err))
 	}
 	if resp.Error != "" {
 		conn.Close()

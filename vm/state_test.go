@@ -267,9 +267,10 @@ func TestOpenDefault(t *testing.T) {
 		want    string   // the handle's name on success
 		wantErr []string // substrings of the error otherwise
 		notUp   bool     // the error wraps ErrNotUp
+		is      error    // and wraps this one, if set
 	}{
-		{name: "none up", wantErr: []string{"no VMs are up", "lab up PROFILE"}},
-		{name: "only stale", vms: map[string]string{"ghost": "stale"}, wantErr: []string{"no VMs are up", "lab up PROFILE"}},
+		{name: "none up", wantErr: []string{"no VMs are up", "lab up PROFILE"}, is: ErrNoneUp},
+		{name: "only stale", vms: map[string]string{"ghost": "stale"}, wantErr: []string{"no VMs are up", "lab up PROFILE"}, is: ErrNoneUp},
 		{name: "one up", vms: map[string]string{"a": PhaseRunning}, want: "a"},
 		{name: "one up and a stale one", vms: map[string]string{"a": PhaseRunning, "ghost": "stale"}, want: "a"},
 		{name: "two up", vms: map[string]string{"a": PhaseRunning, "b": PhaseRunning}, wantErr: []string{"2 VMs are up", "a, b", "name one"}},
@@ -277,7 +278,7 @@ func TestOpenDefault(t *testing.T) {
 		{name: "named, not up", vms: map[string]string{"a": PhaseRunning}, arg: "c", wantErr: []string{`vm "c" is not up`, "up: a"}, notUp: true},
 		{name: "named, none up", arg: "c", wantErr: []string{`vm "c" is not up`, "lab up PROFILE"}, notUp: true},
 		{name: "named, stale", vms: map[string]string{"ghost": "stale"}, arg: "ghost", wantErr: []string{`vm "ghost" is not up`}, notUp: true},
-		{name: "booting", vms: map[string]string{"a": PhaseBooting}, wantErr: []string{"vm a is still booting", "wait for `lab up`"}},
+		{name: "booting", vms: map[string]string{"a": PhaseBooting}, wantErr: []string{"vm a is still booting", "wait for `lab up`"}, is: ErrBooting},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -308,6 +309,9 @@ func TestOpenDefault(t *testing.T) {
 			if got := errors.Is(err, ErrNotUp); got != tt.notUp {
 				t.Errorf("errors.Is(%q, ErrNotUp) = %v, want %v", err, got, tt.notUp)
 			}
+			if tt.is != nil && !errors.Is(err, tt.is) {
+				t.Errorf("errors.Is(%q, %v) = false, want true", err, tt.is)
+			}
 		})
 	}
 }
@@ -320,8 +324,8 @@ func TestHandleNoSupervisor(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	// No control socket: the supervisor does not answer.
-	if _, err := h.Status(ctx); err == nil || !strings.Contains(err.Error(), "vm gone: supervisor not answering") {
-		t.Errorf("Status() = %v, want a 'supervisor not answering' error", err)
+	if _, err := h.Status(ctx); err == nil || !strings.Contains(err.Error(), "vm gone: supervisor not answering") || !errors.Is(err, ErrNoSupervisor) {
+		t.Errorf("Status() = %v, want a 'supervisor not answering' error (ErrNoSupervisor)", err)
 	}
 	// Down on a dead supervisor just cleans up.
 	h.State.SupervisorPID = deadPID(t)

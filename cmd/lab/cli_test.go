@@ -7,6 +7,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"io"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -22,19 +23,28 @@ import (
 	"lab/plugins/host"
 )
 
-type cliResult struct {
+// labResult is what one `lab ARGS...` run in-process did.
+type labResult struct {
 	code           int
 	stdout, stderr string
+	took           time.Duration
+}
+
+// runLab runs `lab ARGS...` in-process with stdin, cancelled after
+// timeout: the one harness of the unit and the integration tests.
+func runLab(timeout time.Duration, stdin io.Reader, args ...string) labResult {
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	var out, errb bytes.Buffer
+	start := time.Now()
+	code := run(ctx, append([]string{"lab"}, args...), stdin, &out, &errb)
+	return labResult{code: code, stdout: out.String(), stderr: errb.String(), took: time.Since(start)}
 }
 
 // cliRun runs `lab ARGS...` in-process with empty stdin.
-func cliRun(t *testing.T, args ...string) cliResult {
+func cliRun(t *testing.T, args ...string) labResult {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	var out, errb bytes.Buffer
-	code := run(ctx, append([]string{"lab"}, args...), strings.NewReader(""), &out, &errb)
-	return cliResult{code: code, stdout: out.String(), stderr: errb.String()}
+	return runLab(30*time.Second, strings.NewReader(""), args...)
 }
 
 // cliEnv points every directory lab touches at fresh temp dirs and returns
@@ -52,7 +62,7 @@ func cliEnv(t *testing.T) (stateRoot string) {
 }
 
 // wantOutput checks r's exit code and that each substring is in stream.
-func wantOutput(t *testing.T, r cliResult, args string, code int, stream string, subs ...string) {
+func wantOutput(t *testing.T, r labResult, args string, code int, stream string, subs ...string) {
 	t.Helper()
 	if r.code != code {
 		t.Errorf("lab %s: exit %d, want %d\nstdout: %s\nstderr: %s", args, r.code, code, r.stdout, r.stderr)

@@ -9,7 +9,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -18,6 +20,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"lab/engine"
 	"lab/images"
 	"lab/internal/labtest"
 	"lab/plugins"
@@ -175,14 +178,17 @@ func checkDocArgs(e *env, c *cli.Context, root, out string, built map[string]str
 			if err != nil {
 				return err
 			}
-			params, err := parseParams(f.params)
+			params, err := engine.ParseParams(f.params)
 			if err != nil {
 				return err
 			}
 			_, _, err = desc.Resolve(f.experiment, params)
 			return err
 		}
-		_, err := e.planRun(f)
+		req, err := e.request(f)
+		if err == nil {
+			_, err = engine.NewPlan(req)
+		}
 		return err
 	case "plugin build":
 		if c.NArg() != 1 {
@@ -570,4 +576,68 @@ func TestDocPluginParameters(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestDesignLayout: docs/DESIGN.md's layout table names every Go package
+// of the module, and every path it names is a folder: the architecture
+// is read from the folders.
+func TestDesignLayout(t *testing.T) {
+	root, err := labtest.RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(filepath.Join(root, "docs", "DESIGN.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, table, ok := strings.Cut(string(b), "## Layout: who owns what")
+	if !ok {
+		t.Fatal(`docs/DESIGN.md has no "## Layout: who owns what" section`)
+	}
+	table, _, _ = strings.Cut(table, "\n## ")
+	rows := map[string]bool{}
+	for _, line := range strings.Split(table, "\n") {
+		if !strings.HasPrefix(line, "| `") {
+			continue
+		}
+		path, _, _ := strings.Cut(strings.TrimPrefix(line, "| `"), "`")
+		rows[path] = true
+		if path == "plugins/<name>/" {
+			continue
+		}
+		if fi, err := os.Stat(filepath.Join(root, path)); err != nil || !fi.IsDir() {
+			t.Errorf("docs/DESIGN.md's layout names %s, which is not a folder", path)
+		}
+	}
+	// Every folder holding a Go package (test-only packages aside).
+	err = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && p != root && (strings.HasPrefix(d.Name(), ".") || d.Name() == "testdata" || d.Name() == "bin") {
+			return filepath.SkipDir
+		}
+		if d.IsDir() || !strings.HasSuffix(p, ".go") || strings.HasSuffix(p, "_test.go") {
+			return nil
+		}
+		rel, _ := filepath.Rel(root, filepath.Dir(p))
+		dir := filepath.ToSlash(rel) + "/"
+		switch {
+		case rows[dir]:
+		case path.Dir(strings.TrimSuffix(dir, "/")) == "plugins" && rows["plugins/<name>/"] && fileExists(filepath.Join(root, rel, plugins.DescriptionFile)):
+		case rows[path.Dir(strings.TrimSuffix(dir, "/"))+"/"] && strings.HasPrefix(dir, "internal/testplugins/"):
+		default:
+			t.Errorf("package folder %s is not in docs/DESIGN.md's layout table", dir)
+			rows[dir] = true // once
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func fileExists(p string) bool {
+	_, err := os.Stat(p)
+	return err == nil
 }

@@ -9,6 +9,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"lab/engine"
 	"lab/internal/labtest"
 	"lab/results/matrix"
 )
@@ -43,9 +44,12 @@ func TestExampleMatrix(t *testing.T) {
 	if spec.Clock != "icount:0" || len(cells) < 10 {
 		t.Errorf("nightly matrix: clock %q, %d cells", spec.Clock, len(cells))
 	}
-	e := &env{stdout: &strings.Builder{}, stderr: &strings.Builder{}, roots: testRoots()}
 	for _, c := range cells {
-		if _, err := e.planRun(cellFlags(c, t.TempDir(), nil)); err != nil {
+		req, err := engine.CellRequest(c, t.TempDir(), nil, nil, testRoots().engine())
+		if err == nil {
+			_, err = engine.NewPlan(req)
+		}
+		if err != nil {
 			t.Errorf("cell %s: %v", c.ID, err)
 		}
 	}

@@ -80,7 +80,7 @@ func TestIntegrationDownDuringRun(t *testing.T) {
 	p := itProfile(t, "celeron-2.4")
 	itBootEnv(t, p)
 	itUp(t, p.Name, "busy")
-	done := make(chan itResult, 1)
+	done := make(chan labResult, 1)
 	go func() {
 		done <- itLab(t, itRunTimeout, nil, "run", "--json", "--out", t.TempDir(), "--vm", "busy", "forkbench", "-e", "create", "-p", "m=100000", "--repeat", "20")
 	}()
@@ -104,7 +104,7 @@ func TestIntegrationDownDuringRun(t *testing.T) {
 		t.Fatalf("busy is gone after a refused lab down: %v", err)
 	}
 	itMust(t, itCallTimeout, nil, "down", "--force", "busy")
-	var run itResult
+	var run labResult
 	select {
 	case run = <-done:
 	case <-time.After(2 * time.Minute):

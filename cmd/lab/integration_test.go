@@ -39,27 +39,16 @@ const (
 	itCallTimeout = time.Minute
 )
 
-type itResult struct {
-	code           int
-	stdout, stderr string
-	took           time.Duration
-}
-
 // itLab runs the CLI in-process: `lab ARGS...`.
-func itLab(t *testing.T, timeout time.Duration, stdin io.Reader, args ...string) itResult {
+func itLab(t *testing.T, timeout time.Duration, stdin io.Reader, args ...string) labResult {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), timeout)
-	defer cancel()
-	var out, errb bytes.Buffer
-	start := time.Now()
-	code := run(ctx, append([]string{"lab"}, args...), stdin, &out, &errb)
-	r := itResult{code: code, stdout: out.String(), stderr: errb.String(), took: time.Since(start)}
-	t.Logf("lab %s -> exit %d in %.1fs", strings.Join(args, " "), code, r.took.Seconds())
+	r := runLab(timeout, stdin, args...)
+	t.Logf("lab %s -> exit %d in %.1fs", strings.Join(args, " "), r.code, r.took.Seconds())
 	return r
 }
 
 // itMust is itLab expecting exit 0.
-func itMust(t *testing.T, timeout time.Duration, stdin io.Reader, args ...string) itResult {
+func itMust(t *testing.T, timeout time.Duration, stdin io.Reader, args ...string) labResult {
 	t.Helper()
 	r := itLab(t, timeout, stdin, args...)
 	if r.code != 0 {

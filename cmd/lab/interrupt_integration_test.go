@@ -58,11 +58,11 @@ func TestIntegrationRunCtrlC(t *testing.T) {
 // itStartLab starts labBin with args, returning its stdout and stderr as
 // they fill and a channel that gets its Wait error; it is killed at the
 // end of the test.
-func itStartLab(t *testing.T, labBin string, args ...string) (*exec.Cmd, *bytes.Buffer, *syncBuffer, <-chan error) {
+func itStartLab(t *testing.T, labBin string, args ...string) (*exec.Cmd, *bytes.Buffer, *labtest.SyncBuffer, <-chan error) {
 	t.Helper()
 	cmd := exec.Command(labBin, args...)
 	var stdout bytes.Buffer
-	stderr := &syncBuffer{}
+	stderr := &labtest.SyncBuffer{}
 	cmd.Stdout, cmd.Stderr = &stdout, stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -74,7 +74,7 @@ func itStartLab(t *testing.T, labBin string, args ...string) (*exec.Cmd, *bytes.
 }
 
 // itAwait waits up to d for stderr to say s.
-func itAwait(t *testing.T, stderr *syncBuffer, s string, d time.Duration) {
+func itAwait(t *testing.T, stderr *labtest.SyncBuffer, s string, d time.Duration) {
 	t.Helper()
 	deadline := time.Now().Add(d)
 	for !strings.Contains(stderr.String(), s) {
@@ -86,7 +86,7 @@ func itAwait(t *testing.T, stderr *syncBuffer, s string, d time.Duration) {
 }
 
 // itInterrupt sends cmd SIGINT and checks it exits 130 within 45 s.
-func itInterrupt(t *testing.T, cmd *exec.Cmd, done <-chan error, stderr *syncBuffer) {
+func itInterrupt(t *testing.T, cmd *exec.Cmd, done <-chan error, stderr *labtest.SyncBuffer) {
 	t.Helper()
 	sent := time.Now()
 	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {

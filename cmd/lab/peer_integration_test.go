@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"lab/engine"
 	"lab/internal/labtest"
 	"lab/results"
 	"lab/vm"
@@ -50,7 +51,7 @@ func itHardware(t *testing.T, name string) string {
 // supervisor may still be detaching (after a kill): wait for it.
 func itNoPeer(t *testing.T, root, name string) {
 	t.Helper()
-	peer := filepath.Join(root, peerName(name))
+	peer := filepath.Join(root, engine.PeerName(name))
 	if procs := labtest.WaitNoProcs(peer, 20*time.Second); len(procs) > 0 {
 		t.Errorf("the peer guest still runs: %v", procs)
 	}
@@ -233,7 +234,7 @@ func TestIntegrationRunNetbenchPeer(t *testing.T) {
 	const name = "nbpeer"
 	itUp(t, p.Name, name)
 	designs := []int{0, 1, 2}
-	run := func(clients string) (*results.Result, itResult) {
+	run := func(clients string) (*results.Result, labResult) {
 		args := append([]string{"netbench", "--vm", name, "-e", "designs", "--repeat", "2"}, itNetbenchArgs("-p", "designs=0+1+2", "-p", "clients="+clients)...)
 		res, r := itRunJSON(t, 0, args...)
 		itNetbenchCheck(t, res, designs, 2)

@@ -283,7 +283,7 @@ func itInk(t *testing.T, path string) (all, lower float64) {
 
 // itStopBusy ends the busy loop in the guest: SIGINT to lab exec, which
 // forwards it.
-func itStopBusy(t *testing.T, cmd *exec.Cmd, done <-chan error, stderr *syncBuffer) {
+func itStopBusy(t *testing.T, cmd *exec.Cmd, done <-chan error, stderr *labtest.SyncBuffer) {
 	t.Helper()
 	_ = cmd.Process.Signal(syscall.SIGINT)
 	select {

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"lab/engine"
 	"lab/images"
 	"lab/plugins/host"
 	"lab/vm"
@@ -113,6 +114,11 @@ func (r roots) resultsDir() (string, error) { return r.results, r.resultsErr }
 func (r roots) vmOptions(o vm.UpOptions) vm.UpOptions {
 	o.Root, o.Cache, o.LibDirs, o.NoSnapshot = r.vm, r.cache, r.libDirs, r.noSnapshot
 	return o
+}
+
+// engine is what the run engine is given of the roots.
+func (r roots) engine() engine.Roots {
+	return engine.Roots{VMs: r.vm, Cache: r.cache, LibDirs: r.libDirs, NoSnapshot: r.noSnapshot, Plugins: r.plugins, Profiles: r.profiles}
 }
 
 // supervisor is the binary that runs supervisors: this one, unless

@@ -2,15 +2,10 @@ package main
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
-	"errors"
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
-	"reflect"
-	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -19,14 +14,9 @@ import (
 	"github.com/vbauerster/mpb/v8/decor"
 	"golang.org/x/sys/unix"
 
-	"lab/images"
-	"lab/plugins"
-	"lab/plugins/host"
+	"lab/engine"
 	"lab/results"
-	rclaims "lab/results/claims"
-	"lab/results/compare"
 	"lab/results/render"
-	"lab/vm"
 )
 
 type runFlags struct {
@@ -126,416 +116,82 @@ func runCommand(e *env) *cli.Command {
 	}
 }
 
-func parseParams(kvs []string) (map[string]string, error) {
-	m := map[string]string{}
-	for _, kv := range kvs {
-		k, v, ok := strings.Cut(kv, "=")
-		if !ok || k == "" {
-			return nil, fmt.Errorf("-p %q: want KEY=VALUE", kv)
-		}
-		m[k] = v
+// request is the engine's request for the flags f.
+func (e *env) request(f runFlags) (engine.Request, error) {
+	params, err := engine.ParseParams(f.params)
+	if err != nil {
+		return engine.Request{}, err
 	}
-	return m, nil
+	axes, err := engine.ParseSweeps(f.sweeps)
+	if err != nil {
+		return engine.Request{}, err
+	}
+	out := f.out
+	if out == "" {
+		if out, err = e.roots.resultsDir(); err != nil {
+			return engine.Request{}, err
+		}
+	}
+	return engine.Request{Plugin: f.plugin, VM: f.vm, Profiles: f.profiles, ProfileFiles: f.files, Experiment: f.experiment,
+		Params: params, Sweep: axes, Repeat: f.repeat, Timeout: f.timeout, Clock: f.clock, Out: out, Command: e.args, Roots: e.roots.engine()}, nil
 }
 
-// runPlan is what a run was asked to do, checked before anything boots.
-type runPlan struct {
-	f      runFlags
-	t0     time.Time
-	outDir string
-	desc   *plugins.Description
-	exp    *plugins.Experiment
-	// resolved holds every parameter; a swept key holds its values
-	// joined ("50,100"), each point's own are in points.
-	resolved map[string]string
-	axes     []results.SweepAxis
-	points   []sweepPoint
-	refs     []results.Reference
-	claims   []results.Claim
-	// profiles and clocks: the throwaway VMs to boot, one run each.
-	profiles []images.Profile
-	clocks   []vm.Clock
+// engineOptions are what every run is given: where its events go (the
+// progress display on w) and what the VMs it boots are supervised by.
+func (e *env) engineOptions(w io.Writer) (engine.Options, error) {
+	o := engine.Options{Observe: observer(w)}
+	var err error
+	if o.Exe, err = e.roots.supervisor(); err != nil {
+		return o, err
+	}
+	if s := e.roots.peerMemory; s != "" {
+		if o.PeerMemoryMB, err = strconv.Atoi(s); err != nil {
+			return o, fmt.Errorf("$%s=%q: want a number of MB", peerMemoryEnv, s)
+		}
+	}
+	return o, nil
 }
 
-// planRun checks everything that can be checked without a guest,
-// starting with where the result goes: a run must not measure for an
-// hour and then find it cannot save.
-func (e *env) planRun(f runFlags) (*runPlan, error) {
-	if f.repeat < 1 || f.repeat > 1000 {
-		return nil, fmt.Errorf("--repeat %d: want 1..1000", f.repeat)
-	}
-	if f.vm != "" && len(f.profiles) > 0 {
-		return nil, errors.New("give --vm or --profile, not both")
-	}
-	if f.clock != "" && len(f.profiles) == 0 {
-		return nil, fmt.Errorf("--clock %s needs --profile: a VM that is up keeps the clock it booted with (`lab up --clock %s`)", f.clock, f.clock)
-	}
-	for i, p := range f.profiles {
-		if slices.Contains(f.profiles[:i], p) {
-			return nil, fmt.Errorf("--profile %s given twice; each profile runs once (use --repeat for more samples)", p)
-		}
-	}
-	plan := &runPlan{f: f, t0: time.Now(), outDir: f.out}
-	if plan.outDir == "" {
-		var err error
-		if plan.outDir, err = e.roots.resultsDir(); err != nil {
-			return nil, err
-		}
-	}
-	if err := results.CheckDir(plan.outDir); err != nil {
-		return nil, fmt.Errorf("%w; make it writable or choose another with --out DIR (nothing was started)", err)
-	}
-	// The plugin's description is the one recorded when it was built: no
-	// plugin code runs on the host.
-	desc, err := e.roots.plugins.Describe(f.plugin)
-	if err != nil {
-		return nil, err
-	}
-	params, err := parseParams(f.params)
-	if err != nil {
-		return nil, err
-	}
-	axes, err := parseSweeps(f.sweeps)
-	if err != nil {
-		return nil, err
-	}
-	exp, resolved, err := desc.Resolve(f.experiment, params)
-	if err != nil {
-		return nil, err
-	}
-	plan.desc, plan.exp, plan.resolved = desc, exp, resolved
-	if len(axes) > 0 {
-		if plan.axes, plan.points, err = planSweep(desc, exp, params, axes); err != nil {
-			return nil, err
-		}
-		for _, a := range plan.axes {
-			plan.resolved[a.Key] = strings.Join(a.Values, ",")
-		}
-	}
-	for _, name := range f.profiles {
-		p, err := images.Lookup(e.roots.profiles, name, f.files...)
-		if err != nil {
-			return nil, err
-		}
-		clock, err := resolveClock(f.clock, p)
-		if err == nil {
-			err = vm.CheckClock(p, "auto", clock)
-		}
-		if err != nil {
-			return nil, fmt.Errorf("profile %s: %w", p.Name, err)
-		}
-		plan.profiles = append(plan.profiles, p)
-		plan.clocks = append(plan.clocks, clock)
-	}
-	// The published figures the experiment declares, for the comparison,
-	// and the claims its runs decide.
-	plan.refs = host.References(exp)
-	plan.claims = host.Claims(desc.Name, exp)
-	return plan, nil
-}
+// peerMemoryEnv, for tests, boots a run's peer guest with this much
+// memory instead of the profile's: an impossible size makes its boot fail.
+const peerMemoryEnv = "LAB_PEER_MEMORY_MB"
 
 func (e *env) runPlugin(ctx context.Context, f runFlags) error {
-	plan, err := e.planRun(f)
+	req, err := e.request(f)
 	if err != nil {
 		return err
 	}
-	if len(plan.profiles) > 1 {
-		return e.runProfiles(ctx, plan)
-	}
-	var p *images.Profile
-	var clock vm.Clock
-	if len(plan.profiles) == 1 {
-		p, clock = &plan.profiles[0], plan.clocks[0]
-	}
-	_, _, err = e.runOn(ctx, plan, p, clock, f)
-	return err
-}
-
-// runOn runs the plan on a throwaway VM booted from profile (powered off
-// afterwards), or with profile nil on the VM --vm names (or the only one
-// up). It returns the result and where it was saved ("" if nowhere), or
-// a nil result if the run never started.
-func (e *env) runOn(ctx context.Context, plan *runPlan, profile *images.Profile, clock vm.Clock, f runFlags) (res *results.Result, path string, err error) {
-	var (
-		h     *vm.Handle
-		vmTLS *host.VMTLS
-	)
-	if profile != nil {
-		p := *profile
-		exe, err := e.roots.supervisor()
-		if err != nil {
-			return nil, "", err
-		}
-		var b [3]byte
-		_, _ = rand.Read(b[:])
-		name := p.Name + "-run-" + hex.EncodeToString(b[:])
-		fmt.Fprintf(e.stderr, "booting throwaway vm %s (profile %s)...\n", name, p.Name)
-		st, err := vm.Up(ctx, e.roots.vmOptions(vm.UpOptions{Name: name, Profile: p, Accel: "auto", Clock: clock, Preload: preloadFor(e.roots.plugins, p.Arch, e.stderr), Exe: exe, Log: e.stderr, Throwaway: true}))
-		if err != nil {
-			return nil, "", err
-		}
-		fmt.Fprintf(e.stderr, "%s up in %.2fs (%s, clock %s)\n", name, st.BootSeconds, st.Accel, st.Clock)
-		if h, err = e.roots.vm.Open(name); err != nil {
-			return nil, "", err
-		}
-		defer func() {
-			dctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-			defer cancel()
-			// The run is saved: nothing in the guest is worth a clean
-			// power-off. Killed instead, this process still takes the
-			// VM with it (vm.UpOptions.Throwaway).
-			if err := h.Discard(dctx); err != nil {
-				fmt.Fprintf(e.stderr, "warning: powering off %s: %v\n", name, err)
-			}
-		}()
-		// Made when the VM comes up, as `lab up` does.
-		if vmTLS, err = host.EnsureTLS(h.Dir, h.Name); err != nil {
-			return nil, "", err
-		}
-	} else if h, err = e.roots.vm.OpenDefault(f.vm); err != nil {
-		return nil, "", err
-	}
-	unlock, err := h.LockRun(ctx, e.args, func(holder *vm.RunHolder) {
-		fmt.Fprintln(e.stderr, runBusyMessage(h.Name, holder))
-	})
+	plan, err := engine.NewPlan(req)
 	if err != nil {
-		return nil, "", err
+		return err
 	}
-	defer unlock()
-	desc, exp := plan.desc, plan.exp
-	// The run's window for interference: from holding the lock to saving.
-	locked := time.Now()
-	var peer *peerRun // a second guest, if the experiment asks for one (peer.go)
-	finish := func(res *results.Result) (*results.Result, string, error) {
-		if peer != nil {
-			peer.stop(e) // before saving: its fate goes into res.Peer
-		}
-		res.Finished = time.Now().UTC()
-		recs, err := h.Interference(locked, res.Finished)
-		if err != nil {
-			fmt.Fprintf(e.stderr, "warning: %v\n", err)
-		}
-		for _, r := range recs {
-			res.Interference = append(res.Interference, results.Interference{Time: r.Time.UTC(), Command: r.Command})
-		}
-		path, err := e.finishRun(res, plan.refs, plan.claims, plan.outDir, f, func(path string) {
-			if path != "" {
-				e.writePlot(plan, []*results.Result{res}, strings.TrimSuffix(path, filepath.Ext(path))+".svg")
-				// A run whose samples are by target or sink (printfbench)
-				// gets a bar chart; "" for anything else, sweeps included.
-				if msg := render.BarPlotBeside(path, res); msg != "" {
-					fmt.Fprintln(e.stderr, msg)
-				}
-			}
-			// netbench's designs: the book's table after the summary
-			// (not under --json) and its chart beside the result.
-			if !f.json {
-				_ = render.WriteDesignsTable(e.stdout, res)
-			}
-			if msg := render.DesignsPlotBeside(path, res); msg != "" {
-				fmt.Fprintln(e.stderr, msg)
-			}
-		})
-		return res, path, err
-	}
-	bundle, err := e.roots.plugins.Find(f.plugin, h.State.Profile.Arch)
+	opts, err := e.engineOptions(e.stderr)
 	if err != nil {
-		return nil, "", err
+		return err
 	}
-	if !reflect.DeepEqual(bundle.Description, desc) {
-		return nil, "", fmt.Errorf("plugin %s: the %s build records another description than the plugin's other build; %s",
-			f.plugin, bundle.Arch, "rebuild it with `make plugins` (lab's own plugins) or `lab plugin build DIR` (yours)")
+	if len(plan.Profiles) > 1 {
+		return e.runProfiles(ctx, plan, f, opts)
 	}
-	// A VM booted by an older lab has no certificates yet: made now.
-	if vmTLS == nil {
-		if vmTLS, err = host.EnsureTLS(h.Dir, h.Name); err != nil {
-			return nil, "", err
-		}
+	run, err := engine.Execute(ctx, plan, opts)
+	if run == nil {
+		return err
 	}
+	return e.printRun(run, f)
+}
 
-	res = &results.Result{
-		Schema:  results.SchemaVersion,
-		Started: time.Now().UTC(), Command: e.args,
-		Machine: machineOf(h.State),
-		Guest:   guestOf(h.State),
-		Plugin:  desc.Name, PluginVersion: desc.Version,
-		Experiment: exp.Name, Parameters: map[string]string{"repeat": fmt.Sprint(f.repeat)},
-	}
-	for k, v := range plan.resolved {
-		res.Parameters[k] = v
-	}
-	res.ID = results.NewID(desc.Name, exp.Name, res.Started)
-	var pluginEnv []string
-	if wantsPeer(plan) {
-		if peer, err = e.startPeer(ctx, plan, h, bundle); err != nil {
-			return nil, "", err
-		}
-		defer peer.stop(e)
-		res.Peer = peer.rec
-		pluginEnv = peerEnv(plugins.PeerSelfAddr, plugins.PeerAddr)
-	}
-
-	runCtx, cancel := context.WithTimeout(ctx, f.timeout)
-	defer cancel()
-	npoints := max(len(plan.points), 1)
-	count := fmt.Sprintf("%d repeat(s)", f.repeat)
-	if plan.axes != nil {
-		count = fmt.Sprintf("%d sweep point(s) x %d repeat(s)", npoints, f.repeat)
-	}
-	bar := newProgress(e.stderr, npoints*f.repeat, fmt.Sprintf("%s/%s on %s", desc.Name, exp.Name, h.Name), count)
-	t := time.Now()
-	sess, err := host.Open(runCtx, h.Link(), bundle, host.OpenOptions{TLS: vmTLS, Env: pluginEnv})
-	if err != nil {
-		bar.abort()
-		res.Outcome = results.Outcome{Status: failedOrInterrupted(ctx), Reason: classify(ctx, runCtx, h, err, f.timeout)}
-		if plan.axes != nil {
-			res.Sweep = newSweep(plan)
-		}
-		return finish(res)
-	}
-	sent, cached, took := sess.Pushed()
-	res.Harness = &results.Harness{StartSeconds: sess.Ready.Sub(plan.t0).Seconds(), OpenSeconds: sess.Ready.Sub(t).Seconds(),
-		PushSeconds: took.Seconds(), FilesSent: sent, FilesCached: cached, StartRetried: sess.Retried}
-	if sess.Retried != "" {
-		fmt.Fprintf(e.stderr, "note: %s; started it again\n", sess.Retried)
-	}
-	bar.note(fmt.Sprintf("plugin %s started in %.2fs (pushed %d files in %.2fs, %d already in the guest)", bundle.Name, res.Harness.OpenSeconds, sent, took.Seconds(), cached))
-
-	if plan.axes != nil {
-		e.runSweep(ctx, runCtx, plan, h, sess, res, bar)
-		sess.Close()
-		return finish(res)
-	}
-	var partial []results.Sample
-	resp, err := sess.Bench.Run(runCtx, &plugins.RunRequest{Experiment: exp.Name, Params: plan.resolved, Repeat: f.repeat}, func(p plugins.Progress) {
-		partial = append(partial, host.Samples(p.Samples)...)
-		bar.step(p)
-	})
+// printRun prints a run the engine saved (or could not save) and says
+// how it ended: a failed run exits exitRunFailed, an interrupted one
+// exitInterrupted; if it could not be saved in its directory, it went to
+// a fallback file, else in full to stdout, and the exit code is
+// exitSaveFailed.
+func (e *env) printRun(run *engine.Run, f runFlags) error {
+	res, path := run.Result, run.Path
 	switch {
-	case err == nil:
-		bar.done()
-		res.Samples = host.Samples(resp.Samples)
-		res.Outcome = host.Outcome(resp.Outcome)
-		res.Guest = mergeEnv(res.Guest, host.Env(resp.Env))
-	default:
-		bar.abort()
-		res.Samples = partial
-		if resp != nil && len(resp.Samples) >= len(partial) {
-			res.Samples = host.Samples(resp.Samples)
-			res.Guest = mergeEnv(res.Guest, host.Env(resp.Env))
-		}
-		res.Outcome = runFailure(ctx, runCtx, h, sess, err, f.timeout)
-	}
-	sess.Close()
-	return finish(res)
-}
-
-// runFailure is the outcome of a Run call that broke: interrupted, timed
-// out, the plugin crashed, the guest died, or the error as it is.
-func runFailure(ctx, runCtx context.Context, h *vm.Handle, sess *host.Session, err error, timeout time.Duration) results.Outcome {
-	reason := classify(ctx, runCtx, h, err, timeout)
-	var rerr *plugins.RunError
-	if ctx.Err() == nil && runCtx.Err() == nil && !errors.As(err, &rerr) {
-		// The exit frame may trail the broken connection a little.
-		code, exited, linkErr := sess.Exit(3 * time.Second)
-		switch {
-		case takenDown(h) != "":
-		case exited && linkErr == nil:
-			reason = fmt.Sprintf("the plugin crashed (exit status %d): %v", code, err)
-		case exited || guestGone(h, 3*time.Second):
-			reason = fmt.Sprintf("the guest died mid-run (vm %s is gone): %v", h.Name, err)
-		}
-	}
-	return results.Outcome{Status: failedOrInterrupted(ctx), Reason: reason, StderrTail: sess.StderrTail()}
-}
-
-// takenDown is the reason of a run whose VM `lab down --force` took down
-// under it ("" if it was not): the plugin then dies of the guest's
-// shutdown, which must not read as a crash.
-func takenDown(h *vm.Handle) string {
-	// The supervisor records why before it powers the guest off, and a
-	// new VM of the name forgets an older record.
-	en, err := vm.Root(filepath.Dir(h.Dir)).ReadEnded(h.Name)
-	if err != nil || en.Cause != vm.EndDown {
-		return ""
-	}
-	return fmt.Sprintf("the VM was %s mid-run", en.Reason)
-}
-
-// failedOrInterrupted is the status of a run that broke: interrupted if
-// the user stopped it (Ctrl-C: what finished is kept, exit 130), else
-// failed.
-func failedOrInterrupted(ctx context.Context) string {
-	if ctx.Err() != nil {
-		return results.StatusInterrupted
-	}
-	return "failed"
-}
-
-// classify turns a run error into a reason a user can act on.
-func classify(ctx, runCtx context.Context, h *vm.Handle, err error, timeout time.Duration) string {
-	switch {
-	case ctx.Err() != nil:
-		return "interrupted (Ctrl-C)"
-	case errors.Is(runCtx.Err(), context.DeadlineExceeded):
-		return fmt.Sprintf("timed out after %v (--timeout); the plugin was killed", timeout)
-	}
-	if down := takenDown(h); down != "" {
-		return down + ": " + err.Error()
-	}
-	return err.Error()
-}
-
-// guestGone says whether the VM went away (its QEMU or supervisor died),
-// waiting up to d for the supervisor to notice.
-func guestGone(h *vm.Handle, d time.Duration) bool {
-	deadline := time.Now().Add(d)
-	for {
-		if _, err := vm.Root(filepath.Dir(h.Dir)).Open(h.Name); err != nil {
-			return true
-		}
-		if time.Now().After(deadline) {
-			return false
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-}
-
-// finishRun analyses (against refs, the published figures the experiment
-// declares), decides claims, saves and prints a result; a failed run still
-// saves what it measured and exits exitRunFailed. A result is never lost:
-// if it cannot be saved in dir, it goes to a fallback file, else in full
-// to stdout, and the exit code is exitSaveFailed. It calls after with the
-// path the result was saved at ("" if nowhere) once it is printed, and
-// returns that path. An interrupted sweep exits exitInterrupted once its
-// points are saved.
-func (e *env) finishRun(res *results.Result, refs []results.Reference, claims []results.Claim, dir string, f runFlags, after func(path string)) (string, error) {
-	asJSON := f.json
-	if res.Finished.IsZero() {
-		res.Finished = time.Now().UTC()
-	}
-	// JSON cannot carry NaN or ±Inf; the plugin SDK refuses them, but a
-	// document that cannot be encoded would be lost entirely.
-	if dropped := res.DropNonFinite(); len(dropped) > 0 {
-		failRun(res, "non-finite values dropped (not numbers JSON can carry): "+strings.Join(dropped, "; "))
-	}
-	compare.Analyze(res, refs)
-	rclaims.JudgeSweep(res, claims, e.claimStore(claims, dir))
-	if err := res.CheckFinite(); err != nil {
-		res.Summary, res.Comparisons, res.Verdicts = nil, nil, nil
-		failRun(res, "statistics left out: "+err.Error())
-	}
-	path, saveErr := results.Save(dir, res)
-	saved := saveErr == nil
-	if !saved {
-		path = saveFallback(res)
-	}
-	switch {
-	case asJSON && f.combined:
+	case f.json && f.combined:
 		// Printed with the other profiles' runs at the end.
-	case asJSON:
+	case f.json:
 		if err := render.WriteJSON(e.stdout, res); err != nil {
-			return path, err
+			return err
 		}
 	default:
 		write := render.WriteTable
@@ -543,7 +199,7 @@ func (e *env) finishRun(res *results.Result, refs []results.Reference, claims []
 			write = render.WriteTableAll
 		}
 		if err := write(e.stdout, res); err != nil {
-			return path, err
+			return err
 		}
 		if res.Sweep != nil {
 			fmt.Fprintln(e.stdout, sweepLine(res.Sweep))
@@ -552,15 +208,25 @@ func (e *env) finishRun(res *results.Result, refs []results.Reference, claims []
 			// Nowhere to save it: the document itself is the output.
 			fmt.Fprintln(e.stdout)
 			if err := render.WriteJSON(e.stdout, res); err != nil {
-				return path, err
+				return err
 			}
 		}
 	}
 	if path != "" {
 		fmt.Fprintf(e.stderr, "result: %s\n", path)
 	}
-	if after != nil {
-		after(path)
+	for _, msg := range []string{run.Plots.Sweep, run.Plots.Bar} {
+		if msg != "" {
+			fmt.Fprintln(e.stderr, msg)
+		}
+	}
+	// netbench's designs: the book's table after the summary (not under
+	// --json); its chart is beside the result.
+	if !f.json {
+		_ = render.WriteDesignsTable(e.stdout, res)
+	}
+	if run.Plots.Designs != "" {
+		fmt.Fprintln(e.stderr, run.Plots.Designs)
 	}
 	var msgs []string
 	if res.Outcome.Status == "failed" {
@@ -570,98 +236,77 @@ func (e *env) finishRun(res *results.Result, refs []results.Reference, claims []
 		}
 		msgs = append(msgs, msg)
 	}
-	if !saved {
+	if run.SaveErr != nil {
 		where := "printed in full on stdout above"
 		if path != "" {
 			where = "saved to " + path + " instead"
 		}
-		msgs = append(msgs, fmt.Sprintf("saving the result in %s failed: %v; the result was %s (move it into your results directory)", dir, saveErr, where))
-		return path, &exitCode{code: exitSaveFailed, msg: strings.Join(msgs, "\n")}
+		msgs = append(msgs, fmt.Sprintf("saving the result in %s failed: %v; the result was %s (move it into your results directory)", run.Dir, run.SaveErr, where))
+		return &exitCode{code: exitSaveFailed, msg: strings.Join(msgs, "\n")}
 	}
 	if res.Outcome.Status == results.StatusInterrupted {
-		return path, &exitCode{code: exitInterrupted, msg: res.Outcome.Reason}
+		return &exitCode{code: exitInterrupted, msg: res.Outcome.Reason}
 	}
 	if len(msgs) > 0 {
-		return path, &exitCode{code: exitRunFailed, msg: strings.Join(msgs, "\n")}
-	}
-	return path, nil
-}
-
-// claimStore loads the stored runs a speedup claim needs (its other
-// run), only when claims has one: reading the store costs time.
-func (e *env) claimStore(claims []results.Claim, dir string) []*results.Result {
-	for _, c := range claims {
-		if c.Kind == results.KindSpeedup {
-			store, errs := results.LoadAll(dir)
-			for _, err := range errs {
-				fmt.Fprintf(e.stderr, "warning: %v\n", err)
-			}
-			return store
-		}
+		return &exitCode{code: exitRunFailed, msg: strings.Join(msgs, "\n")}
 	}
 	return nil
 }
 
-// failRun marks res failed with reason, keeping an earlier reason.
-func failRun(res *results.Result, reason string) {
-	if res.Outcome.Status == "failed" && res.Outcome.Reason != "" {
-		reason = res.Outcome.Reason + "; " + reason
-	}
-	res.Outcome.Status, res.Outcome.Reason = "failed", reason
-}
-
-// saveFallback saves res where it can when the results directory failed:
-// the temp directory, else the current one. It returns the path, or "" if
-// neither worked.
-func saveFallback(res *results.Result) string {
-	for _, dir := range []string{os.TempDir(), "."} {
-		if path, err := results.Save(dir, res); err == nil {
-			if abs, err := filepath.Abs(path); err == nil {
-				path = abs
+// sweepLine says how far a sweep got, for the summary.
+func sweepLine(sw *results.Sweep) string {
+	line := fmt.Sprintf("sweep %s: %d of %d points done", sw.String(), sw.Done(), len(sw.Points))
+	var other []string
+	for _, p := range sw.Points {
+		if p.Status != "ok" {
+			s := results.FormatLabels(p.Labels) + " " + p.Status
+			if p.Status == results.StatusInterrupted || p.Status == "failed" {
+				s += fmt.Sprintf(" (%d repeat(s) kept)", p.Repeats)
 			}
-			return path
+			other = append(other, s)
 		}
 	}
-	return ""
+	if len(other) > 0 {
+		line += ": " + strings.Join(other, ", ")
+	}
+	return line
 }
 
-func machineOf(st *vm.State) results.Machine {
-	return results.Machine{
-		Name: st.Name, Profile: st.Profile, QEMUArgv: st.Argv, QEMUVersion: st.QEMUVersion,
-		Accelerator: st.Accel, Clock: st.Clock.String(),
-		KernelID: st.KernelID, KernelSHA256: st.KernelSHA256, KernelEntry: st.KernelEntry, KernelPackage: st.KernelPackage, Boot: st.Boot,
-		KernelConfig: st.KernelConfig, KernelNotable: st.KernelNotable,
+// observer draws the engine's events on w: the progress of a run as a
+// bar (on a terminal) or lines, everything else a line each.
+func observer(w io.Writer) func(engine.Event) {
+	var bar *progress
+	return func(ev engine.Event) {
+		switch ev := ev.(type) {
+		case engine.Running:
+			bar = newProgress(w, ev.Total, ev.Name(), ev.Count())
+		case engine.PointStarted:
+			if bar != nil {
+				bar.startPoint(ev)
+			}
+		case engine.Progress:
+			if bar != nil {
+				bar.step(ev)
+			}
+		case engine.Ended:
+			if bar != nil {
+				if ev.OK {
+					bar.done()
+				} else {
+					bar.abort()
+				}
+				bar = nil
+			}
+		case engine.Saved:
+			// lab run prints the path after the summary.
+		default:
+			if bar != nil {
+				bar.note(ev.String())
+			} else {
+				fmt.Fprintln(w, ev.String())
+			}
+		}
 	}
-}
-
-// guestOf is what the agent reported at boot; the plugin's own view of the
-// guest replaces it when the run gets that far.
-func guestOf(st *vm.State) results.GuestEnv {
-	g := st.Guest
-	if g == nil {
-		return results.GuestEnv{}
-	}
-	return results.GuestEnv{Uname: g.Uname, KernelRelease: g.KernelRelease, CPUModel: g.CPUModel, CPUFamily: g.CPUFamily,
-		CPUModelNum: g.CPUModelNum, OnlineCPUs: g.OnlineCPUs, PresentCPUs: g.PresentCPUs, MemTotalKB: g.MemTotalKB, StackKB: g.StackKB}
-}
-
-func mergeEnv(base, got results.GuestEnv) results.GuestEnv {
-	if got.Uname == "" {
-		got.Uname, got.KernelRelease = base.Uname, base.KernelRelease
-	}
-	if got.CPUModel == "" {
-		got.CPUModel, got.CPUFamily, got.CPUModelNum = base.CPUModel, base.CPUFamily, base.CPUModelNum
-	}
-	if got.OnlineCPUs == 0 {
-		got.OnlineCPUs, got.PresentCPUs = base.OnlineCPUs, base.PresentCPUs
-	}
-	if got.MemTotalKB == 0 {
-		got.MemTotalKB = base.MemTotalKB
-	}
-	if got.StackKB == 0 {
-		got.StackKB = base.StackKB
-	}
-	return got
 }
 
 // progress shows a run's progress: a bar with ETA on a terminal, plain
@@ -709,7 +354,7 @@ func (pr *progress) note(msg string) {
 	fmt.Fprintln(pr.w, msg)
 }
 
-func (pr *progress) step(p plugins.Progress) {
+func (pr *progress) step(p engine.Progress) {
 	if pr.bar != nil {
 		pr.bar.SetCurrent(int64(pr.offset + p.Done))
 		return
@@ -718,11 +363,11 @@ func (pr *progress) step(p plugins.Progress) {
 	pr.last = time.Now()
 }
 
-// startPoint begins sweep point i of n (labels), whose repeats come after
-// offset others.
-func (pr *progress) startPoint(i, n, offset int, labels string) {
-	pr.offset, pr.point = offset, fmt.Sprintf("[point %d/%d %s] ", i+1, n, labels)
-	pr.note(fmt.Sprintf("point %d/%d: %s", i+1, n, labels))
+// startPoint begins a sweep point, whose repeats come after p.Offset
+// others.
+func (pr *progress) startPoint(p engine.PointStarted) {
+	pr.offset, pr.point = p.Offset, fmt.Sprintf("[point %d/%d %s] ", p.Index+1, p.N, p.Labels)
+	pr.note(p.String())
 	pr.last = time.Now()
 }
 

@@ -87,7 +87,7 @@ func TestIntegrationRunInterference(t *testing.T) {
 	t.Run("exec waits or is recorded", func(t *testing.T) {
 		type runDone struct {
 			res *results.Result
-			r   itResult
+			r   labResult
 		}
 		runCh := make(chan runDone, 1)
 		go func() {
@@ -100,7 +100,7 @@ func TestIntegrationRunInterference(t *testing.T) {
 
 		// A plain exec waits for the run.
 		type execDone struct {
-			r   itResult
+			r   labResult
 			end time.Time
 		}
 		execCh := make(chan execDone, 1)
@@ -182,7 +182,7 @@ func TestIntegrationRunInterference(t *testing.T) {
 		t.Setenv("TMPDIR", fallbackDir)
 		// The ticks of the earlier run must not count.
 		itMust(t, itCallTimeout, nil, "exec", "--", "rm", "-f", "/tmp/labtest.ticks")
-		ch := make(chan itResult, 1)
+		ch := make(chan labResult, 1)
 		go func() {
 			ch <- itLab(t, itRunTimeout, nil, "run", "--json", "--out", out, "labtest", "-e", "slow", "-p", "seconds=5")
 		}()
@@ -195,7 +195,7 @@ func TestIntegrationRunInterference(t *testing.T) {
 		if err := os.WriteFile(out, []byte("in the way\n"), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		var r itResult
+		var r labResult
 		select {
 		case r = <-ch:
 		case <-time.After(itRunTimeout):

@@ -14,14 +14,9 @@ import (
 	"testing"
 	"time"
 
+	"lab/engine"
 	"lab/results"
 )
-
-// finish is finishRun without a callback, the result's path dropped.
-func (e *env) finish(res *results.Result, refs []results.Reference, claims []results.Claim, dir string, f runFlags) error {
-	_, err := e.finishRun(res, refs, claims, dir, f, nil)
-	return err
-}
 
 // The exit code of a run whose result could not be saved where asked
 // (documented in `lab run --help` and docs/commands.md).
@@ -100,6 +95,12 @@ func brokenDir(t *testing.T) string {
 		t.Fatal(err)
 	}
 	return filepath.Join(file, "results")
+}
+
+// finish saves res as a run's end does (engine.Save) and prints it as lab
+// run does.
+func (e *env) finish(res *results.Result, refs []results.Reference, claims []results.Claim, dir string, f runFlags) error {
+	return e.printRun(engine.Save(res, refs, claims, dir, observer(e.stderr)), f)
 }
 
 func finishCode(t *testing.T, err error) (int, string) {

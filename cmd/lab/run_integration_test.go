@@ -60,7 +60,7 @@ func itTestPlugins(t *testing.T) string {
 }
 
 // itRunJSON runs `lab run ... --json` and decodes the result document.
-func itRunJSON(t *testing.T, wantCode int, args ...string) (*results.Result, itResult) {
+func itRunJSON(t *testing.T, wantCode int, args ...string) (*results.Result, labResult) {
 	t.Helper()
 	r := itLab(t, itRunTimeout, nil, append([]string{"run", "--json", "--out", itResultsDir(t)}, args...)...)
 	if r.code != wantCode {
@@ -285,7 +285,7 @@ func TestIntegrationRunFailures(t *testing.T) {
 	t.Run("guest dies", func(t *testing.T) {
 		type done struct {
 			res *results.Result
-			r   itResult
+			r   labResult
 		}
 		// The ticks file of an earlier run must not count.
 		itMust(t, itCallTimeout, nil, "exec", "--", "rm", "-f", "/tmp/labtest.ticks")

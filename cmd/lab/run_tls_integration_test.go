@@ -39,7 +39,7 @@ func TestIntegrationRunTLS(t *testing.T) {
 	// the guest's kernel has it (its initial environment: the SDK only
 	// removes the TLS variables from its Go copy, which its workloads
 	// inherit).
-	ch := make(chan itResult, 1)
+	ch := make(chan labResult, 1)
 	go func() {
 		ch <- itLab(t, itRunTimeout, nil, "run", "--json", "--out", t.TempDir(), "labtest", "-e", "slow", "-p", "seconds=4")
 	}()

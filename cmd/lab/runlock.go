@@ -44,19 +44,6 @@ func busyMessage(vmName string, holder vm.RunHolder, waiting bool) string {
 	return run + "; waiting... (use --no-wait to go ahead anyway; that is recorded in the run's result as interference)"
 }
 
-// runBusyMessage is what a `lab run` that has to wait for its turn says;
-// holder is nil when `lab exec`/`lab cp` commands hold the guest.
-func runBusyMessage(vmName string, holder *vm.RunHolder) string {
-	if holder == nil {
-		return "vm " + vmName + " is busy with `lab exec`/`lab cp`; waiting for it to finish..."
-	}
-	msg := "vm " + vmName + " is busy with another `lab run`"
-	if !holder.Started.IsZero() {
-		msg += " (started " + holder.Started.Local().Format("15:04:05") + ")"
-	}
-	return msg + "; waiting for it to finish..."
-}
-
 // splitNoWait takes --no-wait out of a `lab exec` command line. lab exec
 // parses no flags (the command line after -- belongs to the guest), so
 // --no-wait counts only before the "--"; without a "--" every word is the

@@ -8,10 +8,11 @@ import (
 	"context"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
+	"lab/engine"
+	"lab/internal/labtest"
 	"lab/vm"
 )
 
@@ -65,36 +66,18 @@ func TestCLINoWaitAccepted(t *testing.T) {
 	}
 }
 
-// syncBuffer is a bytes.Buffer safe for a writer and a reader goroutine.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 func TestLockGuestWaitsAndSays(t *testing.T) {
 	h := &vm.Handle{Name: "celeron", Dir: t.TempDir()}
 	ctx := context.Background()
 	var runMsgs []string
 	unlock, err := h.LockRun(ctx, []string{"lab", "run", "forkbench"}, func(holder *vm.RunHolder) {
-		runMsgs = append(runMsgs, runBusyMessage(h.Name, holder))
+		runMsgs = append(runMsgs, engine.Waiting{VM: h.Name, Holder: holder}.String())
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
 	started := time.Now()
-	var stderr syncBuffer
+	var stderr labtest.SyncBuffer
 	done := make(chan error, 1)
 	go func() {
 		release, err := lockShared(ctx, h, []string{"lab", "exec", "--", "true"}, false, &stderr)
@@ -161,7 +144,9 @@ func TestLockGuestWaitsAndSays(t *testing.T) {
 		time.Sleep(300 * time.Millisecond)
 		rel()
 	}()
-	unlock2, err := h.LockRun(ctx, nil, func(holder *vm.RunHolder) { runMsgs = append(runMsgs, runBusyMessage(h.Name, holder)) })
+	unlock2, err := h.LockRun(ctx, nil, func(holder *vm.RunHolder) {
+		runMsgs = append(runMsgs, engine.Waiting{VM: h.Name, Holder: holder}.String())
+	})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,142 +1,22 @@
 package main
 
-// --sweep and --profile A --profile B: parsing, checks against the
-// experiment, the sweep's outcome and the comparison of profiles, all
-// in-process; nothing boots.
+// --sweep and --profile A --profile B through the CLI: refusals before
+// anything boots, the summary's sweep line, the comparison table, an
+// interrupted sweep's save; nothing boots.
 
 import (
 	"bytes"
 	"os"
 	"path/filepath"
-	"reflect"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 
+	"lab/engine"
 	"lab/plugins"
 	"lab/results"
 	"lab/results/compare"
 )
-
-func TestParseSweeps(t *testing.T) {
-	tests := []struct {
-		flags   []string
-		want    []results.SweepAxis
-		wantErr []string
-	}{
-		{flags: nil, want: nil},
-		{flags: []string{"n=50,100"}, want: []results.SweepAxis{{Key: "n", Values: []string{"50", "100"}}}},
-		{flags: []string{"n=50", "mode=process, thread"}, want: []results.SweepAxis{{Key: "n", Values: []string{"50"}}, {Key: "mode", Values: []string{"process", "thread"}}}},
-		{flags: []string{"n"}, wantErr: []string{`--sweep "n"`, "KEY=V1,V2,..."}},
-		{flags: []string{"=5"}, wantErr: []string{"KEY=V1,V2,..."}},
-		{flags: []string{"n="}, wantErr: []string{"KEY=V1,V2,..."}},
-		{flags: []string{"n=5,,6"}, wantErr: []string{"value 2", "empty"}},
-		{flags: []string{"n=5", "n=6"}, wantErr: []string{"--sweep n given twice", "--sweep n=5,6"}},
-	}
-	for _, tt := range tests {
-		got, err := parseSweeps(tt.flags)
-		if tt.wantErr != nil {
-			if err == nil {
-				t.Errorf("parseSweeps(%q) = %v, want an error", tt.flags, got)
-				continue
-			}
-			for _, w := range tt.wantErr {
-				if !strings.Contains(err.Error(), w) {
-					t.Errorf("parseSweeps(%q): error %q does not say %q", tt.flags, err, w)
-				}
-			}
-			continue
-		}
-		if err != nil || !reflect.DeepEqual(got, tt.want) {
-			t.Errorf("parseSweeps(%q) = %v, %v; want %v", tt.flags, got, err, tt.want)
-		}
-	}
-}
-
-// sweepDesc is a plugin with an int, a choice and a bool parameter.
-func sweepDesc() *plugins.Description {
-	return &plugins.Description{Name: "bench", Version: "1", Experiments: []plugins.Experiment{{
-		Name: "hello",
-		Params: []plugins.Param{
-			{Name: "count", Type: plugins.TypeInt, Default: "5", Min: plugins.Ptr(1), Max: plugins.Ptr(10000), Help: "lines per worker"},
-			{Name: "mode", Type: plugins.TypeString, Default: "process", Choices: []string{"process", "thread"}},
-			{Name: "sync", Type: plugins.TypeBool, Default: "false"},
-		},
-		Metrics: []plugins.Metric{{Name: "real_s", Unit: "s"}},
-	}}}
-}
-
-func TestPlanSweep(t *testing.T) {
-	desc := sweepDesc()
-	exp := &desc.Experiments[0]
-	axes := func(kvs ...string) []results.SweepAxis {
-		a, err := parseSweeps(kvs)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return a
-	}
-	t.Run("points", func(t *testing.T) {
-		canon, points, err := planSweep(desc, exp, map[string]string{"sync": "1"}, axes("count=050,500", "mode=thread,process"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if want := []results.SweepAxis{{Key: "count", Values: []string{"50", "500"}}, {Key: "mode", Values: []string{"thread", "process"}}}; !reflect.DeepEqual(canon, want) {
-			t.Errorf("axes %v, want %v (canonical values, in the order given)", canon, want)
-		}
-		want := []sweepPoint{
-			{labels: map[string]string{"count": "50", "mode": "thread"}, params: map[string]string{"count": "50", "mode": "thread", "sync": "true"}},
-			{labels: map[string]string{"count": "50", "mode": "process"}, params: map[string]string{"count": "50", "mode": "process", "sync": "true"}},
-			{labels: map[string]string{"count": "500", "mode": "thread"}, params: map[string]string{"count": "500", "mode": "thread", "sync": "true"}},
-			{labels: map[string]string{"count": "500", "mode": "process"}, params: map[string]string{"count": "500", "mode": "process", "sync": "true"}},
-		}
-		if !reflect.DeepEqual(points, want) {
-			t.Errorf("points %+v, want %+v", points, want)
-		}
-	})
-	bad := []struct {
-		name   string
-		params map[string]string
-		axes   []results.SweepAxis
-		want   []string
-	}{
-		{"unknown key", nil, axes("workers=1,2"), []string{"--sweep workers", `no parameter "workers"`, "sweep one of its parameters", "count (int, default 5, 1..10000)", "lab plugins show bench"}},
-		{"out of range", nil, axes("count=5,0"), []string{"--sweep count=0", "out of range", "1..10000"}},
-		{"not a number", nil, axes("count=many"), []string{"--sweep count=many", "not an integer"}},
-		{"not a choice", nil, axes("mode=fiber"), []string{"--sweep mode=fiber", "one of process, thread"}},
-		{"given twice after canonical form", nil, axes("count=50,050"), []string{"--sweep count", "50 given twice"}},
-		{"also set with -p", map[string]string{"count": "7"}, axes("count=5,6"), []string{"--sweep count and -p count=7", "drop one"}},
-		{"too many points", nil, axes("count="+manyValues(1001), "sync=true,false"), []string{"more than 1000 points"}},
-	}
-	for _, tt := range bad {
-		t.Run(tt.name, func(t *testing.T) {
-			_, _, err := planSweep(desc, exp, tt.params, tt.axes)
-			if err == nil {
-				t.Fatal("no error")
-			}
-			for _, w := range tt.want {
-				if !strings.Contains(err.Error(), w) {
-					t.Errorf("error %q does not say %q", err, w)
-				}
-			}
-		})
-	}
-	none := &plugins.Experiment{Name: "bare", Metrics: exp.Metrics}
-	if _, _, err := planSweep(&plugins.Description{Name: "bench", Experiments: []plugins.Experiment{*none}}, none, nil, axes("n=1")); err == nil ||
-		!strings.Contains(err.Error(), "nothing to sweep") {
-		t.Errorf("sweeping an experiment without parameters: %v", err)
-	}
-}
-
-// manyValues is "1,2,...,n".
-func manyValues(n int) string {
-	vs := make([]string, n)
-	for i := range vs {
-		vs[i] = strconv.Itoa(i + 1)
-	}
-	return strings.Join(vs, ",")
-}
 
 // The failure modes of --sweep and --profile are refused before anything
 // boots, through the real CLI and forkbench's recorded description.
@@ -175,45 +55,7 @@ func TestCLIRunSweepRefusedBeforeBoot(t *testing.T) {
 	}
 }
 
-func TestSweepOutcome(t *testing.T) {
-	pts := func(statuses ...string) *results.Sweep {
-		sw := &results.Sweep{Axes: []results.SweepAxis{{Key: "n", Values: []string{"1", "2", "3"}}}}
-		for i, s := range statuses {
-			sw.Points = append(sw.Points, results.SweepPoint{Labels: map[string]string{"n": strconv.Itoa(i + 1)}, Status: s, Reason: "why " + strconv.Itoa(i+1)})
-		}
-		return sw
-	}
-	tests := []struct {
-		name        string
-		sw          *results.Sweep
-		broken      int
-		failed      []string
-		crashed     []string
-		interrupted bool
-		status      string
-		reason      []string
-	}{
-		{"all ok", pts("ok", "ok", "ok"), -1, nil, nil, false, "ok", nil},
-		{"interrupted", pts("ok", results.StatusInterrupted, results.PointNotRun), 1, nil, nil, true, results.StatusInterrupted,
-			[]string{"interrupted (Ctrl-C) after 1 of 3 sweep points", "finished points are kept"}},
-		{"broken", pts("ok", "failed", results.PointNotRun), 1, nil, nil, false, "failed",
-			[]string{"sweep point 2 of 3 (n=2): why 2", "the 1 point(s) after it were not run"}},
-		{"a point failed, the others ran", pts("ok", "failed", "ok"), -1, []string{"n=2: boom"}, nil, false, "failed", []string{"1 of 3 sweep points failed: n=2: boom"}},
-		{"expected crash", pts("ok", "ok", "expected-crash"), -1, nil, []string{"n=3: SIGSEGV"}, false, "expected-crash", []string{"1 of 3 sweep points ended in the expected crash: n=3: SIGSEGV"}},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			status, reason := sweepOutcome(tt.sw, tt.broken, tt.failed, tt.crashed, tt.interrupted)
-			if status != tt.status {
-				t.Errorf("status %q, want %q (reason %q)", status, tt.status, reason)
-			}
-			for _, w := range tt.reason {
-				if !strings.Contains(reason, w) {
-					t.Errorf("reason %q does not say %q", reason, w)
-				}
-			}
-		})
-	}
+func TestSweepLine(t *testing.T) {
 	line := sweepLine(&results.Sweep{Axes: []results.SweepAxis{{Key: "n", Values: []string{"50", "100"}}},
 		Points: []results.SweepPoint{{Labels: map[string]string{"n": "50"}, Status: "ok", Repeats: 2}, {Labels: map[string]string{"n": "100"}, Status: results.StatusInterrupted, Repeats: 1}}})
 	if want := "sweep n=50,100: 1 of 2 points done: n=100 interrupted (1 repeat(s) kept)"; line != want {
@@ -244,30 +86,9 @@ func sweptResult(profile string, scale float64) *results.Result {
 	return r
 }
 
-func TestCompareProfiles(t *testing.T) {
+func TestWriteComparison(t *testing.T) {
 	one, two := sweptResult("xeon5130-1core", 1), sweptResult("xeon5130-2core", 0.5)
-	c := compareProfiles([]*results.Result{one, two})
-	if c.Baseline != "xeon5130-1core" || !reflect.DeepEqual(c.Profiles, []string{"xeon5130-1core", "xeon5130-2core"}) || len(c.Rows) != 6 {
-		t.Fatalf("comparison %+v", c)
-	}
-	for _, r := range c.Rows {
-		switch r.Metric {
-		case "fork_wait_us", "thread_create_join_us":
-			if got := r.Speedup["xeon5130-2core"]; got != 2 {
-				t.Errorf("%s %v: speed-up %v, want 2 (half the time)", r.Metric, r.Labels, got)
-			}
-			if p, ok := r.P["xeon5130-2core"]; !ok || p >= 0.05 {
-				t.Errorf("%s %v: p %v (%v), want < 0.05 for 4 samples a side, all apart", r.Metric, r.Labels, p, ok)
-			}
-		case "ratio":
-			if got := r.Ratio["xeon5130-2core"]; got != 1 || r.Speedup != nil {
-				t.Errorf("ratio: ratio %v speed-up %v; want a plain ratio of 1, no speed-up", got, r.Speedup)
-			}
-		}
-	}
-	if len(c.Notes) != 0 {
-		t.Errorf("notes %v, want none", c.Notes)
-	}
+	c := engine.CompareProfiles([]*results.Result{one, two})
 	var b bytes.Buffer
 	if err := writeComparison(&b, c); err != nil {
 		t.Fatal(err)
@@ -276,13 +97,6 @@ func TestCompareProfiles(t *testing.T) {
 		if !strings.Contains(b.String(), w) {
 			t.Errorf("the comparison table does not show %q:\n%s", w, b.String())
 		}
-	}
-	// Different clocks, and a run that did not end ok, are noted.
-	two.Machine.Clock = "icount:0"
-	two.Outcome = results.Outcome{Status: results.StatusInterrupted, Reason: "interrupted"}
-	c = compareProfiles([]*results.Result{one, two})
-	if len(c.Notes) != 2 || !strings.Contains(strings.Join(c.Notes, "\n"), "clock icount:0") || !strings.Contains(strings.Join(c.Notes, "\n"), "ended interrupted") {
-		t.Errorf("notes %q, want the clocks and the outcome", c.Notes)
 	}
 }
 
@@ -299,13 +113,13 @@ func TestFinishInterruptedSweep(t *testing.T) {
 		Metrics: []plugins.Metric{{Name: "fork_wait_us", Unit: "µs"}, {Name: "thread_create_join_us", Unit: "µs"}, {Name: "ratio", Unit: "x"}}}}}
 	claims := []results.Claim{results.Claim{ID: "E2.1", Plugin: "forkbench", Bench: "forktime",
 		Ratio: &results.RatioRule{Numerator: "fork_wait_us", Denominator: "thread_create_join_us", Min: 4.5}}.WithKind()}
-	plan := &runPlan{desc: desc, exp: &desc.Experiments[0], claims: claims}
+	plan := &engine.Plan{Desc: desc, Exp: &desc.Experiments[0], Claims: claims}
 	var out, errb bytes.Buffer
 	e := &env{stdout: &out, stderr: &errb}
-	path, err := e.finishRun(res, nil, claims, dir, runFlags{}, func(path string) {
-		e.writePlot(plan, []*results.Result{res}, strings.TrimSuffix(path, ".json")+".svg")
-	})
-	code, msg := finishCode(t, err)
+	run := engine.Save(res, nil, claims, dir, nil)
+	_, run.Plots.Sweep = engine.WritePlot(plan, []*results.Result{res}, strings.TrimSuffix(run.Path, ".json")+".svg")
+	path := run.Path
+	code, msg := finishCode(t, e.printRun(run, runFlags{}))
 	if code != exitInterrupted || !strings.Contains(msg, "1 of 2 sweep points") {
 		t.Errorf("exit %d %q, want %d saying how many points were kept", code, msg, exitInterrupted)
 	}

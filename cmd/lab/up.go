@@ -5,6 +5,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"lab/engine"
 	"lab/images"
 	"lab/plugins/host"
 	"lab/vm"
@@ -66,7 +67,7 @@ func (e *env) up(c *cli.Context, f upFlags) error {
 	if err != nil {
 		return err
 	}
-	clock, err := resolveClock(f.clock, p)
+	clock, err := engine.ResolveClock(f.clock, p)
 	if err != nil {
 		return err
 	}
@@ -108,21 +109,6 @@ func (e *env) up(c *cli.Context, f upFlags) error {
 			g.Uname, g.CPUModel, g.OnlineCPUs, g.PresentCPUs, g.MemTotalKB/1024, stackString(g.StackKB), g.UptimeAtInit)
 	}
 	return nil
-}
-
-// resolveClock is the clock a VM booted from p gets: the --clock flag if
-// given, else the profile's clock, else host. `lab up` and `lab run
-// --profile` both boot through it.
-func resolveClock(flag string, p images.Profile) (vm.Clock, error) {
-	s := flag
-	if s == "" {
-		s = p.Clock
-	}
-	c, err := vm.ParseClock(s)
-	if err != nil && flag == "" {
-		return vm.Clock{}, fmt.Errorf("profile %s: %w", p.Name, err)
-	}
-	return c, err
 }
 
 func stackString(kb int64) string {

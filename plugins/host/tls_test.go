@@ -32,6 +32,7 @@ import (
 	"google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/status"
 
+	"lab/internal/labtest"
 	"lab/plugins"
 )
 
@@ -92,7 +93,7 @@ func startPlugin(t *testing.T, host *VMTLS, clientTLS *tls.Config, pluginEnv []s
 	if err != nil {
 		t.Fatal(err)
 	}
-	var stderr syncBuffer
+	var stderr labtest.SyncBuffer
 	cfg := clientConfig(host, 30*time.Second, hclog.New(&hclog.LoggerOptions{Level: hclog.Off, Output: io.Discard}))
 	cfg.TLSConfig = clientTLS
 	cmd := exec.Command(exe)
@@ -279,7 +280,7 @@ func runPluginDirectly(t *testing.T, env []string, serving func(line string)) (s
 	cmd.Env = append([]string{testPluginEnv + "=1", "TMPDIR=" + t.TempDir(),
 		plugins.Handshake.MagicCookieKey + "=" + plugins.Handshake.MagicCookieValue,
 		fmt.Sprintf("PLUGIN_PROTOCOL_VERSIONS=%d", plugins.Handshake.ProtocolVersion)}, env...)
-	var stderr syncBuffer
+	var stderr labtest.SyncBuffer
 	cmd.Stderr = &stderr
 	out, err := cmd.StdoutPipe()
 	if err != nil {
@@ -522,24 +523,6 @@ func pemDER(t *testing.T, b []byte) []byte {
 	return p.Bytes
 }
 
-// syncBuffer is a bytes.Buffer safe for a writer and a reader goroutine.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // plugins.Serve speaks go-plugin's protocol without go-plugin: its
 // client's health check passes, and its Kill asks the plugin to shut down
 // through the controller service, so the plugin exits by itself with
@@ -550,7 +533,7 @@ func TestGoPluginProtocol(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var stderr syncBuffer
+	var stderr labtest.SyncBuffer
 	cfg := clientConfig(a, 30*time.Second, hclog.New(&hclog.LoggerOptions{Level: hclog.Off, Output: io.Discard}))
 	cmd := exec.Command(exe)
 	cmd.Env = append([]string{testPluginEnv + "=1", "TMPDIR=" + t.TempDir()}, a.PluginEnv()...)

@@ -18,6 +18,8 @@ import (
 	"time"
 
 	"github.com/hashicorp/yamux"
+
+	"lab/internal/labtest"
 )
 
 // fakeAgent serves the link protocol over a yamux session the way the
@@ -376,7 +378,7 @@ func TestClientGetIncomplete(t *testing.T) {
 // than the agent's window, and carries on when credit comes back.
 func TestClientStdinWindow(t *testing.T) {
 	c, _ := fakeLink(t, newFakeAgent())
-	var stdout syncBuffer
+	var stdout labtest.SyncBuffer
 	p, err := c.Start(ctxT(t), &ExecRequest{Argv: []string{"window"}, Stdin: true}, StartOptions{Stdout: &stdout})
 	if err != nil {
 		t.Fatal(err)
@@ -444,24 +446,6 @@ func TestClientGetMissing(t *testing.T) {
 	}
 }
 
-// syncBuffer is a bytes.Buffer safe for the demux goroutine and the test.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 func TestClientExec(t *testing.T) {
 	tests := []struct {
 		code string
@@ -469,7 +453,7 @@ func TestClientExec(t *testing.T) {
 	}{{"0", 0}, {"3", 3}}
 	for _, tt := range tests {
 		c, _ := fakeLink(t, newFakeAgent())
-		var stdout, stderr syncBuffer
+		var stdout, stderr labtest.SyncBuffer
 		exited := false
 		p, err := c.Start(ctxT(t), &ExecRequest{Argv: []string{"talk", tt.code}}, StartOptions{Stdout: &stdout, Stderr: &stderr, OnExit: func() { exited = true }})
 		if err != nil {
@@ -512,7 +496,7 @@ func TestClientExecNilWriters(t *testing.T) {
 
 func TestClientExecStdin(t *testing.T) {
 	c, _ := fakeLink(t, newFakeAgent())
-	var stdout syncBuffer
+	var stdout labtest.SyncBuffer
 	p, err := c.Start(ctxT(t), &ExecRequest{Argv: []string{"cat"}, Stdin: true}, StartOptions{Stdout: &stdout})
 	if err != nil {
 		t.Fatal(err)
@@ -576,7 +560,7 @@ func TestClientStartErrors(t *testing.T) {
 func TestClientLinkLostMidRun(t *testing.T) {
 	a := newFakeAgent()
 	c, cut := fakeLink(t, a)
-	var stdout syncBuffer
+	var stdout labtest.SyncBuffer
 	p, err := c.Start(ctxT(t), &ExecRequest{Argv: []string{"hang"}}, StartOptions{Stdout: &stdout})
 	if err != nil {
 		t.Fatal(err)

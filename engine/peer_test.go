@@ -1,4 +1,4 @@
-package main
+package engine
 
 import (
 	"strings"
@@ -16,8 +16,8 @@ func TestPeerName(t *testing.T) {
 		strings.Repeat("v", 58):  strings.Repeat("v", 58) + "-peer",
 		strings.Repeat("v", 59):  strings.Repeat("v", 58) + "-peer",
 	} {
-		if got := peerName(in); got != want || len(got) > 63 {
-			t.Errorf("peerName(%q) = %q, want %q (at most 63 bytes)", in, got, want)
+		if got := PeerName(in); got != want || len(got) > 63 {
+			t.Errorf("PeerName(%q) = %q, want %q (at most 63 bytes)", in, got, want)
 		}
 	}
 }
@@ -37,9 +37,9 @@ func TestWantsPeer(t *testing.T) {
 		{"a sweep point", peer, map[string]string{"clients": "local,peer"}, []map[string]string{{"clients": "local"}, {"clients": "peer"}}, true},
 		{"no sweep point", peer, map[string]string{"clients": "local"}, []map[string]string{{"clients": "local", "n": "1"}, {"clients": "local", "n": "2"}}, false},
 	} {
-		plan := &runPlan{exp: &plugins.Experiment{Name: "designs", Peer: c.peer}, resolved: c.resolved}
+		plan := &Plan{Exp: &plugins.Experiment{Name: "designs", Peer: c.peer}, Resolved: c.resolved}
 		for _, p := range c.points {
-			plan.points = append(plan.points, sweepPoint{params: p})
+			plan.Points = append(plan.Points, Point{Params: p})
 		}
 		if got := wantsPeer(plan); got != c.want {
 			t.Errorf("%s: wantsPeer = %v, want %v", c.name, got, c.want)

@@ -1,9 +1,8 @@
-package main
+package engine
 
 import (
 	"context"
 	"fmt"
-	"strconv"
 	"sync"
 	"time"
 
@@ -21,10 +20,6 @@ import (
 // with SIGKILL, lab takes the peer with it, and the run's guest's
 // supervisor takes the NIC out again.
 
-// peerMemoryEnv, for tests, boots the peer with this much memory instead
-// of the profile's: an impossible size makes its boot fail.
-const peerMemoryEnv = "LAB_PEER_MEMORY_MB"
-
 // peerReadyTimeout bounds the peer workload's start, from its push to its
 // "ready" line.
 const peerReadyTimeout = 30 * time.Second
@@ -32,6 +27,7 @@ const peerReadyTimeout = 30 * time.Second
 // peerRun is a run's peer guest while it serves.
 type peerRun struct {
 	h      *vm.Handle
+	vms    vm.Root
 	net    *vm.Network
 	work   *host.PeerWorkload
 	unlock func()
@@ -43,24 +39,25 @@ type peerRun struct {
 // any point of its sweep, ask for the experiment's peer. A sweep that
 // crosses clients=local,peer starts one for the whole sweep (the plugin's
 // environment is set once); the points that do not use it leave it idle.
-func wantsPeer(plan *runPlan) bool {
-	p := plan.exp.Peer
+func wantsPeer(plan *Plan) bool {
+	p := plan.Exp.Peer
 	if p == nil {
 		return false
 	}
-	if p.Wants(plan.resolved) {
+	if p.Wants(plan.Resolved) {
 		return true
 	}
-	for _, pt := range plan.points {
-		if p.Wants(pt.params) {
+	for _, pt := range plan.Points {
+		if p.Wants(pt.Params) {
 			return true
 		}
 	}
 	return false
 }
 
-// peerName is the peer VM's name: the run's VM's with "-peer".
-func peerName(vmName string) string {
+// PeerName is the name of the peer VM of VM vmName: its name with
+// "-peer".
+func PeerName(vmName string) string {
 	const suffix = "-peer"
 	if len(vmName)+len(suffix) > 63 {
 		vmName = vmName[:63-len(suffix)]
@@ -78,44 +75,33 @@ func peerEnv(self, peer string) []string {
 // bundle there and starts the experiment's peer workload, and returns
 // once that is ready. If anything fails, nothing of it is left: no peer VM,
 // no NIC in h's guest.
-func (e *env) startPeer(ctx context.Context, plan *runPlan, h *vm.Handle, bundle *host.Bundle) (p *peerRun, err error) {
-	spec := plan.exp.Peer
-	name := peerName(h.Name)
-	exe, err := e.roots.supervisor()
-	if err != nil {
-		return nil, err
-	}
-	var mem int
-	if s := e.roots.peerMemory; s != "" {
-		if mem, err = strconv.Atoi(s); err != nil {
-			return nil, fmt.Errorf("$%s=%q: want a number of MB", peerMemoryEnv, s)
-		}
-	}
+func startPeer(ctx context.Context, plan *Plan, h *vm.Handle, bundle *host.Bundle, opts Options) (p *peerRun, err error) {
+	spec := plan.Exp.Peer
+	name := PeerName(h.Name)
 	st := h.State
-	fmt.Fprintf(e.stderr, "%s/%s asks for a peer guest (%s=%s): booting throwaway vm %s (profile %s)...\n",
-		plan.desc.Name, plan.exp.Name, spec.Param, spec.Value, name, st.Profile.Name)
-	pst, err := vm.Up(ctx, e.roots.vmOptions(vm.UpOptions{Name: name, Profile: st.Profile, Accel: st.Accel, Clock: st.Clock, MemoryMB: mem,
-		Preload: preloadFor(e.roots.plugins, st.Profile.Arch, e.stderr), Exe: exe, Log: e.stderr, Throwaway: true}))
+	opts.emit(PeerBooting{Plugin: plan.Desc.Name, Experiment: plan.Exp.Name, Param: spec.Param, Value: spec.Value, VM: name, Profile: st.Profile.Name})
+	pst, err := vm.Up(ctx, plan.Roots.up(vm.UpOptions{Name: name, Profile: st.Profile, Accel: st.Accel, Clock: st.Clock, MemoryMB: opts.PeerMemoryMB,
+		Preload: opts.preload(plan.Roots.Plugins, st.Profile.Arch), Exe: opts.Exe, Log: &logWriter{opts: opts}, Throwaway: true}))
 	if err != nil {
 		return nil, fmt.Errorf("the peer guest %s (profile %s) did not boot, so the run did not start; nothing of it is left running, and vm %s is as it was: %w\n"+
 			"(check that `lab up %s --name %s` boots on its own; or run without -p %s=%s, which asks for the peer)",
 			name, st.Profile.Name, h.Name, err, st.Profile.Name, name, spec.Param, spec.Value)
 	}
-	p = &peerRun{rec: &results.Peer{VM: name, Boot: pst.Boot, BootSeconds: pst.BootSeconds,
+	p = &peerRun{vms: plan.Roots.VMs, rec: &results.Peer{VM: name, Boot: pst.Boot, BootSeconds: pst.BootSeconds,
 		Addr: plugins.PeerAddr, SelfAddr: plugins.PeerSelfAddr, Network: "virtio-net on a QEMU dgram netdev over unix sockets, link-local /16, IPv6 off",
 		Workload: spec.Workload, Args: spec.Args, Guest: guestOf(pst)}}
 	defer func() {
 		if err != nil {
-			p.stop(e)
+			p.stop(opts)
 			p = nil
 		}
 	}()
-	if p.h, err = e.roots.vm.Open(name); err != nil {
+	if p.h, err = p.vms.Open(name); err != nil {
 		return p, err
 	}
-	fmt.Fprintf(e.stderr, "%s up in %.2fs (%s)\n", name, pst.BootSeconds, pst.Boot)
-	if p.unlock, err = p.h.LockRun(ctx, e.args, func(holder *vm.RunHolder) {
-		fmt.Fprintln(e.stderr, runBusyMessage(name, holder))
+	opts.emit(PeerBooted{VM: name, Seconds: pst.BootSeconds, Boot: pst.Boot})
+	if p.unlock, err = p.h.LockRun(ctx, plan.Command, func(holder *vm.RunHolder) {
+		opts.emit(Waiting{VM: name, Holder: holder})
 	}); err != nil {
 		return p, err
 	}
@@ -123,8 +109,8 @@ func (e *env) startPeer(ctx context.Context, plan *runPlan, h *vm.Handle, bundle
 		return p, fmt.Errorf("joining vm %s and its peer guest %s: %w", h.Name, name, err)
 	}
 	p.rec.JoinSeconds = p.net.Took.Seconds()
-	fmt.Fprintf(e.stderr, "peer network up in %.2fs: %s %s (%s), %s %s (%s)\n", p.rec.JoinSeconds,
-		h.Name, plugins.PeerSelfAddr, p.net.A.State.Iface, name, plugins.PeerAddr, p.net.B.State.Iface)
+	opts.emit(PeerJoined{Seconds: p.rec.JoinSeconds, VM: h.Name, Addr: plugins.PeerSelfAddr, Iface: p.net.A.State.Iface,
+		Peer: name, PeerAddr: plugins.PeerAddr, PeerIfc: p.net.B.State.Iface})
 	t := time.Now()
 	p.work, err = host.StartPeer(ctx, p.h.Link(), bundle, spec.Workload, spec.Args, peerEnv(plugins.PeerAddr, plugins.PeerSelfAddr), peerReadyTimeout)
 	if err != nil {
@@ -132,16 +118,16 @@ func (e *env) startPeer(ctx context.Context, plan *runPlan, h *vm.Handle, bundle
 	}
 	p.rec.ReadySeconds = time.Since(t).Seconds()
 	p.rec.FilesSent, p.rec.FilesCached = p.work.Sent, p.work.Cached
-	fmt.Fprintf(e.stderr, "%s ready in %s after %.2fs (pushed %d files, %d already there)\n", spec.Workload, name, p.rec.ReadySeconds, p.work.Sent, p.work.Cached)
+	opts.emit(PeerReady{Workload: spec.Workload, VM: name, Seconds: p.rec.ReadySeconds, Sent: p.work.Sent, Cached: p.work.Cached})
 	return p, nil
 }
 
 // stop (once) ends the peer workload, takes both NICs out and discards the peer
 // VM, whatever state the run left them in; what went wrong is recorded
-// in rec.Error and said on stderr.
-func (p *peerRun) stop(e *env) { p.once.Do(func() { p.stopOnce(e) }) }
+// in rec.Error and said as a warning.
+func (p *peerRun) stop(opts Options) { p.once.Do(func() { p.stopOnce(opts) }) }
 
-func (p *peerRun) stopOnce(e *env) {
+func (p *peerRun) stopOnce(opts Options) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	var errs []string
@@ -160,7 +146,7 @@ func (p *peerRun) stopOnce(e *env) {
 	}
 	h := p.h
 	if h == nil {
-		h, _ = e.roots.vm.Open(p.rec.VM)
+		h, _ = p.vms.Open(p.rec.VM)
 	}
 	if h != nil {
 		if err := h.Discard(ctx); err != nil {
@@ -168,7 +154,7 @@ func (p *peerRun) stopOnce(e *env) {
 		}
 	}
 	for _, msg := range errs {
-		fmt.Fprintf(e.stderr, "warning: peer guest %s: %s\n", p.rec.VM, msg)
+		opts.emit(Warning{Text: fmt.Sprintf("peer guest %s: %s", p.rec.VM, msg)})
 		if p.rec.Error != "" {
 			p.rec.Error += "; "
 		}

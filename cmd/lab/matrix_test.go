@@ -1,0 +1,50 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"lab/results/matrix"
+)
+
+// TestCLIMatrixInProcess: lab matrix runs its cells in this process, not
+// as child `lab run`s: with $LAB_EXE (which named the child's binary) a
+// script that would leave a mark, and the cell's VM unable to boot (no
+// supervisor binary), the cell fails twice (no result: retried once),
+// its log says why, and the script never ran.
+func TestCLIMatrixInProcess(t *testing.T) {
+	cliEnv(t)
+	dir := t.TempDir()
+	mark := filepath.Join(dir, "exec'd")
+	exe := filepath.Join(dir, "lab")
+	if err := os.WriteFile(exe, []byte("#!/bin/sh\ntouch '"+mark+"'\nexit 99\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("LAB_EXE", exe)
+	file := filepath.Join(dir, "m.yaml")
+	if err := os.WriteFile(file, []byte("name: one\ncells:\n  - plugin: forkbench\n    experiment: forktime\n    profiles: [celeron-2.4]\n    params: {n: 20}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "out")
+	r := cliRun(t, "matrix", file, "--out", out)
+	wantOutput(t, r, "matrix", 1, "stderr", "matrix one: 1 cells; running 1, 1 at a time", "running it once more", "[1/1] celeron-2.4/forkbench/forktime/n=20: failed", "1 of 1 cells failed")
+	if _, err := os.Stat(mark); err == nil {
+		t.Errorf("$LAB_EXE ran: lab matrix started a child lab")
+	}
+	st, ok, err := matrix.LoadState(out)
+	if err != nil || !ok || len(st.Cells) != 1 || st.Cells[0].Attempts != 2 || st.Cells[0].Status != "failed" {
+		t.Fatalf("state %+v (%v, %v); want one failed cell, 2 attempts", st, ok, err)
+	}
+	log, err := os.ReadFile(filepath.Join(out, "logs", "celeron-2.4_forkbench_forktime_n-20.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Count(string(log), "== attempt") != 2 || !strings.Contains(string(log), "lab: ") || !strings.Contains(string(log), "lab run forkbench --profile celeron-2.4") {
+		t.Errorf("cell log:\n%s", log)
+	}
+	if st.Cells[0].Error == "" || !strings.Contains(string(log), st.Cells[0].Error) {
+		t.Errorf("cell error %q is not in its log:\n%s", st.Cells[0].Error, log)
+	}
+}

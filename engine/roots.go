@@ -1,0 +1,30 @@
+package engine
+
+import (
+	"lab/plugins/host"
+	"lab/vm"
+)
+
+// Roots are the directories a run uses, built once by the caller (the
+// CLI, from its flags and the environment) and handed down: the engine
+// reads no environment, so tests give each run private roots.
+type Roots struct {
+	// VMs is where VM state directories live.
+	VMs vm.Root
+	// Cache is lab's cache (kernels, initramfs images, snapshots).
+	Cache string
+	// LibDirs are where lab's guest agents and plugins are looked for.
+	LibDirs []string
+	// NoSnapshot boots the VMs the engine starts cold, saving no snapshot.
+	NoSnapshot bool
+	// Plugins is where plugins are looked for.
+	Plugins host.SearchPath
+	// Profiles is the user's profile directory (images.Lookup).
+	Profiles string
+}
+
+// up fills the roots into o.
+func (r Roots) up(o vm.UpOptions) vm.UpOptions {
+	o.Root, o.CacheDir, o.LibDirs, o.NoSnapshot = r.VMs, r.Cache, r.LibDirs, r.NoSnapshot
+	return o
+}

@@ -1,0 +1,443 @@
+// Package engine runs lab's experiments: it plans a run (checking all it
+// can before anything boots), runs it on a VM that is up, on a throwaway
+// VM, with a peer guest, point by point for a sweep and on several
+// profiles in turn, analyses and saves the result, and schedules a
+// matrix's cells. It reports progress as typed events (Event) and
+// failures as typed kinds (Kind, *Failure), and prints nothing: the
+// command line draws and prints.
+package engine
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"sync"
+	"time"
+
+	"lab/images"
+	"lab/plugins"
+	"lab/plugins/host"
+	"lab/results"
+	rclaims "lab/results/claims"
+	"lab/results/compare"
+	"lab/results/render"
+	"lab/vm"
+)
+
+// Options are what the engine is given besides the plan.
+type Options struct {
+	// Observe receives the engine's events, one at a time; nil drops
+	// them.
+	Observe func(Event)
+	// Exe is the executable that runs the supervisors of the VMs the
+	// engine boots (vm.UpOptions.Exe).
+	Exe string
+	// PeerMemoryMB, if set, boots a peer guest with this much memory
+	// instead of its profile's (tests make its boot fail this way).
+	PeerMemoryMB int
+}
+
+func (o Options) emit(e Event) {
+	if o.Observe != nil {
+		o.Observe(e)
+	}
+}
+
+// Run is a run that started: its result, and where that went.
+type Run struct {
+	Result *results.Result
+	// Path is where the result was saved: in Dir, else (SaveErr set) a
+	// fallback file in the temp or current directory, else "".
+	Path string
+	// Dir is the results directory the result was meant for.
+	Dir     string
+	SaveErr error
+	// Plots say what was drawn beside the result: a line each for the
+	// sweep's plot, the bar chart, the designs' chart ("plot: PATH", "no
+	// plot: why", "warning: plot PATH: error"), "" for none.
+	Plots Plots
+}
+
+// Plots are the lines saying what was drawn beside a result.
+type Plots struct{ Sweep, Bar, Designs string }
+
+// Execute runs plan on its one profile (a throwaway VM, discarded
+// afterwards) or, with no profile, on the VM it names (or the only one
+// up); for several profiles use ExecuteProfiles. It returns a nil Run
+// and the error if the run never started. A run that started is saved,
+// failed or not, and returned; its error is then a *Failure if it failed
+// or was interrupted, else nil (saving may still have failed: Run.SaveErr).
+func Execute(ctx context.Context, plan *Plan, opts Options) (*Run, error) {
+	var p *images.Profile
+	var clock vm.Clock
+	switch len(plan.Profiles) {
+	case 0:
+	case 1:
+		p, clock = &plan.Profiles[0], plan.Clocks[0]
+	default:
+		return nil, fmt.Errorf("%d profiles: run them with ExecuteProfiles", len(plan.Profiles))
+	}
+	return execute(ctx, plan, p, clock, opts)
+}
+
+// logWriter turns what vm.Up writes into Log events, a line each.
+type logWriter struct {
+	opts Options
+	mu   sync.Mutex
+	buf  []byte
+}
+
+func (w *logWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.buf = append(w.buf, p...)
+	for {
+		i := bytes.IndexByte(w.buf, '\n')
+		if i < 0 {
+			return len(p), nil
+		}
+		w.opts.emit(Log{Line: string(w.buf[:i])})
+		w.buf = w.buf[i+1:]
+	}
+}
+
+// Preload is what a VM of arch preloads into the guest cache of its
+// booted snapshot: lab's own plugins built for that arch (see
+// vm/preload.go).
+func Preload(path host.SearchPath, arch string) ([]vm.PreloadFile, error) {
+	files, err := host.BuiltinPreload(path.Builtin, arch)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]vm.PreloadFile, len(files))
+	for i, f := range files {
+		out[i] = vm.PreloadFile{Path: f.Path, SHA256: f.SHA256, Mode: uint32(f.Mode.Perm())}
+	}
+	return out, nil
+}
+
+// preload is Preload, failing with a warning: failing to list lab's
+// plugins only costs the first run of each a push.
+func (o Options) preload(path host.SearchPath, arch string) []vm.PreloadFile {
+	files, err := Preload(path, arch)
+	if err != nil {
+		o.emit(Warning{Text: fmt.Sprintf("listing lab's plugins to preload into the snapshot: %v; their first run will push them", err)})
+	}
+	return files
+}
+
+// execute runs the plan on a throwaway VM booted from profile (powered
+// off afterwards), or with profile nil on the VM plan.VM names (or the
+// only one up).
+func execute(ctx context.Context, plan *Plan, profile *images.Profile, clock vm.Clock, opts Options) (run *Run, err error) {
+	var (
+		h     *vm.Handle
+		vmTLS *host.VMTLS
+	)
+	if profile != nil {
+		p := *profile
+		var b [3]byte
+		_, _ = rand.Read(b[:])
+		name := p.Name + "-run-" + hex.EncodeToString(b[:])
+		opts.emit(Booting{VM: name, Profile: p.Name})
+		st, err := vm.Up(ctx, plan.Roots.up(vm.UpOptions{Name: name, Profile: p, Accel: "auto", Clock: clock, Preload: opts.preload(plan.Roots.Plugins, p.Arch), Exe: opts.Exe,
+			Log: &logWriter{opts: opts}, Throwaway: true}))
+		if err != nil {
+			return nil, err
+		}
+		opts.emit(Booted{VM: name, Seconds: st.BootSeconds, Accel: st.Accel, Clock: st.Clock.String()})
+		if h, err = plan.Roots.VMs.Open(name); err != nil {
+			return nil, err
+		}
+		defer func() {
+			dctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			// The run is saved: nothing in the guest is worth a clean
+			// power-off. Killed instead, this process still takes the
+			// VM with it (vm.UpOptions.Throwaway).
+			if err := h.Discard(dctx); err != nil {
+				opts.emit(Warning{Text: fmt.Sprintf("powering off %s: %v", name, err)})
+			}
+		}()
+		// Made when the VM comes up, as `lab up` does.
+		if vmTLS, err = host.EnsureTLS(h.Dir, h.Name); err != nil {
+			return nil, err
+		}
+	} else if h, err = plan.Roots.VMs.OpenDefault(plan.VM); err != nil {
+		return nil, err
+	}
+	unlock, err := h.LockRun(ctx, plan.Command, func(holder *vm.RunHolder) {
+		opts.emit(Waiting{VM: h.Name, Holder: holder})
+	})
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	desc, exp := plan.Desc, plan.Exp
+	// The run's window for interference: from holding the lock to saving.
+	locked := time.Now()
+	var peer *peerRun // a second guest, if the experiment asks for one (peer.go)
+	var broke *Failure
+	finish := func(res *results.Result) (*Run, error) {
+		if peer != nil {
+			peer.stop(opts) // before saving: its fate goes into res.Peer
+		}
+		res.Finished = time.Now().UTC()
+		recs, err := h.Interference(locked, res.Finished)
+		if err != nil {
+			opts.emit(Warning{Text: err.Error()})
+		}
+		for _, r := range recs {
+			res.Interference = append(res.Interference, results.Interference{Time: r.Time.UTC(), Command: r.Command})
+		}
+		run := Save(res, plan.Refs, plan.Claims, plan.OutDir, opts.Observe)
+		if run.Path != "" {
+			_, run.Plots.Sweep = WritePlot(plan, []*results.Result{res}, strings.TrimSuffix(run.Path, filepath.Ext(run.Path))+".svg")
+			// A run whose samples are by target or sink (printfbench)
+			// gets a bar chart; "" for anything else, sweeps included.
+			run.Plots.Bar = render.BarPlotBeside(run.Path, res)
+		}
+		// netbench's designs: its chart beside the result.
+		run.Plots.Designs = render.DesignsPlotBeside(run.Path, res)
+		if f := failureOf(res, broke); f != nil {
+			return run, f
+		}
+		return run, nil
+	}
+	bundle, err := plan.Roots.Plugins.Find(plan.Plugin, h.State.Profile.Arch)
+	if err != nil {
+		return nil, err
+	}
+	if !reflect.DeepEqual(bundle.Description, desc) {
+		return nil, fmt.Errorf("plugin %s: the %s build records another description than the plugin's other build; %s",
+			plan.Plugin, bundle.Arch, "rebuild it with `make plugins` (lab's own plugins) or `lab plugin build DIR` (yours)")
+	}
+	// A VM booted by an older lab has no certificates yet: made now.
+	if vmTLS == nil {
+		if vmTLS, err = host.EnsureTLS(h.Dir, h.Name); err != nil {
+			return nil, err
+		}
+	}
+
+	res := &results.Result{
+		Schema:  results.SchemaVersion,
+		Started: time.Now().UTC(), Command: plan.Command,
+		Machine: machineOf(h.State),
+		Guest:   guestOf(h.State),
+		Plugin:  desc.Name, PluginVersion: desc.Version,
+		Experiment: exp.Name, Parameters: map[string]string{"repeat": fmt.Sprint(plan.Repeat)},
+	}
+	for k, v := range plan.Resolved {
+		res.Parameters[k] = v
+	}
+	res.ID = results.NewID(desc.Name, exp.Name, res.Started)
+	var pluginEnv []string
+	if wantsPeer(plan) {
+		if peer, err = startPeer(ctx, plan, h, bundle, opts); err != nil {
+			return nil, err
+		}
+		defer peer.stop(opts)
+		res.Peer = peer.rec
+		pluginEnv = peerEnv(plugins.PeerSelfAddr, plugins.PeerAddr)
+	}
+
+	runCtx, cancel := context.WithTimeout(ctx, plan.Timeout)
+	defer cancel()
+	npoints := max(len(plan.Points), 1)
+	opts.emit(Running{Plugin: desc.Name, Experiment: exp.Name, VM: h.Name, Repeat: plan.Repeat, Points: npoints,
+		Total: npoints * plan.Repeat, Sweep: plan.Axes != nil})
+	t := time.Now()
+	sess, err := host.Open(runCtx, h.Link(), bundle, host.OpenOptions{TLS: vmTLS, Env: pluginEnv})
+	if err != nil {
+		opts.emit(Ended{OK: false})
+		broke = classify(ctx, runCtx, h, err, plan.Timeout)
+		res.Outcome = results.Outcome{Status: failedOrInterrupted(ctx), Reason: broke.Reason}
+		if plan.Axes != nil {
+			res.Sweep = newSweep(plan)
+		}
+		return finish(res)
+	}
+	sent, cached, took := sess.Pushed()
+	res.Harness = &results.Harness{StartSeconds: sess.Ready.Sub(plan.Started).Seconds(), OpenSeconds: sess.Ready.Sub(t).Seconds(),
+		PushSeconds: took.Seconds(), FilesSent: sent, FilesCached: cached, StartRetried: sess.Retried}
+	if sess.Retried != "" {
+		opts.emit(Note{Text: sess.Retried + "; started it again"})
+	}
+	opts.emit(PluginStarted{Plugin: bundle.Name, Seconds: res.Harness.OpenSeconds, PushSeconds: took.Seconds(), Sent: sent, Cached: cached})
+
+	s := &session{ctx: ctx, runCtx: runCtx, plan: plan, h: h, sess: sess, opts: opts}
+	if plan.Axes != nil {
+		broke = s.sweep(res)
+		sess.Close()
+		return finish(res)
+	}
+	c := s.call(plan.Resolved, nil, func(p plugins.Progress) { opts.emit(Progress{Done: p.Done, Total: p.Total, Message: p.Message}) })
+	opts.emit(Ended{OK: c.broke == nil})
+	res.Samples = c.samples
+	if c.env != nil {
+		res.Guest = mergeEnv(res.Guest, *c.env)
+	}
+	if c.broke == nil {
+		res.Outcome = c.outcome
+	} else {
+		res.Outcome, broke = c.broke.outcome, c.broke.failure
+	}
+	sess.Close()
+	return finish(res)
+}
+
+// session is a plugin started in a guest, for one run.
+type session struct {
+	ctx, runCtx context.Context
+	plan        *Plan
+	h           *vm.Handle
+	sess        *host.Session
+	opts        Options
+}
+
+// callResult is one Run call: the samples it measured (all of them, or
+// those reported before it broke), labelled with the sweep point if any,
+// the guest as the plugin saw it (if it said), and its outcome or how it
+// broke.
+type callResult struct {
+	samples []results.Sample
+	env     *results.GuestEnv
+	outcome results.Outcome
+	broke   *brokenRun
+}
+
+// call runs the experiment once with params (repeat times), labelling
+// the samples with labels (a sweep point; nil for none). Samples the
+// plugin reported before a break are kept, unless its answer holds more.
+func (s *session) call(params, labels map[string]string, progress func(plugins.Progress)) callResult {
+	label := func(ss []results.Sample) []results.Sample {
+		if labels == nil {
+			return ss
+		}
+		return results.LabelPoint(ss, labels)
+	}
+	var c callResult
+	resp, err := s.sess.Bench.Run(s.runCtx, &plugins.RunRequest{Experiment: s.plan.Exp.Name, Params: params, Repeat: s.plan.Repeat}, func(p plugins.Progress) {
+		c.samples = append(c.samples, label(host.Samples(p.Samples))...)
+		progress(p)
+	})
+	if err == nil || resp != nil && len(resp.Samples) >= len(c.samples) {
+		c.samples = label(host.Samples(resp.Samples))
+		env := host.Env(resp.Env)
+		c.env = &env
+	}
+	if err != nil {
+		b := runFailure(s.ctx, s.runCtx, s.h, s.sess, err, s.plan.Timeout)
+		c.broke = &b
+		return c
+	}
+	c.outcome = host.Outcome(resp.Outcome)
+	return c
+}
+
+// Save analyses res (against refs, the published figures its experiment
+// declares), decides claims and saves it in dir. A result is never lost:
+// if it cannot be saved in dir, it goes to a fallback file (Run.Path,
+// with Run.SaveErr set), else nowhere (Path ""); the caller then prints
+// it. Warnings go to observe (may be nil).
+func Save(res *results.Result, refs []results.Reference, claims []results.Claim, dir string, observe func(Event)) *Run {
+	opts := Options{Observe: observe}
+	if res.Finished.IsZero() {
+		res.Finished = time.Now().UTC()
+	}
+	// JSON cannot carry NaN or ±Inf; the plugin SDK refuses them, but a
+	// document that cannot be encoded would be lost entirely.
+	if dropped := res.DropNonFinite(); len(dropped) > 0 {
+		failRun(res, "non-finite values dropped (not numbers JSON can carry): "+strings.Join(dropped, "; "))
+	}
+	compare.Analyze(res, refs)
+	rclaims.JudgeSweep(res, claims, claimStore(claims, dir, opts))
+	if err := res.CheckFinite(); err != nil {
+		res.Summary, res.Comparisons, res.Verdicts = nil, nil, nil
+		failRun(res, "statistics left out: "+err.Error())
+	}
+	run := &Run{Result: res, Dir: dir}
+	run.Path, run.SaveErr = results.Save(dir, res)
+	if run.SaveErr != nil {
+		run.Path = saveFallback(res)
+	}
+	if run.Path != "" {
+		opts.emit(Saved{Path: run.Path})
+	}
+	return run
+}
+
+// claimStore loads the stored runs a speedup claim needs (its other
+// run), only when claims has one: reading the store costs time.
+func claimStore(claims []results.Claim, dir string, opts Options) []*results.Result {
+	for _, c := range claims {
+		if c.Kind == results.KindSpeedup {
+			store, errs := results.LoadAll(dir)
+			for _, err := range errs {
+				opts.emit(Warning{Text: err.Error()})
+			}
+			return store
+		}
+	}
+	return nil
+}
+
+// saveFallback saves res where it can when the results directory failed:
+// the temp directory, else the current one. It returns the path, or "" if
+// neither worked.
+func saveFallback(res *results.Result) string {
+	for _, dir := range []string{os.TempDir(), "."} {
+		if path, err := results.Save(dir, res); err == nil {
+			if abs, err := filepath.Abs(path); err == nil {
+				path = abs
+			}
+			return path
+		}
+	}
+	return ""
+}
+
+func machineOf(st *vm.State) results.Machine {
+	return results.Machine{
+		Name: st.Name, Profile: st.Profile, QEMUArgv: st.Argv, QEMUVersion: st.QEMUVersion,
+		Accelerator: st.Accel, Clock: st.Clock.String(),
+		KernelID: st.KernelID, KernelSHA256: st.KernelSHA256, KernelEntry: st.KernelEntry, KernelPackage: st.KernelPackage, Boot: st.Boot,
+		KernelConfig: st.KernelConfig, KernelNotable: st.KernelNotable,
+	}
+}
+
+// guestOf is what the agent reported at boot; the plugin's own view of the
+// guest replaces it when the run gets that far.
+func guestOf(st *vm.State) results.GuestEnv {
+	g := st.Guest
+	if g == nil {
+		return results.GuestEnv{}
+	}
+	return results.GuestEnv{Uname: g.Uname, KernelRelease: g.KernelRelease, CPUModel: g.CPUModel, CPUFamily: g.CPUFamily,
+		CPUModelNum: g.CPUModelNum, OnlineCPUs: g.OnlineCPUs, PresentCPUs: g.PresentCPUs, MemTotalKB: g.MemTotalKB, StackKB: g.StackKB}
+}
+
+func mergeEnv(base, got results.GuestEnv) results.GuestEnv {
+	if got.Uname == "" {
+		got.Uname, got.KernelRelease = base.Uname, base.KernelRelease
+	}
+	if got.CPUModel == "" {
+		got.CPUModel, got.CPUFamily, got.CPUModelNum = base.CPUModel, base.CPUFamily, base.CPUModelNum
+	}
+	if got.OnlineCPUs == 0 {
+		got.OnlineCPUs, got.PresentCPUs = base.OnlineCPUs, base.PresentCPUs
+	}
+	if got.MemTotalKB == 0 {
+		got.MemTotalKB = base.MemTotalKB
+	}
+	if got.StackKB == 0 {
+		got.StackKB = base.StackKB
+	}
+	return got
+}

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"lab/images"
 	"lab/plugins/host"
 	"lab/vm"
 )
@@ -12,7 +13,7 @@ type Roots struct {
 	// VMs is where VM state directories live.
 	VMs vm.Root
 	// Cache is lab's cache (kernels, initramfs images, snapshots).
-	Cache string
+	Cache images.Cache
 	// LibDirs are where lab's guest agents and plugins are looked for.
 	LibDirs []string
 	// NoSnapshot boots the VMs the engine starts cold, saving no snapshot.
@@ -25,6 +26,6 @@ type Roots struct {
 
 // up fills the roots into o.
 func (r Roots) up(o vm.UpOptions) vm.UpOptions {
-	o.Root, o.CacheDir, o.LibDirs, o.NoSnapshot = r.VMs, r.Cache, r.LibDirs, r.NoSnapshot
+	o.Root, o.Cache, o.LibDirs, o.NoSnapshot = r.VMs, r.Cache, r.LibDirs, r.NoSnapshot
 	return o
 }

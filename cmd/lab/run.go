@@ -321,18 +321,18 @@ func (e *env) runOn(ctx context.Context, plan *runPlan, profile *images.Profile,
 		path, err := e.finishRun(res, plan.refs, plan.claims, plan.outDir, f, func(path string) {
 			if path != "" {
 				e.writePlot(plan, []*results.Result{res}, strings.TrimSuffix(path, filepath.Ext(path))+".svg")
-				// A run whose samples are by target or sink (printfbench)
-				// gets a bar chart; "" for anything else, sweeps included.
-				if msg := render.BarPlotBeside(path, res); msg != "" {
+				// A bar chart the experiment declares, if one fits the
+				// run; "" for anything else, sweeps included.
+				if msg := render.ChartBeside(path, res, host.Views(plan.exp)); msg != "" {
 					fmt.Fprintln(e.stderr, msg)
 				}
 			}
-			// netbench's designs: the book's table after the summary
-			// (not under --json) and its chart beside the result.
+			// A table the experiment declares after the summary (not
+			// under --json) and its chart beside the result.
 			if !f.json {
-				_ = render.WriteDesignsTable(e.stdout, res)
+				_ = render.WriteTables(e.stdout, res, host.Views(plan.exp))
 			}
-			if msg := render.DesignsPlotBeside(path, res); msg != "" {
+			if msg := render.TableChartBeside(path, res, host.Views(plan.exp)); msg != "" {
 				fmt.Fprintln(e.stderr, msg)
 			}
 		})

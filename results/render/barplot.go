@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 
@@ -20,46 +21,55 @@ import (
 	"lab/results"
 )
 
-// barKeys are the labels whose values a bar plot can take its bars from:
-// printfbench's targets and sinks.
-var barKeys = []string{"target", "sink"}
-
-// BarKey is the label key whose values are the bars of r's bar plot, ""
-// when r has none: a run that is not a sweep, whose user_s and sys_s
-// samples all carry exactly that one label.
-func BarKey(r *results.Result) string {
+// ChartFor is the first of views' charts that fits r, nil if none: a
+// run that is not a sweep, whose samples of the chart's stacked metrics
+// all carry exactly its label.
+func ChartFor(r *results.Result, views results.Views) *results.Chart {
 	if r == nil || r.Sweep != nil {
-		return ""
+		return nil
 	}
-	for _, key := range barKeys {
+	for i := range views.Charts {
+		c := &views.Charts[i]
 		n := 0
 		ok := true
 		for _, s := range r.Samples {
-			if s.Metric != "user_s" && s.Metric != "sys_s" {
+			if !slices.Contains(c.Stack, s.Metric) {
 				continue
 			}
-			if _, has := s.Labels[key]; !has || len(s.Labels) != 1 {
+			if _, has := s.Labels[c.Label]; !has || len(s.Labels) != 1 {
 				ok = false
 				break
 			}
 			n++
 		}
 		if ok && n > 0 {
-			return key
+			return c
 		}
 	}
-	return ""
+	return nil
 }
 
 // bar is one bar: the medians of one label value.
 type bar struct {
-	name            string
-	user, sys, real float64
-	hasReal         bool
+	name string
+	// stack are the medians of the chart's Stack, total that of its
+	// Total.
+	stack    []float64
+	total    float64
+	hasTotal bool
 }
 
-// barData is r's bars under key, in the order the run measured them.
-func barData(r *results.Result, key string) []bar {
+func (b bar) sum() float64 {
+	s := 0.0
+	for _, v := range b.stack {
+		s += v
+	}
+	return s
+}
+
+// barData is r's bars under key for chart c, in the order the run
+// measured them.
+func barData(r *results.Result, key string, c *results.Chart) []bar {
 	var names []string
 	for _, s := range r.Samples {
 		if v, ok := s.Labels[key]; ok && !slices.Contains(names, v) {
@@ -76,104 +86,132 @@ func barData(r *results.Result, key string) []bar {
 	}
 	var out []bar
 	for _, n := range names {
-		b := bar{name: n}
-		b.user, _ = median("user_s", n)
-		b.sys, _ = median("sys_s", n)
-		b.real, b.hasReal = median("real_s", n)
+		b := bar{name: n, stack: make([]float64, len(c.Stack))}
+		for i, m := range c.Stack {
+			b.stack[i], _ = median(m, n)
+		}
+		if c.Total != "" {
+			b.total, b.hasTotal = median(c.Total, n)
+		}
 		out = append(out, b)
 	}
 	return out
 }
 
-// WriteBarPlot draws r as horizontal bars, one per value of label key
-// (BarKey), in the order the run measured them from the top: the median
-// user time with the median system time stacked on it, the median real
-// time written at the bar's end. The axis is linear: a target a hundred
-// times cheaper than the costliest is a sliver, which is the finding.
-func WriteBarPlot(w io.Writer, r *results.Result, key string) error {
-	if key == "" {
-		return fmt.Errorf("%w: run %s has no user_s and sys_s samples by target or sink", ErrNothingToPlot, r.ID)
+// unitOf is the unit of metric in r's summaries, "" if none.
+func unitOf(r *results.Result, metric string) string {
+	for _, s := range r.Summary {
+		if s.Metric == metric {
+			return s.Unit
+		}
 	}
-	bars := barData(r, key)
+	return ""
+}
+
+// shortName is a metric's name less its unit suffix: user for user_s.
+func shortName(metric string) string {
+	if i := strings.LastIndexByte(metric, '_'); i > 0 {
+		return metric[:i]
+	}
+	return metric
+}
+
+// WriteChart draws r as the first of views' charts that fits it
+// (ChartFor): horizontal bars, one per value of the chart's label, in the
+// order the run measured them from the top, the medians of its stacked
+// metrics one after the other, and at each bar's end the median of its
+// Total and of the stacked metrics. The axis is linear: a bar a hundred
+// times shorter than the longest is a sliver, which is the finding.
+func WriteChart(w io.Writer, r *results.Result, views results.Views) error {
+	c := ChartFor(r, views)
+	if c == nil {
+		var want []string
+		for _, c := range views.Charts {
+			want = append(want, strings.Join(c.Stack, " and ")+" samples by "+c.Label)
+		}
+		if len(want) == 0 {
+			return fmt.Errorf("%w: run %s: its experiment declares no chart", ErrNothingToPlot, r.ID)
+		}
+		return fmt.Errorf("%w: run %s has no %s", ErrNothingToPlot, r.ID, strings.Join(want, " or "))
+	}
+	bars := barData(r, c.Label, c)
 	if len(bars) == 0 {
 		return fmt.Errorf("%w: run %s has no samples", ErrNothingToPlot, r.ID)
 	}
+	unit := unitOf(r, c.Stack[0])
 	texts := make([]string, len(bars))
 	for i, b := range bars {
-		texts[i] = fmt.Sprintf("  user %s + sys %s s", fmtSeconds(b.user), fmtSeconds(b.sys))
-		if b.hasReal {
-			texts[i] = fmt.Sprintf("  real %s s (user %s, sys %s)", fmtSeconds(b.real), fmtSeconds(b.user), fmtSeconds(b.sys))
+		parts := make([]string, len(c.Stack))
+		for j, m := range c.Stack {
+			parts[j] = shortName(m) + " " + fmtSeconds(b.stack[j])
+		}
+		texts[i] = "  " + strings.Join(parts, " + ") + " " + unit
+		if b.hasTotal {
+			texts[i] = fmt.Sprintf("  %s %s %s (%s)", shortName(c.Total), fmtSeconds(b.total), unit, strings.Join(parts, ", "))
 		}
 	}
-	who := map[string]string{"target": "the printer", "sink": "the recording process"}[key]
-	return writeStackedBars(w, r, stackedBars{
-		title:  fmt.Sprintf("%s/%s: CPU time per %s", r.Plugin, r.Experiment, key),
-		xLabel: "median CPU time of " + who + " (s): user, then sys stacked on it",
-		bars:   bars, texts: texts,
-		reading: "real: elapsed time, CLOCK_MONOTONIC",
-	})
+	return writeStackedBars(w, r, c, bars, texts, c.Reading)
 }
 
-// stackedBars is a bar chart of user and sys medians: one bar per entry
-// of bars, the first on top, texts written at each bar's end.
-type stackedBars struct {
-	title, xLabel string
-	bars          []bar
-	texts         []string
-	// reading is how to read the chart, for the caption.
-	reading string
-	// room is the axis length as a multiple of the longest bar, leaving
-	// room for its text; 0 means 1.6.
-	room float64
-	// params is what the title says of the run's parameters; "" means
-	// all of them but repeat.
-	params string
+// barColors fill the stacked metrics' bars, in order.
+var barColors = []color.RGBA{
+	{R: 0x4c, G: 0x78, B: 0xa8, A: 0xff}, {R: 0xe4, G: 0x57, B: 0x56, A: 0xff},
+	{R: 0x72, G: 0xb7, B: 0xb2, A: 0xff}, {R: 0xf5, G: 0x85, B: 0x18, A: 0xff},
+	{R: 0x54, G: 0xa2, B: 0x4b, A: 0xff}, {R: 0xb2, G: 0x79, B: 0xa2, A: 0xff},
 }
 
-// writeStackedBars draws c for run r: the run's parameters in the title,
-// a legend and a caption naming the run below the axes.
-func writeStackedBars(w io.Writer, r *results.Result, c stackedBars) error {
-	bars, texts := slices.Clone(c.bars), slices.Clone(c.texts)
+// writeStackedBars draws chart c of run r, one bar per entry of bars (the
+// first on top) with texts written at each bar's end: the run's
+// parameters in the title, a legend, and a caption naming the run and
+// saying how to read the chart (reading) below the axes.
+func writeStackedBars(w io.Writer, r *results.Result, c *results.Chart, bars []bar, texts []string, reading string) error {
+	bars, texts = slices.Clone(bars), slices.Clone(texts)
 	// The first on top: NominalY counts from the bottom.
 	slices.Reverse(bars)
 	slices.Reverse(texts)
-	user, sys := make(plotter.Values, len(bars)), make(plotter.Values, len(bars))
+	values := make([]plotter.Values, len(c.Stack))
+	for j := range values {
+		values[j] = make(plotter.Values, len(bars))
+	}
 	names := make([]string, len(bars))
 	var labels plotter.XYLabels
 	for i, b := range bars {
-		user[i], sys[i], names[i] = b.user, b.sys, b.name
-		labels.XYs = append(labels.XYs, plotter.XY{X: max(b.user+b.sys, 0), Y: float64(i)})
+		for j := range values {
+			values[j][i] = b.stack[j]
+		}
+		names[i] = b.name
+		labels.XYs = append(labels.XYs, plotter.XY{X: max(b.sum(), 0), Y: float64(i)})
 		labels.Labels = append(labels.Labels, texts[i])
 	}
 
 	p := plot.New()
-	p.Title.Text = c.title
-	params := c.params
-	if params == "" {
-		params = paramLine(r)
+	p.Title.Text = r.Plugin + "/" + r.Experiment + ": " + c.Title
+	params := paramLine(r)
+	if c.Params != "" {
+		params = paramRE.ReplaceAllStringFunc(c.Params, func(m string) string { return r.Parameters[m[1:len(m)-1]] })
 	}
 	if params != "" {
 		p.Title.Text += " (" + params + ")"
 	}
-	p.X.Label.Text = c.xLabel
+	p.X.Label.Text = c.Axis
 	p.X.Min = 0
 	p.NominalY(names...)
 	width := vg.Points(min(28, 260/float64(len(bars))))
-	ub, err := plotter.NewBarChart(user, width)
-	if err != nil {
-		return err
+	charts := make([]*plotter.BarChart, len(values))
+	for j, v := range values {
+		bc, err := plotter.NewBarChart(v, width)
+		if err != nil {
+			return err
+		}
+		bc.Horizontal = true
+		bc.Color = barColors[j%len(barColors)]
+		bc.LineStyle.Width = vg.Points(0.5)
+		if j > 0 {
+			bc.StackOn(charts[j-1])
+		}
+		charts[j] = bc
+		p.Add(bc)
 	}
-	ub.Horizontal = true
-	ub.Color = color.RGBA{R: 0x4c, G: 0x78, B: 0xa8, A: 0xff}
-	ub.LineStyle.Width = vg.Points(0.5)
-	sb, err := plotter.NewBarChart(sys, width)
-	if err != nil {
-		return err
-	}
-	sb.Horizontal = true
-	sb.Color = color.RGBA{R: 0xe4, G: 0x57, B: 0x56, A: 0xff}
-	sb.LineStyle.Width = vg.Points(0.5)
-	sb.StackOn(ub)
 	lb, err := plotter.NewLabels(labels)
 	if err != nil {
 		return err
@@ -182,13 +220,13 @@ func writeStackedBars(w io.Writer, r *results.Result, c stackedBars) error {
 		lb.TextStyle[i].YAlign = draw.YCenter
 		lb.TextStyle[i].Font.Size = vg.Points(9)
 	}
-	p.Add(ub, sb, lb)
-	// Room on the right for the costliest bar's text.
+	p.Add(lb)
+	// Room on the right for the longest bar's text.
 	maxX := 0.0
 	for _, b := range bars {
-		maxX = max(maxX, b.user+b.sys)
+		maxX = max(maxX, b.sum())
 	}
-	room := c.room
+	room := c.Room
 	if room == 0 {
 		room = 1.6
 	}
@@ -202,15 +240,16 @@ func writeStackedBars(w io.Writer, r *results.Result, c stackedBars) error {
 	legend.Top, legend.Left = true, true
 	legend.TextStyle.Font.Size = vg.Points(10)
 	legend.Padding = vg.Points(2)
-	legend.Add("user_s (median)", ub)
-	legend.Add("sys_s (median)", sb)
+	for j, m := range c.Stack {
+		legend.Add(m+" (median)", charts[j])
+	}
 	caption := plotCaption([]*results.Result{r})
 	caption = caption[:len(caption)-1]
 	n := r.Parameters["repeat"]
 	if n == "" {
 		n = "?"
 	}
-	caption = append(caption, "each bar: the medians of "+n+" repeat(s); "+c.reading+"; emulated machines under QEMU, not the original hardware or kernel")
+	caption = append(caption, "each bar: the medians of "+n+" repeat(s); "+reading+"; emulated machines under QEMU, not the original hardware or kernel")
 	fig := &figure{plot: p, legend: legend, caption: wrapCaption(caption)}
 	svg := vgsvg.New(fig.size())
 	fig.draw(draw.New(svg))
@@ -218,10 +257,13 @@ func writeStackedBars(w io.Writer, r *results.Result, c stackedBars) error {
 	return err
 }
 
+// paramRE is a parameter's place in a chart's Params: {name}.
+var paramRE = regexp.MustCompile(`\{[^{}]*\}`)
+
 // paramLine is the run's parameters other than repeat, "k=v, ...".
 func paramLine(r *results.Result) string {
 	var parts []string
-	for _, k := range sortedKeys(r.Parameters) {
+	for _, k := range results.SortedKeys(r.Parameters) {
 		if k != "repeat" {
 			parts = append(parts, k+"="+r.Parameters[k])
 		}
@@ -232,17 +274,16 @@ func paramLine(r *results.Result) string {
 // fmtSeconds renders a time in seconds to three significant digits.
 func fmtSeconds(s float64) string { return fmt.Sprintf("%.3g", s) }
 
-// BarPlotBeside writes the bar plot of r beside its result document at
-// path (NAME.svg for NAME.json), whole or not at all, and returns the line
-// for `lab run` to print: "plot: PATH", a warning naming the plot, or ""
-// when r has nothing to draw as bars (a sweep has its own plot). A plot
-// that cannot be drawn never fails the run.
-func BarPlotBeside(path string, r *results.Result) string {
-	key := BarKey(r)
-	if key == "" || path == "" {
+// ChartBeside writes the chart of r (ChartFor) beside its result
+// document at path (NAME.svg for NAME.json), whole or not at all, and
+// returns the line for `lab run` to print: "plot: PATH", a warning naming
+// the plot, or "" when no chart of views fits r (a sweep has its own
+// plot). A plot that cannot be drawn never fails the run.
+func ChartBeside(path string, r *results.Result, views results.Views) string {
+	if path == "" || ChartFor(r, views) == nil {
 		return ""
 	}
-	return plotBeside(path, func(w io.Writer) error { return WriteBarPlot(w, r, key) })
+	return plotBeside(path, func(w io.Writer) error { return WriteChart(w, r, views) })
 }
 
 // plotBeside writes what plot draws to NAME.svg beside the result at

@@ -494,8 +494,8 @@ func (e *Experiment) validateViews(where string, metrics map[string]bool) error 
 			}
 		}
 		for _, c := range t.Columns {
-			if b := c.Baseline; b != nil && (!columns[b.Metric] || t.Rows[b.Row] == "") {
-				return fmt.Errorf("experiment %s: %s: column %s's baseline needs a column's metric and a row (got %q, %q)", where, what, c.Metric, b.Metric, b.Row)
+			if b := c.Baseline; b != nil && (!columns[b.Metric] || b.Metric == c.Metric || t.Rows[b.Row] == "") {
+				return fmt.Errorf("experiment %s: %s: column %s's baseline needs another column's metric and a row (got %q, %q)", where, what, c.Metric, b.Metric, b.Row)
 			}
 		}
 		if c := t.Chart; c != nil {

@@ -40,7 +40,7 @@ type GuestEnv struct {
 
 // Reference is one figure published by the original authors (SEEDS.md).
 type Reference struct {
-	Experiment string            `json:"experiment"` // E1..E5, or "anchor" (SEEDS.md "other anchors")
+	Experiment string            `json:"experiment"` // the write-up's id, or a word such as "anchor" for none
 	Source     string            `json:"source"`
 	Machine    string            `json:"machine"`           // machine the figure was measured on
 	Profile    string            `json:"profile,omitempty"` // lab profile standing for that machine

@@ -400,8 +400,8 @@ func buildReport(in ReportInput) *reportPage {
 		runsOf[k] = append(runsOf[k], u.Run)
 	}
 
-	// Metrics some installed experiment measures: the figures here of
-	// other metrics are shown with their write-up.
+	// Metrics some installed experiment measures: a write-up's figures
+	// of other metrics are shown with it.
 	measured := map[string]bool{}
 	for _, e := range in.Experiments {
 		for _, m := range e.Metrics {

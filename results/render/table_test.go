@@ -98,7 +98,7 @@ func TestTableFor(t *testing.T) {
 	}
 }
 
-// TestWriteDesignsTable: one row per design in the order run, ours beside
+// TestWriteTables: one row per design in the order run, ours beside
 // each machine's figures, published totals and beyond computed from user
 // and sys where the machine gives no beyond of its own.
 func TestWriteTables(t *testing.T) {

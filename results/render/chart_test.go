@@ -80,9 +80,9 @@ func TestChartFor(t *testing.T) {
 	}
 }
 
-// TestWriteBarPlot: one bar per target in the order measured, user and
+// TestWriteChart: one bar per target in the order measured, user and
 // sys stacked, the real time written, a caption naming the run.
-func TestWriteBarPlot(t *testing.T) {
+func TestWriteChart(t *testing.T) {
 	r := targetsRun()
 	var buf bytes.Buffer
 	if err := WriteChart(&buf, r, targetsViews(t)); err != nil {

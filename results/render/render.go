@@ -118,8 +118,9 @@ func comparisons(r *results.Result) []results.Comparison {
 }
 
 // standsFor describes the historical machines profile stands for: those of
-// the figures the run was compared with (from its plugin's description).
-func standsFor(r *results.Result, profile string) string {
+// the figures the run was compared with (from its plugin's description),
+// then those of declared, other figures the plugins declare.
+func standsFor(r *results.Result, profile string, declared ...results.Reference) string {
 	if profile == "" {
 		return ""
 	}
@@ -127,6 +128,11 @@ func standsFor(r *results.Result, profile string) string {
 	for _, c := range comparisons(r) {
 		if c.Profile == profile && !slices.Contains(machines, c.Machine) {
 			machines = append(machines, c.Machine)
+		}
+	}
+	for _, ref := range declared {
+		if ref.Profile == profile && !slices.Contains(machines, ref.Machine) {
+			machines = append(machines, ref.Machine)
 		}
 	}
 	return strings.Join(machines, "; ")

@@ -485,8 +485,17 @@ func buildReport(in ReportInput) *reportPage {
 		page.Orphans = append(page.Orphans, ev)
 	}
 
+	// Every figure the installed plugins declare says which machine a
+	// profile stands for.
+	var declared []results.Reference
+	for _, e := range in.Experiments {
+		declared = append(declared, e.References...)
+	}
+	for _, w := range in.WriteUps {
+		declared = append(declared, w.References...)
+	}
 	for _, u := range used {
-		page.Runs = append(page.Runs, provenanceOf(u, runAnchor[u.Run.ID]))
+		page.Runs = append(page.Runs, provenanceOf(u, runAnchor[u.Run.ID], declared))
 	}
 	if len(in.Runs) == 0 {
 		page.HowTo = howTo(in.Experiments)

@@ -294,7 +294,7 @@ func InlineSVG(b []byte) (template.HTML, error) {
 }
 
 // provenanceOf is everything known about where and how u's run was made.
-func provenanceOf(u UsedRun, anchor string) provenanceView {
+func provenanceOf(u UsedRun, anchor string, declared []results.Reference) provenanceView {
 	r := u.Run
 	m := r.Machine
 	p := provenanceView{ID: r.ID, Anchor: anchor, Why: u.Why, Argv: shellJoin(m.QEMUArgv), StderrTail: r.Outcome.StderrTail}
@@ -318,7 +318,7 @@ func provenanceOf(u UsedRun, anchor string) provenanceView {
 		profile += " (vm " + m.Name + ")"
 	}
 	add("profile", profile)
-	if s := standsFor(r, results.ProfileName(m)); s != "" {
+	if s := standsFor(r, results.ProfileName(m), declared...); s != "" {
 		add("stands for", s)
 	}
 	add("QEMU version", results.OrUnknown(m.QEMUVersion))

@@ -166,13 +166,7 @@ func TestValidate(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			d := testDescription()
 			tt.mutate(d)
-			err := d.Validate()
-			switch {
-			case tt.wantErr == "" && err != nil:
-				t.Fatalf("Validate: %v", err)
-			case tt.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tt.wantErr)):
-				t.Fatalf("Validate = %v, want error containing %q", err, tt.wantErr)
-			}
+			checkValidate(t, d, tt.wantErr)
 		})
 	}
 }
@@ -223,13 +217,20 @@ func TestValidateViews(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			d := viewsDescription()
 			tt.mutate(&d.Experiments[0], d)
-			err := d.Validate()
-			switch {
-			case tt.wantErr == "" && err != nil:
-				t.Fatalf("Validate: %v", err)
-			case tt.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tt.wantErr)):
-				t.Fatalf("Validate = %v, want error containing %q", err, tt.wantErr)
-			}
+			checkValidate(t, d, tt.wantErr)
 		})
+	}
+}
+
+// checkValidate fails t unless d.Validate fails with an error containing
+// wantErr, or passes when wantErr is "".
+func checkValidate(t *testing.T, d *Description, wantErr string) {
+	t.Helper()
+	err := d.Validate()
+	switch {
+	case wantErr == "" && err != nil:
+		t.Fatalf("Validate: %v", err)
+	case wantErr != "" && (err == nil || !strings.Contains(err.Error(), wantErr)):
+		t.Fatalf("Validate = %v, want error containing %q", err, wantErr)
 	}
 }

@@ -432,7 +432,7 @@ func (m *matrixRun) cell(ctx context.Context, c matrix.Cell, attempt int) (*resu
 		}
 		return nil, "failed", lastLine(err.Error()), err
 	}
-	for _, msg := range []string{run.Plots.Sweep, run.Plots.Bar, run.Plots.Designs} {
+	for _, msg := range []string{run.Plots.Sweep, run.Plots.Chart, run.Plots.Table} {
 		if msg != "" {
 			fmt.Fprintln(logf, msg)
 		}

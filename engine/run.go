@@ -58,14 +58,17 @@ type Run struct {
 	// Dir is the results directory the result was meant for.
 	Dir     string
 	SaveErr error
+	// Views are the tables and charts the experiment declares.
+	Views results.Views
 	// Plots say what was drawn beside the result: a line each for the
-	// sweep's plot, the bar chart, the designs' chart ("plot: PATH", "no
-	// plot: why", "warning: plot PATH: error"), "" for none.
+	// sweep's plot, the declared bar chart, the declared table's chart
+	// ("plot: PATH", "no plot: why", "warning: plot PATH: error"), "" for
+	// none.
 	Plots Plots
 }
 
 // Plots are the lines saying what was drawn beside a result.
-type Plots struct{ Sweep, Bar, Designs string }
+type Plots struct{ Sweep, Chart, Table string }
 
 // Execute runs plan on its one profile (a throwaway VM, discarded
 // afterwards) or, with no profile, on the VM it names (or the only one
@@ -197,14 +200,15 @@ func execute(ctx context.Context, plan *Plan, profile *images.Profile, clock vm.
 			res.Interference = append(res.Interference, results.Interference{Time: r.Time.UTC(), Command: r.Command})
 		}
 		run := Save(res, plan.Refs, plan.Claims, plan.OutDir, opts.Observe)
+		run.Views = host.Views(plan.Exp)
 		if run.Path != "" {
 			_, run.Plots.Sweep = WritePlot(plan, []*results.Result{res}, strings.TrimSuffix(run.Path, filepath.Ext(run.Path))+".svg")
-			// A run whose samples are by target or sink (printfbench)
-			// gets a bar chart; "" for anything else, sweeps included.
-			run.Plots.Bar = render.BarPlotBeside(run.Path, res)
+			// A bar chart the experiment declares, if one fits the
+			// run; "" for anything else, sweeps included.
+			run.Plots.Chart = render.ChartBeside(run.Path, res, run.Views)
 		}
-		// netbench's designs: its chart beside the result.
-		run.Plots.Designs = render.DesignsPlotBeside(run.Path, res)
+		// A table the experiment declares: its chart beside the result.
+		run.Plots.Table = render.TableChartBeside(run.Path, res, run.Views)
 		if f := failureOf(res, broke); f != nil {
 			return run, f
 		}

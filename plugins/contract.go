@@ -78,6 +78,108 @@ type Experiment struct {
 	Claims []Claim `json:"claims,omitempty"`
 	// Peer, if set, is the second guest the experiment can run with.
 	Peer *Peer `json:"peer,omitempty"`
+	// Tables and Charts are what lab shows of a run beyond its generic
+	// summary: a table keyed by one label, a bar chart by one label.
+	Tables []Table `json:"tables,omitempty"`
+	Charts []Chart `json:"charts,omitempty"`
+	// WriteUps are the write-ups the experiment's claims and references
+	// come from; the report's sections take their titles from them.
+	WriteUps []WriteUp `json:"writeups,omitempty"`
+}
+
+// Table asks for a run drawn as a table with one row per value of Label
+// (lab.plugin.v1.Table): after `lab run`'s summary, for a run that is not
+// a sweep whose samples by Label carry that label alone. Rows are in the
+// order the run measured them, each "value  name" then the columns: our
+// medians, then, per machine with published figures for the rows (lettered
+// A, B, ... in a legend), that machine's figures of the columns it has.
+type Table struct {
+	Label string `json:"label"`
+	// Title heads the table; lab adds what ours are (repeats, profile,
+	// accelerator, clock).
+	Title string `json:"title"`
+	// Name heads the column of row names.
+	Name string `json:"name"`
+	// Rows names the rows by the label's value; samples whose value is
+	// not here are not in the table.
+	Rows    map[string]string `json:"rows"`
+	Columns []Column          `json:"columns"`
+	// Notes are lines written under the table.
+	Notes []string `json:"notes,omitempty"`
+	// Chart, if set, draws the table as bars beside the result (its
+	// Label is the table's): each bar a row, named "value name".
+	Chart *Chart `json:"chart,omitempty"`
+}
+
+// Column is one column of a Table: a metric's median (ours) and its
+// published figure (each machine's). Where a machine publishes no figure
+// of Metric, Sum and then Baseline derive one from its other figures.
+type Column struct {
+	Metric string `json:"metric"`
+	Header string `json:"header"`
+	// Sum: the published figures of these metrics added up.
+	Sum []string `json:"sum,omitempty"`
+	// Baseline: the published value of column Baseline.Metric in this
+	// row less its value in the row Baseline.Row.
+	Baseline *Baseline `json:"baseline,omitempty"`
+}
+
+// Baseline derives a column's published figure from another column's, as
+// a difference to one row (lab.plugin.v1.Baseline).
+type Baseline struct {
+	Metric string `json:"metric"`
+	Row    string `json:"row"`
+}
+
+// Chart asks for a run drawn as horizontal bars, one per value of Label,
+// the first measured on top, the medians of Stack stacked in each bar
+// (lab.plugin.v1.Chart). A run is drawn by the first of an experiment's
+// charts that fits it: not a sweep, every sample of Stack's metrics
+// carrying Label alone. The chart is written beside the result
+// (NAME.svg) and inlined in the report.
+type Chart struct {
+	// Label is ignored for a table's chart (the table's label).
+	Label string   `json:"label,omitempty"`
+	Stack []string `json:"stack"`
+	// Total, if set, is a metric written first at each bar's end, then
+	// the stacked medians (e.g. real_s: elapsed beside CPU time).
+	Total string `json:"total,omitempty"`
+	// Figures, for a table's chart, are columns of the table written at
+	// each bar's end: the first is the bar's total (ours: the stacked
+	// medians' sum), the others follow signed, in brackets; then each
+	// machine's published figures of the same columns.
+	Figures []string `json:"figures,omitempty"`
+	// Title follows "plugin/experiment: " in the chart's title.
+	Title string `json:"title"`
+	// Axis labels the value axis.
+	Axis string `json:"axis"`
+	// Reading says how to read the chart, for its caption.
+	Reading string `json:"reading,omitempty"`
+	// Params is what the title says of the run's parameters, each
+	// {name} replaced by the parameter's value; "" means every parameter
+	// but repeat, as name=value.
+	Params string `json:"params,omitempty"`
+	// Room is the axis length as a multiple of the longest bar, room for
+	// the text at its end; 0 means 1.6.
+	Room float64 `json:"room,omitempty"`
+}
+
+// WriteUp is a write-up (lab.plugin.v1.WriteUp): a paper, an article, a
+// book, whose statements the claims are and whose figures the references
+// are. A claim belongs to the write-up whose ID is its own or its prefix
+// before a dot (E1 for E1.6); a reference to the one its Experiment names.
+type WriteUp struct {
+	ID    string `json:"id"`
+	Title string `json:"title"`
+	// References are the write-up's published figures that no metric of
+	// the experiment measures, shown with the write-up in the report.
+	References []Reference `json:"references,omitempty"`
+}
+
+// Owns says whether claim id belongs to the write-up: the same id, or the
+// write-up's id and a dot before the rest.
+func (w *WriteUp) Owns(id string) bool {
+	return id == w.ID || strings.HasPrefix(id, w.ID+".")
 }
 
 // Peer asks for a second guest (lab.plugin.v1.Peer). When the run's
@@ -295,7 +397,8 @@ func (d *Description) Resolve(experiment string, params map[string]string) (*Exp
 
 // Validate checks that a description is usable: names present and unique,
 // known parameter types, defaults that pass their own checks, every metric
-// with a unit, references naming known metrics. ParseDescription calls it;
+// with a unit, references naming known metrics, tables and charts naming
+// known metrics, each write-up id with one title. ParseDescription calls it;
 // `lab plugin build` refuses a plugin whose description fails it.
 func (d *Description) Validate() error {
 	if d.Name == "" || d.Version == "" {
@@ -309,6 +412,7 @@ func (d *Description) Validate() error {
 	}
 	seen := map[string]bool{}
 	claims := map[string]bool{}
+	titles := map[string]string{} // write-up id -> title
 	for _, e := range d.Experiments {
 		where := d.Name + "/" + e.Name
 		if e.Name == "" || seen[e.Name] {
@@ -350,6 +454,104 @@ func (d *Description) Validate() error {
 		if err := e.Peer.validate(&e, where); err != nil {
 			return err
 		}
+		if err := e.validateViews(where, metrics); err != nil {
+			return err
+		}
+		for _, w := range e.WriteUps {
+			if t, ok := titles[w.ID]; ok && t != w.Title {
+				return fmt.Errorf("experiment %s: write-up %s is declared twice with different titles (%q, %q)", where, w.ID, t, w.Title)
+			}
+			titles[w.ID] = w.Title
+		}
+	}
+	return nil
+}
+
+// validateViews checks the experiment's tables, charts and write-ups
+// against its metrics (metrics[name]).
+func (e *Experiment) validateViews(where string, metrics map[string]bool) error {
+	known := func(what string, names ...string) error {
+		for _, m := range names {
+			if !metrics[m] {
+				return fmt.Errorf("experiment %s: %s names unknown metric %q", where, what, m)
+			}
+		}
+		return nil
+	}
+	for _, t := range e.Tables {
+		what := "table by " + t.Label
+		if t.Label == "" || t.Title == "" || len(t.Rows) == 0 || len(t.Columns) == 0 {
+			return fmt.Errorf("experiment %s: a table needs a label, a title, rows and columns", where)
+		}
+		columns := map[string]bool{}
+		for _, c := range t.Columns {
+			if c.Header == "" || columns[c.Metric] {
+				return fmt.Errorf("experiment %s: %s: column %q needs a header and a metric of its own", where, what, c.Metric)
+			}
+			columns[c.Metric] = true
+			if err := known(what, append([]string{c.Metric}, c.Sum...)...); err != nil {
+				return err
+			}
+		}
+		for _, c := range t.Columns {
+			if b := c.Baseline; b != nil && (!columns[b.Metric] || b.Metric == c.Metric || t.Rows[b.Row] == "") {
+				return fmt.Errorf("experiment %s: %s: column %s's baseline needs another column's metric and a row (got %q, %q)", where, what, c.Metric, b.Metric, b.Row)
+			}
+		}
+		if c := t.Chart; c != nil {
+			if c.Label != "" && c.Label != t.Label {
+				return fmt.Errorf("experiment %s: %s: its chart is by the table's label, not %q", where, what, c.Label)
+			}
+			if err := c.validate(where, known); err != nil {
+				return err
+			}
+			for _, f := range c.Figures {
+				if !columns[f] {
+					return fmt.Errorf("experiment %s: %s: its chart's figure %q is not a column", where, what, f)
+				}
+			}
+		}
+	}
+	for i := range e.Charts {
+		c := &e.Charts[i]
+		if c.Label == "" || len(c.Figures) > 0 {
+			return fmt.Errorf("experiment %s: a chart needs a label, and has figures only in a table", where)
+		}
+		if err := c.validate(where, known); err != nil {
+			return err
+		}
+	}
+	for _, w := range e.WriteUps {
+		if w.ID == "" || w.Title == "" || strings.Contains(w.ID, ".") {
+			return fmt.Errorf("experiment %s: write-up %q needs an id without a dot and a title", where, w.ID)
+		}
+		for _, r := range w.References {
+			if r.Experiment != w.ID || r.Metric == "" || r.Unit == "" {
+				return fmt.Errorf("experiment %s: write-up %s: reference from %q needs experiment %s, a metric and a unit", where, w.ID, r.Source, w.ID)
+			}
+		}
+	}
+	if len(e.WriteUps) > 0 {
+		for _, c := range e.Claims {
+			if !slices.ContainsFunc(e.WriteUps, func(w WriteUp) bool { return w.Owns(c.ID) }) {
+				return fmt.Errorf("experiment %s: claim %s belongs to none of the write-ups the experiment declares", where, c.ID)
+			}
+		}
+	}
+	return nil
+}
+
+// validate checks a chart's metrics, title and room.
+func (c *Chart) validate(where string, known func(string, ...string) error) error {
+	what := "chart " + strconv.Quote(c.Title)
+	if c.Title == "" || c.Axis == "" || len(c.Stack) == 0 || c.Room < 0 {
+		return fmt.Errorf("experiment %s: a chart needs a title, an axis, stacked metrics and no negative room", where)
+	}
+	if err := known(what, c.Stack...); err != nil {
+		return err
+	}
+	if c.Total != "" {
+		return known(what, c.Total)
 	}
 	return nil
 }

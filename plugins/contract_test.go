@@ -166,13 +166,71 @@ func TestValidate(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			d := testDescription()
 			tt.mutate(d)
-			err := d.Validate()
-			switch {
-			case tt.wantErr == "" && err != nil:
-				t.Fatalf("Validate: %v", err)
-			case tt.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tt.wantErr)):
-				t.Fatalf("Validate = %v, want error containing %q", err, tt.wantErr)
-			}
+			checkValidate(t, d, tt.wantErr)
 		})
+	}
+}
+
+// viewsDescription is testDescription with a table, a chart and write-ups
+// on its first experiment, as netbench and printfbench declare theirs.
+func viewsDescription() *Description {
+	d := testDescription()
+	e := &d.Experiments[0]
+	e.Metrics = []Metric{{Name: "user_s", Unit: "s"}, {Name: "sys_s", Unit: "s"}, {Name: "cpu_s", Unit: "s"}, {Name: "beyond_s", Unit: "s"}, {Name: "real_s", Unit: "s"}}
+	e.Tables = []Table{{Label: "design", Title: "the book's table", Name: "design", Rows: map[string]string{"0": "base", "1": "other"},
+		Columns: []Column{{Metric: "user_s", Header: "user"}, {Metric: "cpu_s", Header: "total", Sum: []string{"user_s", "sys_s"}},
+			{Metric: "beyond_s", Header: "beyond", Baseline: &Baseline{Metric: "cpu_s", Row: "0"}}},
+		Notes: []string{"a note"},
+		Chart: &Chart{Stack: []string{"user_s", "sys_s"}, Figures: []string{"cpu_s", "beyond_s"}, Title: "t", Axis: "a", Params: "{n}", Room: 3}}}
+	e.Charts = []Chart{{Label: "target", Stack: []string{"user_s", "sys_s"}, Total: "real_s", Title: "per target", Axis: "CPU time"}}
+	e.WriteUps = []WriteUp{{ID: "W1", Title: "a write-up", References: []Reference{{Experiment: "W1", Source: "s", Machine: "m", Metric: "crossover", Value: 1, Unit: "x"}}}}
+	e.Claims = []Claim{{ID: "W1.1", Statement: "s", Source: "a write-up", Range: &RangeClaim{Metric: "user_s", Min: Ptr(0), Unit: "s"}}}
+	d.Experiments[1].WriteUps = []WriteUp{{ID: "W1", Title: "a write-up"}}
+	return d
+}
+
+func TestValidateViews(t *testing.T) {
+	tests := []struct {
+		name    string
+		mutate  func(e *Experiment, d *Description)
+		wantErr string
+	}{
+		{name: "ok", mutate: func(*Experiment, *Description) {}},
+		{name: "table without rows", mutate: func(e *Experiment, _ *Description) { e.Tables[0].Rows = nil }, wantErr: "a table needs"},
+		{name: "column of an unknown metric", mutate: func(e *Experiment, _ *Description) { e.Tables[0].Columns[0].Metric = "x" }, wantErr: `unknown metric "x"`},
+		{name: "sum of an unknown metric", mutate: func(e *Experiment, _ *Description) { e.Tables[0].Columns[1].Sum = []string{"x"} }, wantErr: `unknown metric "x"`},
+		{name: "baseline of itself", mutate: func(e *Experiment, _ *Description) { e.Tables[0].Columns[2].Baseline.Metric = "beyond_s" }, wantErr: "baseline"},
+		{name: "baseline row unknown", mutate: func(e *Experiment, _ *Description) { e.Tables[0].Columns[2].Baseline.Row = "9" }, wantErr: "baseline"},
+		{name: "table chart's figure not a column", mutate: func(e *Experiment, _ *Description) { e.Tables[0].Chart.Figures = []string{"real_s"} }, wantErr: "is not a column"},
+		{name: "table chart by another label", mutate: func(e *Experiment, _ *Description) { e.Tables[0].Chart.Label = "target" }, wantErr: "by the table's label"},
+		{name: "chart without a label", mutate: func(e *Experiment, _ *Description) { e.Charts[0].Label = "" }, wantErr: "a chart needs a label"},
+		{name: "chart stacking an unknown metric", mutate: func(e *Experiment, _ *Description) { e.Charts[0].Stack = []string{"x"} }, wantErr: `unknown metric "x"`},
+		{name: "chart total unknown", mutate: func(e *Experiment, _ *Description) { e.Charts[0].Total = "x" }, wantErr: `unknown metric "x"`},
+		{name: "chart without an axis", mutate: func(e *Experiment, _ *Description) { e.Charts[0].Axis = "" }, wantErr: "a chart needs a title, an axis"},
+		{name: "write-up without a title", mutate: func(e *Experiment, _ *Description) { e.WriteUps[0].Title = "" }, wantErr: "needs an id without a dot and a title"},
+		{name: "write-up figure of another", mutate: func(e *Experiment, _ *Description) { e.WriteUps[0].References[0].Experiment = "W2" }, wantErr: "needs experiment W1"},
+		{name: "claim of no write-up", mutate: func(e *Experiment, _ *Description) { e.Claims[0].ID = "W10.1" }, wantErr: "claim W10.1 belongs to none"},
+		{name: "one id, two titles", mutate: func(_ *Experiment, d *Description) { d.Experiments[1].WriteUps[0].Title = "another" },
+			wantErr: "write-up W1 is declared twice with different titles"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			d := viewsDescription()
+			tt.mutate(&d.Experiments[0], d)
+			checkValidate(t, d, tt.wantErr)
+		})
+	}
+}
+
+// checkValidate fails t unless d.Validate fails with an error containing
+// wantErr, or passes when wantErr is "".
+func checkValidate(t *testing.T, d *Description, wantErr string) {
+	t.Helper()
+	err := d.Validate()
+	switch {
+	case wantErr == "" && err != nil:
+		t.Fatalf("Validate: %v", err)
+	case wantErr != "" && (err == nil || !strings.Contains(err.Error(), wantErr)):
+		t.Fatalf("Validate = %v, want error containing %q", err, wantErr)
 	}
 }

@@ -31,6 +31,28 @@ func TestDescriptionJSONRoundTrip(t *testing.T) {
 	}
 }
 
+// TestViewsRoundTrip: tables, charts and write-ups survive the wire form
+// (description.json and Describe).
+func TestViewsRoundTrip(t *testing.T) {
+	d := viewsDescription()
+	b, err := MarshalDescription(d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := ParseDescription(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got, d) {
+		t.Errorf("round trip: got %+v, want %+v", got, d)
+	}
+	for _, want := range []string{`"tables"`, `"charts"`, `"writeups"`, `"baseline"`} {
+		if !strings.Contains(string(b), want) {
+			t.Errorf("description JSON lacks %s:\n%s", want, b)
+		}
+	}
+}
+
 func TestParseDescriptionRefuses(t *testing.T) {
 	tests := []struct {
 		name, json string

@@ -56,16 +56,30 @@ func descriptionToWire(d *Description) *wire.Description {
 		for _, m := range e.Metrics {
 			we.Metrics = append(we.Metrics, &wire.Metric{Name: m.Name, Unit: m.Unit, Help: m.Help})
 		}
-		for _, r := range e.References {
-			we.References = append(we.References, &wire.Reference{Experiment: r.Experiment, Source: r.Source,
-				Machine: r.Machine, Profile: r.Profile, Metric: r.Metric, Value: r.Value, Unit: r.Unit,
-				Labels: maps.Clone(r.Labels), Note: r.Note})
-		}
+		we.References = referencesToWire(e.References)
 		for _, c := range e.Claims {
 			we.Claims = append(we.Claims, claimToWire(c))
 		}
 		if p := e.Peer; p != nil {
 			we.Peer = &wire.Peer{Param: p.Param, Value: p.Value, Workload: p.Workload, Args: clone(p.Args)}
+		}
+		for _, t := range e.Tables {
+			wt := &wire.Table{Label: t.Label, Title: t.Title, Name: t.Name, Rows: maps.Clone(t.Rows), Notes: clone(t.Notes),
+				Chart: chartToWire(t.Chart)}
+			for _, c := range t.Columns {
+				wc := &wire.Column{Metric: c.Metric, Header: c.Header, Sum: clone(c.Sum)}
+				if b := c.Baseline; b != nil {
+					wc.Baseline = &wire.Baseline{Metric: b.Metric, Row: b.Row}
+				}
+				wt.Columns = append(wt.Columns, wc)
+			}
+			we.Tables = append(we.Tables, wt)
+		}
+		for i := range e.Charts {
+			we.Charts = append(we.Charts, chartToWire(&e.Charts[i]))
+		}
+		for _, u := range e.WriteUps {
+			we.Writeups = append(we.Writeups, &wire.WriteUp{Id: u.ID, Title: u.Title, References: referencesToWire(u.References)})
 		}
 		w.Experiments = append(w.Experiments, we)
 	}
@@ -83,20 +97,70 @@ func descriptionFromWire(w *wire.Description) *Description {
 		for _, m := range we.GetMetrics() {
 			e.Metrics = append(e.Metrics, Metric{Name: m.GetName(), Unit: m.GetUnit(), Help: m.GetHelp()})
 		}
-		for _, r := range we.GetReferences() {
-			e.References = append(e.References, Reference{Experiment: r.GetExperiment(), Source: r.GetSource(),
-				Machine: r.GetMachine(), Profile: r.GetProfile(), Metric: r.GetMetric(), Value: r.GetValue(),
-				Unit: r.GetUnit(), Labels: cloneMap(r.GetLabels()), Note: r.GetNote()})
-		}
+		e.References = referencesFromWire(we.GetReferences())
 		for _, c := range we.GetClaims() {
 			e.Claims = append(e.Claims, claimFromWire(c))
 		}
 		if p := we.GetPeer(); p != nil {
 			e.Peer = &Peer{Param: p.GetParam(), Value: p.GetValue(), Workload: p.GetWorkload(), Args: clone(p.GetArgs())}
 		}
+		for _, wt := range we.GetTables() {
+			t := Table{Label: wt.GetLabel(), Title: wt.GetTitle(), Name: wt.GetName(), Rows: cloneMap(wt.GetRows()),
+				Notes: clone(wt.GetNotes()), Chart: chartFromWire(wt.GetChart())}
+			for _, wc := range wt.GetColumns() {
+				c := Column{Metric: wc.GetMetric(), Header: wc.GetHeader(), Sum: clone(wc.GetSum())}
+				if b := wc.GetBaseline(); b != nil {
+					c.Baseline = &Baseline{Metric: b.GetMetric(), Row: b.GetRow()}
+				}
+				t.Columns = append(t.Columns, c)
+			}
+			e.Tables = append(e.Tables, t)
+		}
+		for _, wc := range we.GetCharts() {
+			e.Charts = append(e.Charts, *chartFromWire(wc))
+		}
+		for _, wu := range we.GetWriteups() {
+			e.WriteUps = append(e.WriteUps, WriteUp{ID: wu.GetId(), Title: wu.GetTitle(), References: referencesFromWire(wu.GetReferences())})
+		}
 		d.Experiments = append(d.Experiments, e)
 	}
 	return d
+}
+
+func referencesToWire(rs []Reference) []*wire.Reference {
+	var out []*wire.Reference
+	for _, r := range rs {
+		out = append(out, &wire.Reference{Experiment: r.Experiment, Source: r.Source,
+			Machine: r.Machine, Profile: r.Profile, Metric: r.Metric, Value: r.Value, Unit: r.Unit,
+			Labels: maps.Clone(r.Labels), Note: r.Note})
+	}
+	return out
+}
+
+func referencesFromWire(ws []*wire.Reference) []Reference {
+	var out []Reference
+	for _, r := range ws {
+		out = append(out, Reference{Experiment: r.GetExperiment(), Source: r.GetSource(),
+			Machine: r.GetMachine(), Profile: r.GetProfile(), Metric: r.GetMetric(), Value: r.GetValue(),
+			Unit: r.GetUnit(), Labels: cloneMap(r.GetLabels()), Note: r.GetNote()})
+	}
+	return out
+}
+
+func chartToWire(c *Chart) *wire.Chart {
+	if c == nil {
+		return nil
+	}
+	return &wire.Chart{Label: c.Label, Stack: clone(c.Stack), Total: c.Total, Figures: clone(c.Figures), Title: c.Title,
+		Axis: c.Axis, Reading: c.Reading, Params: c.Params, Room: c.Room}
+}
+
+func chartFromWire(w *wire.Chart) *Chart {
+	if w == nil {
+		return nil
+	}
+	return &Chart{Label: w.GetLabel(), Stack: clone(w.GetStack()), Total: w.GetTotal(), Figures: clone(w.GetFigures()),
+		Title: w.GetTitle(), Axis: w.GetAxis(), Reading: w.GetReading(), Params: w.GetParams(), Room: w.GetRoom()}
 }
 
 func claimToWire(c Claim) *wire.Claim {

@@ -1,6 +1,7 @@
 package results
 
 import (
+	"maps"
 	"math"
 
 	"sort"
@@ -17,7 +18,7 @@ func SeriesKey(metric, unit string, labels map[string]string) string {
 	b.WriteString(metric)
 	b.WriteByte(0)
 	b.WriteString(unit)
-	for _, k := range sortedKeys(labels) {
+	for _, k := range SortedKeys(labels) {
 		b.WriteByte(0)
 		b.WriteString(k)
 		b.WriteByte(1)
@@ -33,7 +34,7 @@ func LabelKey(labels map[string]string) string {
 
 // FormatLabels renders labels as "k=v k=v" in key order, "" for none.
 func FormatLabels(labels map[string]string) string {
-	keys := sortedKeys(labels)
+	keys := SortedKeys(labels)
 	parts := make([]string, len(keys))
 	for i, k := range keys {
 		parts[i] = k + "=" + labels[k]
@@ -41,7 +42,8 @@ func FormatLabels(labels map[string]string) string {
 	return strings.Join(parts, " ")
 }
 
-func sortedKeys(m map[string]string) []string {
+// SortedKeys are m's keys in order.
+func SortedKeys(m map[string]string) []string {
 	keys := make([]string, 0, len(m))
 	for k := range m {
 		keys = append(keys, k)
@@ -50,7 +52,8 @@ func sortedKeys(m map[string]string) []string {
 	return keys
 }
 
-func cloneLabels(m map[string]string) map[string]string {
+// CloneLabels copies a label set, keeping an empty one nil.
+func CloneLabels(m map[string]string) map[string]string {
 	if len(m) == 0 {
 		return nil
 	}
@@ -89,7 +92,7 @@ func ProfileName(m Machine) string {
 	if s, ok := m.Profile.(string); ok && s != "" {
 		return s
 	}
-	if n := profileField(m.Profile, "name", "Name"); n != "" {
+	if n := ProfileField(m.Profile, "name", "Name"); n != "" {
 		return n
 	}
 	return m.Name
@@ -101,13 +104,15 @@ func ProfileName(m Machine) string {
 // with variant_of: the era profiles, the same machine on another kernel),
 // the profile it is a variant of.
 func FiguresProfile(m Machine) string {
-	if v := profileField(m.Profile, "variant_of", "VariantOf"); v != "" {
+	if v := ProfileField(m.Profile, "variant_of", "VariantOf"); v != "" {
 		return v
 	}
 	return ProfileName(m)
 }
 
-func profileField(p any, keys ...string) string {
+// ProfileField is the first non-empty string field of a recorded
+// profile (a map, or anything that marshals to a JSON object) among keys.
+func ProfileField(p any, keys ...string) string {
 	if p == nil {
 		return ""
 	}
@@ -151,4 +156,43 @@ func FormatValue(v float64) string {
 func IsTimeUnit(unit string) bool {
 	_, ok := timeUnits[unit]
 	return ok
+}
+
+// OrUnknown is s, or "unknown" when s is empty: for provenance lines.
+func OrUnknown(s string) string {
+	if s == "" {
+		return "unknown"
+	}
+	return s
+}
+
+// LabelCell is labels as a table cell: "k=v ...", "-" for none.
+func LabelCell(labels map[string]string) string {
+	if l := FormatLabels(labels); l != "" {
+		return l
+	}
+	return "-"
+}
+
+// SeriesLabel is a metric with the labels picking one of its series:
+// "real_s at mode=thread".
+func SeriesLabel(metric string, labels map[string]string) string {
+	if len(labels) == 0 {
+		return metric
+	}
+	return metric + " at " + FormatLabels(labels)
+}
+
+// MergeLabels is a with b's labels added (b's win), nil when both are
+// empty.
+func MergeLabels(a, b map[string]string) map[string]string {
+	if len(a)+len(b) == 0 {
+		return nil
+	}
+	out := maps.Clone(a)
+	if out == nil {
+		out = map[string]string{}
+	}
+	maps.Copy(out, b)
+	return out
 }

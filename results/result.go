@@ -40,7 +40,7 @@ type GuestEnv struct {
 
 // Reference is one figure published by the original authors (SEEDS.md).
 type Reference struct {
-	Experiment string            `json:"experiment"` // E1..E5, or "anchor" (SEEDS.md "other anchors")
+	Experiment string            `json:"experiment"` // the write-up's id, or a word such as "anchor" for none
 	Source     string            `json:"source"`
 	Machine    string            `json:"machine"`           // machine the figure was measured on
 	Profile    string            `json:"profile,omitempty"` // lab profile standing for that machine
@@ -201,7 +201,7 @@ func (r *Result) DropNonFinite() []string {
 	kept := r.Samples[:0:0]
 	for _, s := range r.Samples {
 		if _, bad := nonFinite(field{"value", s.Value}); bad {
-			dropped = append(dropped, fmt.Sprintf("metric %s%s repeat %d: %v", s.Metric, labelSuffix(s.Labels), s.Repeat, s.Value))
+			dropped = append(dropped, fmt.Sprintf("metric %s%s repeat %d: %v", s.Metric, LabelSuffix(s.Labels), s.Repeat, s.Value))
 			continue
 		}
 		kept = append(kept, s)
@@ -218,18 +218,18 @@ func (r *Result) DropNonFinite() []string {
 func (r *Result) CheckFinite() error {
 	for _, s := range r.Samples {
 		if f, bad := nonFinite(field{"value", s.Value}); bad {
-			return fmt.Errorf("sample of metric %s%s repeat %d: %s is %v, not a finite number", s.Metric, labelSuffix(s.Labels), s.Repeat, f.name, f.v)
+			return fmt.Errorf("sample of metric %s%s repeat %d: %s is %v, not a finite number", s.Metric, LabelSuffix(s.Labels), s.Repeat, f.name, f.v)
 		}
 	}
 	for _, s := range r.Summary {
 		if f, bad := nonFinite(field{"median", s.Median}, field{"mean", s.Mean}, field{"trimmed_mean", s.TrimmedMean},
 			field{"min", s.Min}, field{"max", s.Max}, field{"mad", s.MAD}, field{"stddev", s.Stddev}, field{"cv", s.CV}); bad {
-			return fmt.Errorf("summary of metric %s%s: %s is %v, not a finite number", s.Metric, labelSuffix(s.Labels), f.name, f.v)
+			return fmt.Errorf("summary of metric %s%s: %s is %v, not a finite number", s.Metric, LabelSuffix(s.Labels), f.name, f.v)
 		}
 	}
 	for _, c := range r.Comparisons {
 		if f, bad := nonFinite(field{"ours", c.Ours}, field{"published", c.Published}, field{"ratio", c.Ratio}); bad {
-			return fmt.Errorf("comparison of metric %s%s with %s: %s is %v, not a finite number", c.Metric, labelSuffix(c.Labels), c.Machine, f.name, f.v)
+			return fmt.Errorf("comparison of metric %s%s with %s: %s is %v, not a finite number", c.Metric, LabelSuffix(c.Labels), c.Machine, f.name, f.v)
 		}
 	}
 	for _, v := range r.Verdicts {
@@ -262,7 +262,8 @@ func nonFinite(fs ...field) (field, bool) {
 	return field{}, false
 }
 
-func labelSuffix(labels map[string]string) string {
+// LabelSuffix is " {k=v ...}" for a series' labels, "" for none.
+func LabelSuffix(labels map[string]string) string {
 	if len(labels) == 0 {
 		return ""
 	}

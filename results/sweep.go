@@ -121,8 +121,9 @@ func LabelPoint(samples []Sample, point map[string]string) []Sample {
 	return out
 }
 
-// numeric says whether every value parses as a number.
-func numeric(values []string) bool {
+// Numeric says whether values is not empty and every one parses as a
+// number.
+func Numeric(values []string) bool {
 	for _, v := range values {
 		if _, err := strconv.ParseFloat(v, 64); err != nil {
 			return false
@@ -163,7 +164,7 @@ func (r *Result) AtPoint(labels map[string]string) *Result {
 	}
 	sub.Samples = nil
 	for _, s := range r.Samples {
-		if !hasLabels(s.Labels, labels) {
+		if !HasLabels(s.Labels, labels) {
 			continue
 		}
 		rest := maps.Clone(s.Labels)
@@ -179,8 +180,8 @@ func (r *Result) AtPoint(labels map[string]string) *Result {
 	return &sub
 }
 
-// hasLabels says whether labels include every one of want.
-func hasLabels(labels, want map[string]string) bool {
+// HasLabels says whether labels include every label of want.
+func HasLabels(labels, want map[string]string) bool {
 	for k, v := range want {
 		if got, ok := labels[k]; !ok || got != v {
 			return false

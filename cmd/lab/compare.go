@@ -58,7 +58,7 @@ func compareCommand(e *env) *cli.Command {
 		},
 		Action: func(c *cli.Context) error {
 			if c.NArg() != 2 {
-				return fmt.Errorf("lab compare needs two sides, A and B: run IDs (see `lab results`), latest, or filters such as plugin=forkbench,since=24h")
+				return fmt.Errorf("lab compare needs two sides, A and B: run IDs (see `lab results`), latest, or filters such as profile=celeron-2.4,since=24h")
 			}
 			dir, err := e.storeDir(c)
 			if err != nil {

@@ -26,8 +26,8 @@ func reportCommand(e *env) *cli.Command {
 			"inline). Per write-up (E1..E5) and plugin experiment: every claim of the\n" +
 			"installed plugins with its latest verdict and the numbers that decided it (not\n" +
 			"run where no run here did, with a command that would), and for each run used\n" +
-			"its verdicts, its plot (a sweep against its swept key; printfbench's targets\n" +
-			"as bars), our medians and the published figures beside them; then the full\n" +
+			"its verdicts, its plot (a sweep against its swept key; a chart its plugin\n" +
+			"declares), our medians and the published figures beside them; then the full\n" +
 			"provenance of each run used: command, profile, QEMU argv and version,\n" +
 			"accelerator, clock, kernel, guest, plugin version, parameters, harness.\n\n" +
 			"The runs used are the latest of each plugin, experiment, profile, clock and\n" +
@@ -55,7 +55,12 @@ func reportCommand(e *env) *cli.Command {
 			}
 			in := render.ReportInput{Generated: time.Now(), Version: versionString(buildVersion()), Store: dir, Filter: f,
 				AllRuns: c.Bool("all-runs"), SearchPath: e.roots.plugins.Dirs()}
-			in.Experiments = e.reportExperiments(f)
+			all := e.reportExperiments()
+			in.Experiments = narrow(all, f)
+			// The sections: the write-ups every installed plugin declares.
+			if in.WriteUps, err = render.WriteUpsOf(all); err != nil {
+				fmt.Fprintf(e.stderr, "warning: %v\n", err)
+			}
 			var claims []results.Claim
 			for _, x := range in.Experiments {
 				claims = append(claims, x.Claims...)
@@ -93,26 +98,29 @@ func reportCommand(e *env) *cli.Command {
 }
 
 // reportExperiments is every installed plugin's experiments with their
-// metrics, published figures and claims, as far as f's plugin and
-// experiment narrow them. A plugin whose description does not read is a
-// warning.
-func (e *env) reportExperiments(f results.Filter) []render.ReportExperiment {
+// metrics, published figures, claims and views. A plugin whose
+// description does not read is a warning.
+func (e *env) reportExperiments() []render.ReportExperiment {
 	var out []render.ReportExperiment
 	for _, name := range e.roots.plugins.List() {
-		if f.Plugin != "" && name != f.Plugin {
-			continue
-		}
 		d, err := e.roots.plugins.Describe(name)
 		if err != nil {
 			fmt.Fprintf(e.stderr, "warning: %v\n", err)
 			continue
 		}
 		for i := range d.Experiments {
-			x := &d.Experiments[i]
-			if f.Experiment != "" && x.Name != f.Experiment {
-				continue
-			}
-			out = append(out, reportExperiment(d, x))
+			out = append(out, reportExperiment(d, &d.Experiments[i]))
+		}
+	}
+	return out
+}
+
+// narrow is the experiments of exps that f's plugin and experiment pick.
+func narrow(exps []render.ReportExperiment, f results.Filter) []render.ReportExperiment {
+	var out []render.ReportExperiment
+	for _, x := range exps {
+		if (f.Plugin == "" || x.Plugin == f.Plugin) && (f.Experiment == "" || x.Name == f.Experiment) {
+			out = append(out, x)
 		}
 	}
 	return out
@@ -120,7 +128,7 @@ func (e *env) reportExperiments(f results.Filter) []render.ReportExperiment {
 
 func reportExperiment(d *plugins.Description, x *plugins.Experiment) render.ReportExperiment {
 	re := render.ReportExperiment{Plugin: d.Name, PluginVersion: d.Version, Name: x.Name, Summary: x.Summary,
-		References: host.References(x), Claims: host.Claims(d.Name, x), ParamHelp: map[string]string{}}
+		References: host.References(x), Claims: host.Claims(d.Name, x), Views: host.Views(x), ParamHelp: map[string]string{}}
 	for _, m := range x.Metrics {
 		re.Metrics = append(re.Metrics, m.Name)
 	}

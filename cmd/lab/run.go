@@ -215,18 +215,18 @@ func (e *env) printRun(run *engine.Run, f runFlags) error {
 	if path != "" {
 		fmt.Fprintf(e.stderr, "result: %s\n", path)
 	}
-	for _, msg := range []string{run.Plots.Sweep, run.Plots.Bar} {
+	for _, msg := range []string{run.Plots.Sweep, run.Plots.Chart} {
 		if msg != "" {
 			fmt.Fprintln(e.stderr, msg)
 		}
 	}
-	// netbench's designs: the book's table after the summary (not under
-	// --json); its chart is beside the result.
+	// The tables the experiment declares, after the summary (not under
+	// --json); their charts are beside the result.
 	if !f.json {
-		_ = render.WriteDesignsTable(e.stdout, res)
+		_ = render.WriteTables(e.stdout, res, run.Views)
 	}
-	if run.Plots.Designs != "" {
-		fmt.Fprintln(e.stderr, run.Plots.Designs)
+	if run.Plots.Table != "" {
+		fmt.Fprintln(e.stderr, run.Plots.Table)
 	}
 	var msgs []string
 	if res.Outcome.Status == "failed" {

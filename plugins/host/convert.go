@@ -42,13 +42,54 @@ func Outcome(o plugins.Outcome) results.Outcome {
 // References converts an experiment's published figures; Bench is the
 // experiment they belong to.
 func References(e *plugins.Experiment) []results.Reference {
+	return references(e.References, e.Name)
+}
+
+func references(rs []plugins.Reference, bench string) []results.Reference {
 	var out []results.Reference
-	for _, r := range e.References {
+	for _, r := range rs {
 		out = append(out, results.Reference{Experiment: r.Experiment, Source: r.Source, Machine: r.Machine,
 			Profile: r.Profile, Metric: r.Metric, Value: r.Value, Unit: r.Unit, Labels: maps.Clone(r.Labels),
-			Note: r.Note, Bench: e.Name})
+			Note: r.Note, Bench: bench})
 	}
 	return out
+}
+
+// Views converts what an experiment asks lab to show of its runs: its
+// tables, charts and write-ups. A nil experiment (a plugin not installed)
+// has none.
+func Views(e *plugins.Experiment) results.Views {
+	var v results.Views
+	if e == nil {
+		return v
+	}
+	for _, t := range e.Tables {
+		rt := results.Table{Label: t.Label, Title: t.Title, Name: t.Name, Rows: maps.Clone(t.Rows), Notes: slices.Clone(t.Notes),
+			Chart: chart(t.Chart)}
+		for _, c := range t.Columns {
+			rc := results.Column{Metric: c.Metric, Header: c.Header, Sum: slices.Clone(c.Sum)}
+			if b := c.Baseline; b != nil {
+				rc.Baseline = &results.Baseline{Metric: b.Metric, Row: b.Row}
+			}
+			rt.Columns = append(rt.Columns, rc)
+		}
+		v.Tables = append(v.Tables, rt)
+	}
+	for i := range e.Charts {
+		v.Charts = append(v.Charts, *chart(&e.Charts[i]))
+	}
+	for _, w := range e.WriteUps {
+		v.WriteUps = append(v.WriteUps, results.WriteUp{ID: w.ID, Title: w.Title, References: references(w.References, "")})
+	}
+	return v
+}
+
+func chart(c *plugins.Chart) *results.Chart {
+	if c == nil {
+		return nil
+	}
+	return &results.Chart{Label: c.Label, Stack: slices.Clone(c.Stack), Total: c.Total, Figures: slices.Clone(c.Figures),
+		Title: c.Title, Axis: c.Axis, Reading: c.Reading, Params: c.Params, Room: c.Room}
 }
 
 // Claims converts the claims experiment e of plugin declares; Plugin and

@@ -3,6 +3,7 @@ package host
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -164,6 +165,32 @@ func TestReferences(t *testing.T) {
 	refs := References(exp)
 	if len(refs) != 1 || refs[0].Bench != "e" || refs[0].Metric != "t" || refs[0].Value != 2 || refs[0].Profile != "p-1" {
 		t.Errorf("References = %+v", refs)
+	}
+}
+
+// TestViews: every field of an experiment's tables, charts and write-ups
+// reaches results' mirror of them (whose JSON names are description.json's).
+func TestViews(t *testing.T) {
+	exp := &plugins.Experiment{
+		Tables: []plugins.Table{{Label: "design", Title: "t", Name: "n", Rows: map[string]string{"0": "base"}, Notes: []string{"note"},
+			Columns: []plugins.Column{{Metric: "a", Header: "A", Sum: []string{"b", "c"}}, {Metric: "d", Header: "D", Baseline: &plugins.Baseline{Metric: "a", Row: "0"}}},
+			Chart:   &plugins.Chart{Stack: []string{"b", "c"}, Figures: []string{"a", "d"}, Title: "ct", Axis: "ax", Reading: "r", Params: "{n}", Room: 3.2}}},
+		Charts:   []plugins.Chart{{Label: "target", Stack: []string{"b"}, Total: "e", Title: "per target", Axis: "ax"}},
+		WriteUps: []plugins.WriteUp{{ID: "W1", Title: "w", References: []plugins.Reference{{Experiment: "W1", Metric: "x", Value: 1, Unit: "u", Labels: map[string]string{"k": "v"}}}}},
+	}
+	b, err := json.Marshal(exp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want results.Views
+	if err := json.Unmarshal(b, &want); err != nil {
+		t.Fatal(err)
+	}
+	if got := Views(exp); !reflect.DeepEqual(got, want) {
+		t.Errorf("Views = %+v, want %+v", got, want)
+	}
+	if v := Views(nil); v.Tables != nil || v.Charts != nil || v.WriteUps != nil {
+		t.Errorf("Views(nil) = %+v, want none", v)
 	}
 }
 

@@ -220,7 +220,12 @@ type Experiment struct {
 	// decide; the host evaluates them after every run.
 	Claims []*Claim `protobuf:"bytes,6,rep,name=claims,proto3" json:"claims,omitempty"`
 	// Set when the experiment can use a second guest (see Peer).
-	Peer          *Peer `protobuf:"bytes,7,opt,name=peer,proto3" json:"peer,omitempty"`
+	Peer *Peer `protobuf:"bytes,7,opt,name=peer,proto3" json:"peer,omitempty"`
+	// What the host shows of a run beyond its generic summary.
+	Tables []*Table `protobuf:"bytes,8,rep,name=tables,proto3" json:"tables,omitempty"`
+	Charts []*Chart `protobuf:"bytes,9,rep,name=charts,proto3" json:"charts,omitempty"`
+	// The write-ups the claims and references come from.
+	Writeups      []*WriteUp `protobuf:"bytes,10,rep,name=writeups,proto3" json:"writeups,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -304,6 +309,433 @@ func (x *Experiment) GetPeer() *Peer {
 	return nil
 }
 
+func (x *Experiment) GetTables() []*Table {
+	if x != nil {
+		return x.Tables
+	}
+	return nil
+}
+
+func (x *Experiment) GetCharts() []*Chart {
+	if x != nil {
+		return x.Charts
+	}
+	return nil
+}
+
+func (x *Experiment) GetWriteups() []*WriteUp {
+	if x != nil {
+		return x.Writeups
+	}
+	return nil
+}
+
+// A run drawn as a table, one row per value of label (a run that is not a
+// sweep, whose samples by label carry it alone), in the order measured:
+// the value, its name in rows, our medians of the columns, then each
+// machine's published figures of the columns it has (lettered A, B, ...).
+type Table struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Label string                 `protobuf:"bytes,1,opt,name=label,proto3" json:"label,omitempty"`
+	Title string                 `protobuf:"bytes,2,opt,name=title,proto3" json:"title,omitempty"`
+	// Heads the column of row names.
+	Name string `protobuf:"bytes,3,opt,name=name,proto3" json:"name,omitempty"`
+	// Row names by the label's value; other values are left out.
+	Rows    map[string]string `protobuf:"bytes,4,rep,name=rows,proto3" json:"rows,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	Columns []*Column         `protobuf:"bytes,5,rep,name=columns,proto3" json:"columns,omitempty"`
+	// Lines written under the table.
+	Notes []string `protobuf:"bytes,6,rep,name=notes,proto3" json:"notes,omitempty"`
+	// The table drawn as bars (the chart's label is the table's).
+	Chart         *Chart `protobuf:"bytes,7,opt,name=chart,proto3" json:"chart,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Table) Reset() {
+	*x = Table{}
+	mi := &file_benchmark_proto_msgTypes[3]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Table) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Table) ProtoMessage() {}
+
+func (x *Table) ProtoReflect() protoreflect.Message {
+	mi := &file_benchmark_proto_msgTypes[3]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Table.ProtoReflect.Descriptor instead.
+func (*Table) Descriptor() ([]byte, []int) {
+	return file_benchmark_proto_rawDescGZIP(), []int{3}
+}
+
+func (x *Table) GetLabel() string {
+	if x != nil {
+		return x.Label
+	}
+	return ""
+}
+
+func (x *Table) GetTitle() string {
+	if x != nil {
+		return x.Title
+	}
+	return ""
+}
+
+func (x *Table) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *Table) GetRows() map[string]string {
+	if x != nil {
+		return x.Rows
+	}
+	return nil
+}
+
+func (x *Table) GetColumns() []*Column {
+	if x != nil {
+		return x.Columns
+	}
+	return nil
+}
+
+func (x *Table) GetNotes() []string {
+	if x != nil {
+		return x.Notes
+	}
+	return nil
+}
+
+func (x *Table) GetChart() *Chart {
+	if x != nil {
+		return x.Chart
+	}
+	return nil
+}
+
+// A metric's median and published figures. A machine without a figure of
+// metric gets the sum of its figures of sum, else baseline's difference.
+type Column struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Metric        string                 `protobuf:"bytes,1,opt,name=metric,proto3" json:"metric,omitempty"`
+	Header        string                 `protobuf:"bytes,2,opt,name=header,proto3" json:"header,omitempty"`
+	Sum           []string               `protobuf:"bytes,3,rep,name=sum,proto3" json:"sum,omitempty"`
+	Baseline      *Baseline              `protobuf:"bytes,4,opt,name=baseline,proto3" json:"baseline,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Column) Reset() {
+	*x = Column{}
+	mi := &file_benchmark_proto_msgTypes[4]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Column) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Column) ProtoMessage() {}
+
+func (x *Column) ProtoReflect() protoreflect.Message {
+	mi := &file_benchmark_proto_msgTypes[4]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Column.ProtoReflect.Descriptor instead.
+func (*Column) Descriptor() ([]byte, []int) {
+	return file_benchmark_proto_rawDescGZIP(), []int{4}
+}
+
+func (x *Column) GetMetric() string {
+	if x != nil {
+		return x.Metric
+	}
+	return ""
+}
+
+func (x *Column) GetHeader() string {
+	if x != nil {
+		return x.Header
+	}
+	return ""
+}
+
+func (x *Column) GetSum() []string {
+	if x != nil {
+		return x.Sum
+	}
+	return nil
+}
+
+func (x *Column) GetBaseline() *Baseline {
+	if x != nil {
+		return x.Baseline
+	}
+	return nil
+}
+
+// The value of column metric in this row less its value in row row.
+type Baseline struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Metric        string                 `protobuf:"bytes,1,opt,name=metric,proto3" json:"metric,omitempty"`
+	Row           string                 `protobuf:"bytes,2,opt,name=row,proto3" json:"row,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Baseline) Reset() {
+	*x = Baseline{}
+	mi := &file_benchmark_proto_msgTypes[5]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Baseline) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Baseline) ProtoMessage() {}
+
+func (x *Baseline) ProtoReflect() protoreflect.Message {
+	mi := &file_benchmark_proto_msgTypes[5]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Baseline.ProtoReflect.Descriptor instead.
+func (*Baseline) Descriptor() ([]byte, []int) {
+	return file_benchmark_proto_rawDescGZIP(), []int{5}
+}
+
+func (x *Baseline) GetMetric() string {
+	if x != nil {
+		return x.Metric
+	}
+	return ""
+}
+
+func (x *Baseline) GetRow() string {
+	if x != nil {
+		return x.Row
+	}
+	return ""
+}
+
+// A run drawn as horizontal bars, one per value of label, the medians of
+// stack stacked; the first chart of an experiment that fits a run (not a
+// sweep, every sample of stack's metrics by label alone) is drawn.
+type Chart struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Label string                 `protobuf:"bytes,1,opt,name=label,proto3" json:"label,omitempty"`
+	Stack []string               `protobuf:"bytes,2,rep,name=stack,proto3" json:"stack,omitempty"`
+	// A metric written first at each bar's end (e.g. elapsed time).
+	Total string `protobuf:"bytes,3,opt,name=total,proto3" json:"total,omitempty"`
+	// A table's chart: the table's columns written at each bar's end, the
+	// first as the total, the others signed; ours, then each machine's.
+	Figures []string `protobuf:"bytes,4,rep,name=figures,proto3" json:"figures,omitempty"`
+	// Follows "plugin/experiment: ".
+	Title string `protobuf:"bytes,5,opt,name=title,proto3" json:"title,omitempty"`
+	Axis  string `protobuf:"bytes,6,opt,name=axis,proto3" json:"axis,omitempty"`
+	// How to read the chart, for its caption.
+	Reading string `protobuf:"bytes,7,opt,name=reading,proto3" json:"reading,omitempty"`
+	// The run's parameters in the title, {name} replaced by the value;
+	// empty: every parameter but repeat.
+	Params string `protobuf:"bytes,8,opt,name=params,proto3" json:"params,omitempty"`
+	// The axis length as a multiple of the longest bar; 0 means 1.6.
+	Room          float64 `protobuf:"fixed64,9,opt,name=room,proto3" json:"room,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Chart) Reset() {
+	*x = Chart{}
+	mi := &file_benchmark_proto_msgTypes[6]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Chart) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Chart) ProtoMessage() {}
+
+func (x *Chart) ProtoReflect() protoreflect.Message {
+	mi := &file_benchmark_proto_msgTypes[6]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Chart.ProtoReflect.Descriptor instead.
+func (*Chart) Descriptor() ([]byte, []int) {
+	return file_benchmark_proto_rawDescGZIP(), []int{6}
+}
+
+func (x *Chart) GetLabel() string {
+	if x != nil {
+		return x.Label
+	}
+	return ""
+}
+
+func (x *Chart) GetStack() []string {
+	if x != nil {
+		return x.Stack
+	}
+	return nil
+}
+
+func (x *Chart) GetTotal() string {
+	if x != nil {
+		return x.Total
+	}
+	return ""
+}
+
+func (x *Chart) GetFigures() []string {
+	if x != nil {
+		return x.Figures
+	}
+	return nil
+}
+
+func (x *Chart) GetTitle() string {
+	if x != nil {
+		return x.Title
+	}
+	return ""
+}
+
+func (x *Chart) GetAxis() string {
+	if x != nil {
+		return x.Axis
+	}
+	return ""
+}
+
+func (x *Chart) GetReading() string {
+	if x != nil {
+		return x.Reading
+	}
+	return ""
+}
+
+func (x *Chart) GetParams() string {
+	if x != nil {
+		return x.Params
+	}
+	return ""
+}
+
+func (x *Chart) GetRoom() float64 {
+	if x != nil {
+		return x.Room
+	}
+	return 0
+}
+
+// A write-up (a paper, an article, a book): claims whose id is its id or
+// starts with its id and a dot belong to it, and references whose
+// experiment is its id. references are its figures that no metric of the
+// experiment measures, shown with it.
+type WriteUp struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Id            string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	Title         string                 `protobuf:"bytes,2,opt,name=title,proto3" json:"title,omitempty"`
+	References    []*Reference           `protobuf:"bytes,3,rep,name=references,proto3" json:"references,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *WriteUp) Reset() {
+	*x = WriteUp{}
+	mi := &file_benchmark_proto_msgTypes[7]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *WriteUp) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*WriteUp) ProtoMessage() {}
+
+func (x *WriteUp) ProtoReflect() protoreflect.Message {
+	mi := &file_benchmark_proto_msgTypes[7]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use WriteUp.ProtoReflect.Descriptor instead.
+func (*WriteUp) Descriptor() ([]byte, []int) {
+	return file_benchmark_proto_rawDescGZIP(), []int{7}
+}
+
+func (x *WriteUp) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+func (x *WriteUp) GetTitle() string {
+	if x != nil {
+		return x.Title
+	}
+	return ""
+}
+
+func (x *WriteUp) GetReferences() []*Reference {
+	if x != nil {
+		return x.References
+	}
+	return nil
+}
+
 // A second guest for an experiment: when the run's parameter param has
 // value value, the host boots a second guest from the same profile, joins
 // the two on a link-local network (the run's guest 169.254.0.1/16, the
@@ -325,7 +757,7 @@ type Peer struct {
 
 func (x *Peer) Reset() {
 	*x = Peer{}
-	mi := &file_benchmark_proto_msgTypes[3]
+	mi := &file_benchmark_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -337,7 +769,7 @@ func (x *Peer) String() string {
 func (*Peer) ProtoMessage() {}
 
 func (x *Peer) ProtoReflect() protoreflect.Message {
-	mi := &file_benchmark_proto_msgTypes[3]
+	mi := &file_benchmark_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -350,7 +782,7 @@ func (x *Peer) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Peer.ProtoReflect.Descriptor instead.
 func (*Peer) Descriptor() ([]byte, []int) {
-	return file_benchmark_proto_rawDescGZIP(), []int{3}
+	return file_benchmark_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *Peer) GetParam() string {
@@ -403,7 +835,7 @@ type Param struct {
 
 func (x *Param) Reset() {
 	*x = Param{}
-	mi := &file_benchmark_proto_msgTypes[4]
+	mi := &file_benchmark_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -415,7 +847,7 @@ func (x *Param) String() string {
 func (*Param) ProtoMessage() {}
 
 func (x *Param) ProtoReflect() protoreflect.Message {
-	mi := &file_benchmark_proto_msgTypes[4]
+	mi := &file_benchmark_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -428,7 +860,7 @@ func (x *Param) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Param.ProtoReflect.Descriptor instead.
 func (*Param) Descriptor() ([]byte, []int) {
-	return file_benchmark_proto_rawDescGZIP(), []int{4}
+	return file_benchmark_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *Param) GetName() string {
@@ -491,7 +923,7 @@ type Metric struct {
 
 func (x *Metric) Reset() {
 	*x = Metric{}
-	mi := &file_benchmark_proto_msgTypes[5]
+	mi := &file_benchmark_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -503,7 +935,7 @@ func (x *Metric) String() string {
 func (*Metric) ProtoMessage() {}
 
 func (x *Metric) ProtoReflect() protoreflect.Message {
-	mi := &file_benchmark_proto_msgTypes[5]
+	mi := &file_benchmark_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -516,7 +948,7 @@ func (x *Metric) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Metric.ProtoReflect.Descriptor instead.
 func (*Metric) Descriptor() ([]byte, []int) {
-	return file_benchmark_proto_rawDescGZIP(), []int{5}
+	return file_benchmark_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *Metric) GetName() string {
@@ -543,7 +975,8 @@ func (x *Metric) GetHelp() string {
 // One published figure (see SEEDS.md).
 type Reference struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// The write-up: E1..E5, or "anchor" for other published figures.
+	// The write-up (a WriteUp's id), or another word such as "anchor"
+	// for figures of no write-up.
 	Experiment string `protobuf:"bytes,1,opt,name=experiment,proto3" json:"experiment,omitempty"`
 	Source     string `protobuf:"bytes,2,opt,name=source,proto3" json:"source,omitempty"`
 	// The machine the figure was measured on, and the lab profile standing
@@ -561,7 +994,7 @@ type Reference struct {
 
 func (x *Reference) Reset() {
 	*x = Reference{}
-	mi := &file_benchmark_proto_msgTypes[6]
+	mi := &file_benchmark_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -573,7 +1006,7 @@ func (x *Reference) String() string {
 func (*Reference) ProtoMessage() {}
 
 func (x *Reference) ProtoReflect() protoreflect.Message {
-	mi := &file_benchmark_proto_msgTypes[6]
+	mi := &file_benchmark_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -586,7 +1019,7 @@ func (x *Reference) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Reference.ProtoReflect.Descriptor instead.
 func (*Reference) Descriptor() ([]byte, []int) {
-	return file_benchmark_proto_rawDescGZIP(), []int{6}
+	return file_benchmark_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *Reference) GetExperiment() string {
@@ -690,7 +1123,7 @@ type Claim struct {
 
 func (x *Claim) Reset() {
 	*x = Claim{}
-	mi := &file_benchmark_proto_msgTypes[7]
+	mi := &file_benchmark_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -702,7 +1135,7 @@ func (x *Claim) String() string {
 func (*Claim) ProtoMessage() {}
 
 func (x *Claim) ProtoReflect() protoreflect.Message {
-	mi := &file_benchmark_proto_msgTypes[7]
+	mi := &file_benchmark_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -715,7 +1148,7 @@ func (x *Claim) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Claim.ProtoReflect.Descriptor instead.
 func (*Claim) Descriptor() ([]byte, []int) {
-	return file_benchmark_proto_rawDescGZIP(), []int{7}
+	return file_benchmark_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *Claim) GetId() string {
@@ -907,7 +1340,7 @@ type RatioClaim struct {
 
 func (x *RatioClaim) Reset() {
 	*x = RatioClaim{}
-	mi := &file_benchmark_proto_msgTypes[8]
+	mi := &file_benchmark_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -919,7 +1352,7 @@ func (x *RatioClaim) String() string {
 func (*RatioClaim) ProtoMessage() {}
 
 func (x *RatioClaim) ProtoReflect() protoreflect.Message {
-	mi := &file_benchmark_proto_msgTypes[8]
+	mi := &file_benchmark_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -932,7 +1365,7 @@ func (x *RatioClaim) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RatioClaim.ProtoReflect.Descriptor instead.
 func (*RatioClaim) Descriptor() ([]byte, []int) {
-	return file_benchmark_proto_rawDescGZIP(), []int{8}
+	return file_benchmark_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *RatioClaim) GetNumerator() string {
@@ -999,7 +1432,7 @@ type RangeClaim struct {
 
 func (x *RangeClaim) Reset() {
 	*x = RangeClaim{}
-	mi := &file_benchmark_proto_msgTypes[9]
+	mi := &file_benchmark_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1011,7 +1444,7 @@ func (x *RangeClaim) String() string {
 func (*RangeClaim) ProtoMessage() {}
 
 func (x *RangeClaim) ProtoReflect() protoreflect.Message {
-	mi := &file_benchmark_proto_msgTypes[9]
+	mi := &file_benchmark_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1024,7 +1457,7 @@ func (x *RangeClaim) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RangeClaim.ProtoReflect.Descriptor instead.
 func (*RangeClaim) Descriptor() ([]byte, []int) {
-	return file_benchmark_proto_rawDescGZIP(), []int{9}
+	return file_benchmark_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *RangeClaim) GetMetric() string {
@@ -1077,7 +1510,7 @@ type NearClaim struct {
 
 func (x *NearClaim) Reset() {
 	*x = NearClaim{}
-	mi := &file_benchmark_proto_msgTypes[10]
+	mi := &file_benchmark_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1089,7 +1522,7 @@ func (x *NearClaim) String() string {
 func (*NearClaim) ProtoMessage() {}
 
 func (x *NearClaim) ProtoReflect() protoreflect.Message {
-	mi := &file_benchmark_proto_msgTypes[10]
+	mi := &file_benchmark_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1102,7 +1535,7 @@ func (x *NearClaim) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use NearClaim.ProtoReflect.Descriptor instead.
 func (*NearClaim) Descriptor() ([]byte, []int) {
-	return file_benchmark_proto_rawDescGZIP(), []int{10}
+	return file_benchmark_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *NearClaim) GetMetric() string {
@@ -1165,7 +1598,7 @@ type CrossoverClaim struct {
 
 func (x *CrossoverClaim) Reset() {
 	*x = CrossoverClaim{}
-	mi := &file_benchmark_proto_msgTypes[11]
+	mi := &file_benchmark_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1177,7 +1610,7 @@ func (x *CrossoverClaim) String() string {
 func (*CrossoverClaim) ProtoMessage() {}
 
 func (x *CrossoverClaim) ProtoReflect() protoreflect.Message {
-	mi := &file_benchmark_proto_msgTypes[11]
+	mi := &file_benchmark_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1190,7 +1623,7 @@ func (x *CrossoverClaim) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CrossoverClaim.ProtoReflect.Descriptor instead.
 func (*CrossoverClaim) Descriptor() ([]byte, []int) {
-	return file_benchmark_proto_rawDescGZIP(), []int{11}
+	return file_benchmark_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *CrossoverClaim) GetFirst() string {
@@ -1275,7 +1708,7 @@ type SpeedupClaim struct {
 
 func (x *SpeedupClaim) Reset() {
 	*x = SpeedupClaim{}
-	mi := &file_benchmark_proto_msgTypes[12]
+	mi := &file_benchmark_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1287,7 +1720,7 @@ func (x *SpeedupClaim) String() string {
 func (*SpeedupClaim) ProtoMessage() {}
 
 func (x *SpeedupClaim) ProtoReflect() protoreflect.Message {
-	mi := &file_benchmark_proto_msgTypes[12]
+	mi := &file_benchmark_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1300,7 +1733,7 @@ func (x *SpeedupClaim) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SpeedupClaim.ProtoReflect.Descriptor instead.
 func (*SpeedupClaim) Descriptor() ([]byte, []int) {
-	return file_benchmark_proto_rawDescGZIP(), []int{12}
+	return file_benchmark_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *SpeedupClaim) GetMetric() string {
@@ -1359,7 +1792,7 @@ type CrashClaim struct {
 
 func (x *CrashClaim) Reset() {
 	*x = CrashClaim{}
-	mi := &file_benchmark_proto_msgTypes[13]
+	mi := &file_benchmark_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1371,7 +1804,7 @@ func (x *CrashClaim) String() string {
 func (*CrashClaim) ProtoMessage() {}
 
 func (x *CrashClaim) ProtoReflect() protoreflect.Message {
-	mi := &file_benchmark_proto_msgTypes[13]
+	mi := &file_benchmark_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1384,7 +1817,7 @@ func (x *CrashClaim) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CrashClaim.ProtoReflect.Descriptor instead.
 func (*CrashClaim) Descriptor() ([]byte, []int) {
-	return file_benchmark_proto_rawDescGZIP(), []int{13}
+	return file_benchmark_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *CrashClaim) GetSignal() string {
@@ -1426,7 +1859,7 @@ type OrderClaim struct {
 
 func (x *OrderClaim) Reset() {
 	*x = OrderClaim{}
-	mi := &file_benchmark_proto_msgTypes[14]
+	mi := &file_benchmark_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1438,7 +1871,7 @@ func (x *OrderClaim) String() string {
 func (*OrderClaim) ProtoMessage() {}
 
 func (x *OrderClaim) ProtoReflect() protoreflect.Message {
-	mi := &file_benchmark_proto_msgTypes[14]
+	mi := &file_benchmark_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1451,7 +1884,7 @@ func (x *OrderClaim) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OrderClaim.ProtoReflect.Descriptor instead.
 func (*OrderClaim) Descriptor() ([]byte, []int) {
-	return file_benchmark_proto_rawDescGZIP(), []int{14}
+	return file_benchmark_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *OrderClaim) GetMetric() string {
@@ -1511,7 +1944,7 @@ type RunRequest struct {
 
 func (x *RunRequest) Reset() {
 	*x = RunRequest{}
-	mi := &file_benchmark_proto_msgTypes[15]
+	mi := &file_benchmark_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1523,7 +1956,7 @@ func (x *RunRequest) String() string {
 func (*RunRequest) ProtoMessage() {}
 
 func (x *RunRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_benchmark_proto_msgTypes[15]
+	mi := &file_benchmark_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1536,7 +1969,7 @@ func (x *RunRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RunRequest.ProtoReflect.Descriptor instead.
 func (*RunRequest) Descriptor() ([]byte, []int) {
-	return file_benchmark_proto_rawDescGZIP(), []int{15}
+	return file_benchmark_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *RunRequest) GetExperiment() string {
@@ -1580,7 +2013,7 @@ type RunEvent struct {
 
 func (x *RunEvent) Reset() {
 	*x = RunEvent{}
-	mi := &file_benchmark_proto_msgTypes[16]
+	mi := &file_benchmark_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1592,7 +2025,7 @@ func (x *RunEvent) String() string {
 func (*RunEvent) ProtoMessage() {}
 
 func (x *RunEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_benchmark_proto_msgTypes[16]
+	mi := &file_benchmark_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1605,7 +2038,7 @@ func (x *RunEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RunEvent.ProtoReflect.Descriptor instead.
 func (*RunEvent) Descriptor() ([]byte, []int) {
-	return file_benchmark_proto_rawDescGZIP(), []int{16}
+	return file_benchmark_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *RunEvent) GetEvent() isRunEvent_Event {
@@ -1664,7 +2097,7 @@ type Progress struct {
 
 func (x *Progress) Reset() {
 	*x = Progress{}
-	mi := &file_benchmark_proto_msgTypes[17]
+	mi := &file_benchmark_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1676,7 +2109,7 @@ func (x *Progress) String() string {
 func (*Progress) ProtoMessage() {}
 
 func (x *Progress) ProtoReflect() protoreflect.Message {
-	mi := &file_benchmark_proto_msgTypes[17]
+	mi := &file_benchmark_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1689,7 +2122,7 @@ func (x *Progress) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Progress.ProtoReflect.Descriptor instead.
 func (*Progress) Descriptor() ([]byte, []int) {
-	return file_benchmark_proto_rawDescGZIP(), []int{17}
+	return file_benchmark_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *Progress) GetDone() int32 {
@@ -1734,7 +2167,7 @@ type Done struct {
 
 func (x *Done) Reset() {
 	*x = Done{}
-	mi := &file_benchmark_proto_msgTypes[18]
+	mi := &file_benchmark_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1746,7 +2179,7 @@ func (x *Done) String() string {
 func (*Done) ProtoMessage() {}
 
 func (x *Done) ProtoReflect() protoreflect.Message {
-	mi := &file_benchmark_proto_msgTypes[18]
+	mi := &file_benchmark_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1759,7 +2192,7 @@ func (x *Done) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Done.ProtoReflect.Descriptor instead.
 func (*Done) Descriptor() ([]byte, []int) {
-	return file_benchmark_proto_rawDescGZIP(), []int{18}
+	return file_benchmark_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *Done) GetResponse() *RunResponse {
@@ -1790,7 +2223,7 @@ type RunResponse struct {
 
 func (x *RunResponse) Reset() {
 	*x = RunResponse{}
-	mi := &file_benchmark_proto_msgTypes[19]
+	mi := &file_benchmark_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1802,7 +2235,7 @@ func (x *RunResponse) String() string {
 func (*RunResponse) ProtoMessage() {}
 
 func (x *RunResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_benchmark_proto_msgTypes[19]
+	mi := &file_benchmark_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1815,7 +2248,7 @@ func (x *RunResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RunResponse.ProtoReflect.Descriptor instead.
 func (*RunResponse) Descriptor() ([]byte, []int) {
-	return file_benchmark_proto_rawDescGZIP(), []int{19}
+	return file_benchmark_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *RunResponse) GetSamples() []*Sample {
@@ -1862,7 +2295,7 @@ type Sample struct {
 
 func (x *Sample) Reset() {
 	*x = Sample{}
-	mi := &file_benchmark_proto_msgTypes[20]
+	mi := &file_benchmark_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1874,7 +2307,7 @@ func (x *Sample) String() string {
 func (*Sample) ProtoMessage() {}
 
 func (x *Sample) ProtoReflect() protoreflect.Message {
-	mi := &file_benchmark_proto_msgTypes[20]
+	mi := &file_benchmark_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1887,7 +2320,7 @@ func (x *Sample) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Sample.ProtoReflect.Descriptor instead.
 func (*Sample) Descriptor() ([]byte, []int) {
-	return file_benchmark_proto_rawDescGZIP(), []int{20}
+	return file_benchmark_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *Sample) GetMetric() string {
@@ -1946,7 +2379,7 @@ type GuestEnv struct {
 
 func (x *GuestEnv) Reset() {
 	*x = GuestEnv{}
-	mi := &file_benchmark_proto_msgTypes[21]
+	mi := &file_benchmark_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1958,7 +2391,7 @@ func (x *GuestEnv) String() string {
 func (*GuestEnv) ProtoMessage() {}
 
 func (x *GuestEnv) ProtoReflect() protoreflect.Message {
-	mi := &file_benchmark_proto_msgTypes[21]
+	mi := &file_benchmark_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1971,7 +2404,7 @@ func (x *GuestEnv) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GuestEnv.ProtoReflect.Descriptor instead.
 func (*GuestEnv) Descriptor() ([]byte, []int) {
-	return file_benchmark_proto_rawDescGZIP(), []int{21}
+	return file_benchmark_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *GuestEnv) GetUname() string {
@@ -2055,7 +2488,7 @@ type Outcome struct {
 
 func (x *Outcome) Reset() {
 	*x = Outcome{}
-	mi := &file_benchmark_proto_msgTypes[22]
+	mi := &file_benchmark_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2067,7 +2500,7 @@ func (x *Outcome) String() string {
 func (*Outcome) ProtoMessage() {}
 
 func (x *Outcome) ProtoReflect() protoreflect.Message {
-	mi := &file_benchmark_proto_msgTypes[22]
+	mi := &file_benchmark_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2080,7 +2513,7 @@ func (x *Outcome) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Outcome.ProtoReflect.Descriptor instead.
 func (*Outcome) Descriptor() ([]byte, []int) {
-	return file_benchmark_proto_rawDescGZIP(), []int{22}
+	return file_benchmark_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *Outcome) GetStatus() Status {
@@ -2114,7 +2547,7 @@ const file_benchmark_proto_rawDesc = "" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x18\n" +
 	"\aversion\x18\x02 \x01(\tR\aversion\x12\x18\n" +
 	"\asummary\x18\x03 \x01(\tR\asummary\x12;\n" +
-	"\vexperiments\x18\x04 \x03(\v2\x19.lab.plugin.v1.ExperimentR\vexperiments\"\xaa\x02\n" +
+	"\vexperiments\x18\x04 \x03(\v2\x19.lab.plugin.v1.ExperimentR\vexperiments\"\xba\x03\n" +
 	"\n" +
 	"Experiment\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x18\n" +
@@ -2125,7 +2558,46 @@ const file_benchmark_proto_rawDesc = "" +
 	"references\x18\x05 \x03(\v2\x18.lab.plugin.v1.ReferenceR\n" +
 	"references\x12,\n" +
 	"\x06claims\x18\x06 \x03(\v2\x14.lab.plugin.v1.ClaimR\x06claims\x12'\n" +
-	"\x04peer\x18\a \x01(\v2\x13.lab.plugin.v1.PeerR\x04peer\"b\n" +
+	"\x04peer\x18\a \x01(\v2\x13.lab.plugin.v1.PeerR\x04peer\x12,\n" +
+	"\x06tables\x18\b \x03(\v2\x14.lab.plugin.v1.TableR\x06tables\x12,\n" +
+	"\x06charts\x18\t \x03(\v2\x14.lab.plugin.v1.ChartR\x06charts\x122\n" +
+	"\bwriteups\x18\n" +
+	" \x03(\v2\x16.lab.plugin.v1.WriteUpR\bwriteups\"\xa7\x02\n" +
+	"\x05Table\x12\x14\n" +
+	"\x05label\x18\x01 \x01(\tR\x05label\x12\x14\n" +
+	"\x05title\x18\x02 \x01(\tR\x05title\x12\x12\n" +
+	"\x04name\x18\x03 \x01(\tR\x04name\x122\n" +
+	"\x04rows\x18\x04 \x03(\v2\x1e.lab.plugin.v1.Table.RowsEntryR\x04rows\x12/\n" +
+	"\acolumns\x18\x05 \x03(\v2\x15.lab.plugin.v1.ColumnR\acolumns\x12\x14\n" +
+	"\x05notes\x18\x06 \x03(\tR\x05notes\x12*\n" +
+	"\x05chart\x18\a \x01(\v2\x14.lab.plugin.v1.ChartR\x05chart\x1a7\n" +
+	"\tRowsEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\x7f\n" +
+	"\x06Column\x12\x16\n" +
+	"\x06metric\x18\x01 \x01(\tR\x06metric\x12\x16\n" +
+	"\x06header\x18\x02 \x01(\tR\x06header\x12\x10\n" +
+	"\x03sum\x18\x03 \x03(\tR\x03sum\x123\n" +
+	"\bbaseline\x18\x04 \x01(\v2\x17.lab.plugin.v1.BaselineR\bbaseline\"4\n" +
+	"\bBaseline\x12\x16\n" +
+	"\x06metric\x18\x01 \x01(\tR\x06metric\x12\x10\n" +
+	"\x03row\x18\x02 \x01(\tR\x03row\"\xd3\x01\n" +
+	"\x05Chart\x12\x14\n" +
+	"\x05label\x18\x01 \x01(\tR\x05label\x12\x14\n" +
+	"\x05stack\x18\x02 \x03(\tR\x05stack\x12\x14\n" +
+	"\x05total\x18\x03 \x01(\tR\x05total\x12\x18\n" +
+	"\afigures\x18\x04 \x03(\tR\afigures\x12\x14\n" +
+	"\x05title\x18\x05 \x01(\tR\x05title\x12\x12\n" +
+	"\x04axis\x18\x06 \x01(\tR\x04axis\x12\x18\n" +
+	"\areading\x18\a \x01(\tR\areading\x12\x16\n" +
+	"\x06params\x18\b \x01(\tR\x06params\x12\x12\n" +
+	"\x04room\x18\t \x01(\x01R\x04room\"i\n" +
+	"\aWriteUp\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\x12\x14\n" +
+	"\x05title\x18\x02 \x01(\tR\x05title\x128\n" +
+	"\n" +
+	"references\x18\x03 \x03(\v2\x18.lab.plugin.v1.ReferenceR\n" +
+	"references\"b\n" +
 	"\x04Peer\x12\x14\n" +
 	"\x05param\x18\x01 \x01(\tR\x05param\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value\x12\x1a\n" +
@@ -2343,90 +2815,104 @@ func file_benchmark_proto_rawDescGZIP() []byte {
 }
 
 var file_benchmark_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_benchmark_proto_msgTypes = make([]protoimpl.MessageInfo, 36)
+var file_benchmark_proto_msgTypes = make([]protoimpl.MessageInfo, 42)
 var file_benchmark_proto_goTypes = []any{
 	(Status)(0),             // 0: lab.plugin.v1.Status
 	(*DescribeRequest)(nil), // 1: lab.plugin.v1.DescribeRequest
 	(*Description)(nil),     // 2: lab.plugin.v1.Description
 	(*Experiment)(nil),      // 3: lab.plugin.v1.Experiment
-	(*Peer)(nil),            // 4: lab.plugin.v1.Peer
-	(*Param)(nil),           // 5: lab.plugin.v1.Param
-	(*Metric)(nil),          // 6: lab.plugin.v1.Metric
-	(*Reference)(nil),       // 7: lab.plugin.v1.Reference
-	(*Claim)(nil),           // 8: lab.plugin.v1.Claim
-	(*RatioClaim)(nil),      // 9: lab.plugin.v1.RatioClaim
-	(*RangeClaim)(nil),      // 10: lab.plugin.v1.RangeClaim
-	(*NearClaim)(nil),       // 11: lab.plugin.v1.NearClaim
-	(*CrossoverClaim)(nil),  // 12: lab.plugin.v1.CrossoverClaim
-	(*SpeedupClaim)(nil),    // 13: lab.plugin.v1.SpeedupClaim
-	(*CrashClaim)(nil),      // 14: lab.plugin.v1.CrashClaim
-	(*OrderClaim)(nil),      // 15: lab.plugin.v1.OrderClaim
-	(*RunRequest)(nil),      // 16: lab.plugin.v1.RunRequest
-	(*RunEvent)(nil),        // 17: lab.plugin.v1.RunEvent
-	(*Progress)(nil),        // 18: lab.plugin.v1.Progress
-	(*Done)(nil),            // 19: lab.plugin.v1.Done
-	(*RunResponse)(nil),     // 20: lab.plugin.v1.RunResponse
-	(*Sample)(nil),          // 21: lab.plugin.v1.Sample
-	(*GuestEnv)(nil),        // 22: lab.plugin.v1.GuestEnv
-	(*Outcome)(nil),         // 23: lab.plugin.v1.Outcome
-	nil,                     // 24: lab.plugin.v1.Reference.LabelsEntry
-	nil,                     // 25: lab.plugin.v1.Claim.ParamsEntry
-	nil,                     // 26: lab.plugin.v1.RatioClaim.LabelsEntry
-	nil,                     // 27: lab.plugin.v1.RatioClaim.NumeratorLabelsEntry
-	nil,                     // 28: lab.plugin.v1.RatioClaim.DenominatorLabelsEntry
-	nil,                     // 29: lab.plugin.v1.RangeClaim.LabelsEntry
-	nil,                     // 30: lab.plugin.v1.NearClaim.LabelsEntry
-	nil,                     // 31: lab.plugin.v1.CrossoverClaim.FirstLabelsEntry
-	nil,                     // 32: lab.plugin.v1.CrossoverClaim.SecondLabelsEntry
-	nil,                     // 33: lab.plugin.v1.SpeedupClaim.LabelsEntry
-	nil,                     // 34: lab.plugin.v1.OrderClaim.LabelsEntry
-	nil,                     // 35: lab.plugin.v1.RunRequest.ParamsEntry
-	nil,                     // 36: lab.plugin.v1.Sample.LabelsEntry
+	(*Table)(nil),           // 4: lab.plugin.v1.Table
+	(*Column)(nil),          // 5: lab.plugin.v1.Column
+	(*Baseline)(nil),        // 6: lab.plugin.v1.Baseline
+	(*Chart)(nil),           // 7: lab.plugin.v1.Chart
+	(*WriteUp)(nil),         // 8: lab.plugin.v1.WriteUp
+	(*Peer)(nil),            // 9: lab.plugin.v1.Peer
+	(*Param)(nil),           // 10: lab.plugin.v1.Param
+	(*Metric)(nil),          // 11: lab.plugin.v1.Metric
+	(*Reference)(nil),       // 12: lab.plugin.v1.Reference
+	(*Claim)(nil),           // 13: lab.plugin.v1.Claim
+	(*RatioClaim)(nil),      // 14: lab.plugin.v1.RatioClaim
+	(*RangeClaim)(nil),      // 15: lab.plugin.v1.RangeClaim
+	(*NearClaim)(nil),       // 16: lab.plugin.v1.NearClaim
+	(*CrossoverClaim)(nil),  // 17: lab.plugin.v1.CrossoverClaim
+	(*SpeedupClaim)(nil),    // 18: lab.plugin.v1.SpeedupClaim
+	(*CrashClaim)(nil),      // 19: lab.plugin.v1.CrashClaim
+	(*OrderClaim)(nil),      // 20: lab.plugin.v1.OrderClaim
+	(*RunRequest)(nil),      // 21: lab.plugin.v1.RunRequest
+	(*RunEvent)(nil),        // 22: lab.plugin.v1.RunEvent
+	(*Progress)(nil),        // 23: lab.plugin.v1.Progress
+	(*Done)(nil),            // 24: lab.plugin.v1.Done
+	(*RunResponse)(nil),     // 25: lab.plugin.v1.RunResponse
+	(*Sample)(nil),          // 26: lab.plugin.v1.Sample
+	(*GuestEnv)(nil),        // 27: lab.plugin.v1.GuestEnv
+	(*Outcome)(nil),         // 28: lab.plugin.v1.Outcome
+	nil,                     // 29: lab.plugin.v1.Table.RowsEntry
+	nil,                     // 30: lab.plugin.v1.Reference.LabelsEntry
+	nil,                     // 31: lab.plugin.v1.Claim.ParamsEntry
+	nil,                     // 32: lab.plugin.v1.RatioClaim.LabelsEntry
+	nil,                     // 33: lab.plugin.v1.RatioClaim.NumeratorLabelsEntry
+	nil,                     // 34: lab.plugin.v1.RatioClaim.DenominatorLabelsEntry
+	nil,                     // 35: lab.plugin.v1.RangeClaim.LabelsEntry
+	nil,                     // 36: lab.plugin.v1.NearClaim.LabelsEntry
+	nil,                     // 37: lab.plugin.v1.CrossoverClaim.FirstLabelsEntry
+	nil,                     // 38: lab.plugin.v1.CrossoverClaim.SecondLabelsEntry
+	nil,                     // 39: lab.plugin.v1.SpeedupClaim.LabelsEntry
+	nil,                     // 40: lab.plugin.v1.OrderClaim.LabelsEntry
+	nil,                     // 41: lab.plugin.v1.RunRequest.ParamsEntry
+	nil,                     // 42: lab.plugin.v1.Sample.LabelsEntry
 }
 var file_benchmark_proto_depIdxs = []int32{
 	3,  // 0: lab.plugin.v1.Description.experiments:type_name -> lab.plugin.v1.Experiment
-	5,  // 1: lab.plugin.v1.Experiment.params:type_name -> lab.plugin.v1.Param
-	6,  // 2: lab.plugin.v1.Experiment.metrics:type_name -> lab.plugin.v1.Metric
-	7,  // 3: lab.plugin.v1.Experiment.references:type_name -> lab.plugin.v1.Reference
-	8,  // 4: lab.plugin.v1.Experiment.claims:type_name -> lab.plugin.v1.Claim
-	4,  // 5: lab.plugin.v1.Experiment.peer:type_name -> lab.plugin.v1.Peer
-	24, // 6: lab.plugin.v1.Reference.labels:type_name -> lab.plugin.v1.Reference.LabelsEntry
-	25, // 7: lab.plugin.v1.Claim.params:type_name -> lab.plugin.v1.Claim.ParamsEntry
-	9,  // 8: lab.plugin.v1.Claim.ratio:type_name -> lab.plugin.v1.RatioClaim
-	10, // 9: lab.plugin.v1.Claim.range:type_name -> lab.plugin.v1.RangeClaim
-	11, // 10: lab.plugin.v1.Claim.near:type_name -> lab.plugin.v1.NearClaim
-	12, // 11: lab.plugin.v1.Claim.crossover:type_name -> lab.plugin.v1.CrossoverClaim
-	13, // 12: lab.plugin.v1.Claim.speedup:type_name -> lab.plugin.v1.SpeedupClaim
-	14, // 13: lab.plugin.v1.Claim.crash:type_name -> lab.plugin.v1.CrashClaim
-	15, // 14: lab.plugin.v1.Claim.order:type_name -> lab.plugin.v1.OrderClaim
-	26, // 15: lab.plugin.v1.RatioClaim.labels:type_name -> lab.plugin.v1.RatioClaim.LabelsEntry
-	27, // 16: lab.plugin.v1.RatioClaim.numerator_labels:type_name -> lab.plugin.v1.RatioClaim.NumeratorLabelsEntry
-	28, // 17: lab.plugin.v1.RatioClaim.denominator_labels:type_name -> lab.plugin.v1.RatioClaim.DenominatorLabelsEntry
-	29, // 18: lab.plugin.v1.RangeClaim.labels:type_name -> lab.plugin.v1.RangeClaim.LabelsEntry
-	30, // 19: lab.plugin.v1.NearClaim.labels:type_name -> lab.plugin.v1.NearClaim.LabelsEntry
-	31, // 20: lab.plugin.v1.CrossoverClaim.first_labels:type_name -> lab.plugin.v1.CrossoverClaim.FirstLabelsEntry
-	32, // 21: lab.plugin.v1.CrossoverClaim.second_labels:type_name -> lab.plugin.v1.CrossoverClaim.SecondLabelsEntry
-	33, // 22: lab.plugin.v1.SpeedupClaim.labels:type_name -> lab.plugin.v1.SpeedupClaim.LabelsEntry
-	34, // 23: lab.plugin.v1.OrderClaim.labels:type_name -> lab.plugin.v1.OrderClaim.LabelsEntry
-	35, // 24: lab.plugin.v1.RunRequest.params:type_name -> lab.plugin.v1.RunRequest.ParamsEntry
-	18, // 25: lab.plugin.v1.RunEvent.progress:type_name -> lab.plugin.v1.Progress
-	19, // 26: lab.plugin.v1.RunEvent.done:type_name -> lab.plugin.v1.Done
-	21, // 27: lab.plugin.v1.Progress.samples:type_name -> lab.plugin.v1.Sample
-	20, // 28: lab.plugin.v1.Done.response:type_name -> lab.plugin.v1.RunResponse
-	21, // 29: lab.plugin.v1.RunResponse.samples:type_name -> lab.plugin.v1.Sample
-	22, // 30: lab.plugin.v1.RunResponse.env:type_name -> lab.plugin.v1.GuestEnv
-	23, // 31: lab.plugin.v1.RunResponse.outcome:type_name -> lab.plugin.v1.Outcome
-	36, // 32: lab.plugin.v1.Sample.labels:type_name -> lab.plugin.v1.Sample.LabelsEntry
-	0,  // 33: lab.plugin.v1.Outcome.status:type_name -> lab.plugin.v1.Status
-	1,  // 34: lab.plugin.v1.Benchmark.Describe:input_type -> lab.plugin.v1.DescribeRequest
-	16, // 35: lab.plugin.v1.Benchmark.Run:input_type -> lab.plugin.v1.RunRequest
-	2,  // 36: lab.plugin.v1.Benchmark.Describe:output_type -> lab.plugin.v1.Description
-	17, // 37: lab.plugin.v1.Benchmark.Run:output_type -> lab.plugin.v1.RunEvent
-	36, // [36:38] is the sub-list for method output_type
-	34, // [34:36] is the sub-list for method input_type
-	34, // [34:34] is the sub-list for extension type_name
-	34, // [34:34] is the sub-list for extension extendee
-	0,  // [0:34] is the sub-list for field type_name
+	10, // 1: lab.plugin.v1.Experiment.params:type_name -> lab.plugin.v1.Param
+	11, // 2: lab.plugin.v1.Experiment.metrics:type_name -> lab.plugin.v1.Metric
+	12, // 3: lab.plugin.v1.Experiment.references:type_name -> lab.plugin.v1.Reference
+	13, // 4: lab.plugin.v1.Experiment.claims:type_name -> lab.plugin.v1.Claim
+	9,  // 5: lab.plugin.v1.Experiment.peer:type_name -> lab.plugin.v1.Peer
+	4,  // 6: lab.plugin.v1.Experiment.tables:type_name -> lab.plugin.v1.Table
+	7,  // 7: lab.plugin.v1.Experiment.charts:type_name -> lab.plugin.v1.Chart
+	8,  // 8: lab.plugin.v1.Experiment.writeups:type_name -> lab.plugin.v1.WriteUp
+	29, // 9: lab.plugin.v1.Table.rows:type_name -> lab.plugin.v1.Table.RowsEntry
+	5,  // 10: lab.plugin.v1.Table.columns:type_name -> lab.plugin.v1.Column
+	7,  // 11: lab.plugin.v1.Table.chart:type_name -> lab.plugin.v1.Chart
+	6,  // 12: lab.plugin.v1.Column.baseline:type_name -> lab.plugin.v1.Baseline
+	12, // 13: lab.plugin.v1.WriteUp.references:type_name -> lab.plugin.v1.Reference
+	30, // 14: lab.plugin.v1.Reference.labels:type_name -> lab.plugin.v1.Reference.LabelsEntry
+	31, // 15: lab.plugin.v1.Claim.params:type_name -> lab.plugin.v1.Claim.ParamsEntry
+	14, // 16: lab.plugin.v1.Claim.ratio:type_name -> lab.plugin.v1.RatioClaim
+	15, // 17: lab.plugin.v1.Claim.range:type_name -> lab.plugin.v1.RangeClaim
+	16, // 18: lab.plugin.v1.Claim.near:type_name -> lab.plugin.v1.NearClaim
+	17, // 19: lab.plugin.v1.Claim.crossover:type_name -> lab.plugin.v1.CrossoverClaim
+	18, // 20: lab.plugin.v1.Claim.speedup:type_name -> lab.plugin.v1.SpeedupClaim
+	19, // 21: lab.plugin.v1.Claim.crash:type_name -> lab.plugin.v1.CrashClaim
+	20, // 22: lab.plugin.v1.Claim.order:type_name -> lab.plugin.v1.OrderClaim
+	32, // 23: lab.plugin.v1.RatioClaim.labels:type_name -> lab.plugin.v1.RatioClaim.LabelsEntry
+	33, // 24: lab.plugin.v1.RatioClaim.numerator_labels:type_name -> lab.plugin.v1.RatioClaim.NumeratorLabelsEntry
+	34, // 25: lab.plugin.v1.RatioClaim.denominator_labels:type_name -> lab.plugin.v1.RatioClaim.DenominatorLabelsEntry
+	35, // 26: lab.plugin.v1.RangeClaim.labels:type_name -> lab.plugin.v1.RangeClaim.LabelsEntry
+	36, // 27: lab.plugin.v1.NearClaim.labels:type_name -> lab.plugin.v1.NearClaim.LabelsEntry
+	37, // 28: lab.plugin.v1.CrossoverClaim.first_labels:type_name -> lab.plugin.v1.CrossoverClaim.FirstLabelsEntry
+	38, // 29: lab.plugin.v1.CrossoverClaim.second_labels:type_name -> lab.plugin.v1.CrossoverClaim.SecondLabelsEntry
+	39, // 30: lab.plugin.v1.SpeedupClaim.labels:type_name -> lab.plugin.v1.SpeedupClaim.LabelsEntry
+	40, // 31: lab.plugin.v1.OrderClaim.labels:type_name -> lab.plugin.v1.OrderClaim.LabelsEntry
+	41, // 32: lab.plugin.v1.RunRequest.params:type_name -> lab.plugin.v1.RunRequest.ParamsEntry
+	23, // 33: lab.plugin.v1.RunEvent.progress:type_name -> lab.plugin.v1.Progress
+	24, // 34: lab.plugin.v1.RunEvent.done:type_name -> lab.plugin.v1.Done
+	26, // 35: lab.plugin.v1.Progress.samples:type_name -> lab.plugin.v1.Sample
+	25, // 36: lab.plugin.v1.Done.response:type_name -> lab.plugin.v1.RunResponse
+	26, // 37: lab.plugin.v1.RunResponse.samples:type_name -> lab.plugin.v1.Sample
+	27, // 38: lab.plugin.v1.RunResponse.env:type_name -> lab.plugin.v1.GuestEnv
+	28, // 39: lab.plugin.v1.RunResponse.outcome:type_name -> lab.plugin.v1.Outcome
+	42, // 40: lab.plugin.v1.Sample.labels:type_name -> lab.plugin.v1.Sample.LabelsEntry
+	0,  // 41: lab.plugin.v1.Outcome.status:type_name -> lab.plugin.v1.Status
+	1,  // 42: lab.plugin.v1.Benchmark.Describe:input_type -> lab.plugin.v1.DescribeRequest
+	21, // 43: lab.plugin.v1.Benchmark.Run:input_type -> lab.plugin.v1.RunRequest
+	2,  // 44: lab.plugin.v1.Benchmark.Describe:output_type -> lab.plugin.v1.Description
+	22, // 45: lab.plugin.v1.Benchmark.Run:output_type -> lab.plugin.v1.RunEvent
+	44, // [44:46] is the sub-list for method output_type
+	42, // [42:44] is the sub-list for method input_type
+	42, // [42:42] is the sub-list for extension type_name
+	42, // [42:42] is the sub-list for extension extendee
+	0,  // [0:42] is the sub-list for field type_name
 }
 
 func init() { file_benchmark_proto_init() }
@@ -2434,8 +2920,8 @@ func file_benchmark_proto_init() {
 	if File_benchmark_proto != nil {
 		return
 	}
-	file_benchmark_proto_msgTypes[4].OneofWrappers = []any{}
-	file_benchmark_proto_msgTypes[7].OneofWrappers = []any{
+	file_benchmark_proto_msgTypes[9].OneofWrappers = []any{}
+	file_benchmark_proto_msgTypes[12].OneofWrappers = []any{
 		(*Claim_Ratio)(nil),
 		(*Claim_Range)(nil),
 		(*Claim_Near)(nil),
@@ -2444,11 +2930,11 @@ func file_benchmark_proto_init() {
 		(*Claim_Crash)(nil),
 		(*Claim_Order)(nil),
 	}
-	file_benchmark_proto_msgTypes[8].OneofWrappers = []any{}
-	file_benchmark_proto_msgTypes[9].OneofWrappers = []any{}
-	file_benchmark_proto_msgTypes[11].OneofWrappers = []any{}
-	file_benchmark_proto_msgTypes[12].OneofWrappers = []any{}
-	file_benchmark_proto_msgTypes[16].OneofWrappers = []any{
+	file_benchmark_proto_msgTypes[13].OneofWrappers = []any{}
+	file_benchmark_proto_msgTypes[14].OneofWrappers = []any{}
+	file_benchmark_proto_msgTypes[16].OneofWrappers = []any{}
+	file_benchmark_proto_msgTypes[17].OneofWrappers = []any{}
+	file_benchmark_proto_msgTypes[21].OneofWrappers = []any{
 		(*RunEvent_Progress)(nil),
 		(*RunEvent_Done)(nil),
 	}
@@ -2458,7 +2944,7 @@ func file_benchmark_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_benchmark_proto_rawDesc), len(file_benchmark_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   36,
+			NumMessages:   42,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -5,13 +5,10 @@ package claims
 
 import (
 	"fmt"
-	"maps"
 	"strconv"
 	"strings"
 
 	"lab/results"
-
-	"sort"
 )
 
 // The statistical rules, as the verdicts and docs/claims.md state them (the
@@ -34,8 +31,8 @@ func Describe(c *results.Claim) string {
 	switch {
 	case c.Ratio != nil:
 		r := c.Ratio
-		return fmt.Sprintf("%s / %s %s%s, from one run's samples (%s)", seriesLabel(r.Numerator, r.NumeratorLabels),
-			seriesLabel(r.Denominator, r.DenominatorLabels), factorBounds(r.Min, r.Max), seriesNote(r.Labels), RankRule)
+		return fmt.Sprintf("%s / %s %s%s, from one run's samples (%s)", results.SeriesLabel(r.Numerator, r.NumeratorLabels),
+			results.SeriesLabel(r.Denominator, r.DenominatorLabels), factorBounds(r.Min, r.Max), seriesNote(r.Labels), RankRule)
 	case c.Range != nil:
 		r := c.Range
 		return fmt.Sprintf("%s in %s %s%s (%s)%s", r.Metric, boundsText(r.Min, r.Max), r.Unit, seriesNote(r.Labels),
@@ -53,10 +50,10 @@ func Describe(c *results.Claim) string {
 		}
 		way := ""
 		if x.FirstLowerBefore {
-			way = fmt.Sprintf(", %s below before the crossing and above after it", seriesLabel(x.First, x.FirstLabels))
+			way = fmt.Sprintf(", %s below before the crossing and above after it", results.SeriesLabel(x.First, x.FirstLabels))
 		}
 		return fmt.Sprintf("the curves of %s and %s over %s cross %s%s; at each point which is larger by %s; the crossing interpolated linearly between the points where the order flips",
-			seriesLabel(x.First, x.FirstLabels), seriesLabel(x.Second, x.SecondLabels), x.Sweep, where, way, RankRule)
+			results.SeriesLabel(x.First, x.FirstLabels), results.SeriesLabel(x.Second, x.SecondLabels), x.Sweep, where, way, RankRule)
 	case c.Speedup != nil:
 		s := c.Speedup
 		return fmt.Sprintf("%s on %s / %s on %s %s%s, from the latest run of each in the result store (same experiment and parameters, same accelerator and clock; %s)",
@@ -93,28 +90,6 @@ func boundsText(lo, hi *float64) string {
 	return "any"
 }
 
-// seriesLabel is a metric with the labels picking one of its series:
-// "real_s at mode=thread".
-func seriesLabel(metric string, labels map[string]string) string {
-	if len(labels) == 0 {
-		return metric
-	}
-	return metric + " at " + results.FormatLabels(labels)
-}
-
-// merged is a with b's labels added (b wins), nil when both are empty.
-func merged(a, b map[string]string) map[string]string {
-	if len(a)+len(b) == 0 {
-		return nil
-	}
-	out := maps.Clone(a)
-	if out == nil {
-		out = map[string]string{}
-	}
-	maps.Copy(out, b)
-	return out
-}
-
 func seriesNote(labels map[string]string) string {
 	if len(labels) == 0 {
 		return ""
@@ -143,7 +118,7 @@ func ClockNote(m results.Machine) (string, bool) {
 	if m.Accelerator == "kvm" {
 		return "under KVM with the host clock absolute times are this host's CPU speed, not the original machine's", false
 	}
-	return "under " + orUnknown(m.Accelerator) + " with the " + orUnknown(m.Clock) +
+	return "under " + results.OrUnknown(m.Accelerator) + " with the " + results.OrUnknown(m.Clock) +
 		" clock absolute times are emulation speed; run with --clock icount:N to decide it", false
 }
 
@@ -175,9 +150,9 @@ func Decide(c *results.Claim, r *results.Result, store []*results.Result) result
 		switch p := results.ProfileName(r.Machine); {
 		case p == c.Profile:
 		case results.FiguresProfile(r.Machine) == c.Profile:
-			v.Note = joinNote(v.Note, fmt.Sprintf("ran on profile %s: %s's machine on another kernel (%s)", p, c.Profile, orUnknown(r.Machine.KernelID)))
+			v.Note = joinNote(v.Note, fmt.Sprintf("ran on profile %s: %s's machine on another kernel (%s)", p, c.Profile, results.OrUnknown(r.Machine.KernelID)))
 		default:
-			v.Note = joinNote(v.Note, fmt.Sprintf("ran on profile %s, not %s (the profile standing for the claim's machine)", orUnknown(p), c.Profile))
+			v.Note = joinNote(v.Note, fmt.Sprintf("ran on profile %s, not %s (the profile standing for the claim's machine)", results.OrUnknown(p), c.Profile))
 		}
 	}
 	return v
@@ -191,10 +166,10 @@ func joinNote(a, b string) string {
 }
 
 func decide(c *results.Claim, r *results.Result, store []*results.Result) results.Verdict {
-	for _, k := range sortedKeys(c.Params) {
+	for _, k := range results.SortedKeys(c.Params) {
 		if got := r.Parameters[k]; got != c.Params[k] {
 			return results.Verdict{Verdict: results.NotRun, Reason: fmt.Sprintf("decided only by runs with %s; this run had %s=%s",
-				results.FormatLabels(c.Params), k, orUnknown(got))}
+				results.FormatLabels(c.Params), k, results.OrUnknown(got))}
 		}
 	}
 	if c.Kind == results.KindCrash {
@@ -209,9 +184,9 @@ func decide(c *results.Claim, r *results.Result, store []*results.Result) result
 	switch c.Kind {
 	case results.KindRatio:
 		q := c.Ratio
-		x := r.Values(q.Numerator, merged(q.Labels, q.NumeratorLabels))
-		y := r.Values(q.Denominator, merged(q.Labels, q.DenominatorLabels))
-		return factorVerdict(seriesLabel(q.Numerator, q.NumeratorLabels), seriesLabel(q.Denominator, q.DenominatorLabels), x, y, q.Min, q.Max)
+		x := r.Values(q.Numerator, results.MergeLabels(q.Labels, q.NumeratorLabels))
+		y := r.Values(q.Denominator, results.MergeLabels(q.Labels, q.DenominatorLabels))
+		return factorVerdict(results.SeriesLabel(q.Numerator, q.NumeratorLabels), results.SeriesLabel(q.Denominator, q.DenominatorLabels), x, y, q.Min, q.Max)
 	case results.KindRange:
 		return rangeVerdict(r, c.Range.Metric, c.Range.Labels, c.Range.Unit, c.Range.Min, c.Range.Max)
 	case results.KindNear:
@@ -237,26 +212,4 @@ func unitOf(r *results.Result, metric string) string {
 		}
 	}
 	return ""
-}
-func orUnknown(s string) string {
-	if s == "" {
-		return "unknown"
-	}
-	return s
-}
-
-func sortedKeys(m map[string]string) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
-}
-
-func labelSuffix(labels map[string]string) string {
-	if len(labels) == 0 {
-		return ""
-	}
-	return " {" + results.FormatLabels(labels) + "}"
 }

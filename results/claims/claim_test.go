@@ -21,7 +21,7 @@ import (
 func series(metric, unit string, labels map[string]string, vals ...float64) []results.Sample {
 	out := make([]results.Sample, len(vals))
 	for i, v := range vals {
-		out[i] = results.Sample{Metric: metric, Value: v, Unit: unit, Repeat: i, Labels: cloneLabels(labels)}
+		out[i] = results.Sample{Metric: metric, Value: v, Unit: unit, Repeat: i, Labels: results.CloneLabels(labels)}
 	}
 	return out
 }
@@ -336,14 +336,4 @@ func TestOrderClaim(t *testing.T) {
 		{"other labels kept apart", results.Claim{Order: &results.OrderRule{Metric: "cpu_s", Label: "design", Above: []string{"1"}, Below: []string{"2"}, Min: 1,
 			Labels: map[string]string{"clients": "peer"}}}, designs(map[string]float64{"1": 4, "2": 2}, 5), results.Inconclusive, []string{"0 of cpu_s at design=1"}},
 	})
-}
-func cloneLabels(m map[string]string) map[string]string {
-	if len(m) == 0 {
-		return nil
-	}
-	out := make(map[string]string, len(m))
-	for k, v := range m {
-		out[k] = v
-	}
-	return out
 }

@@ -142,7 +142,7 @@ func signSide(xs []float64, b float64) (int, float64) {
 func rangeVerdict(r *results.Result, metric string, labels map[string]string, unit string, lo, hi *float64) results.Verdict {
 	xs := r.Values(metric, labels)
 	if len(xs) == 0 {
-		return results.Verdict{Verdict: results.Inconclusive, Reason: fmt.Sprintf("this run has no samples of %s%s", metric, labelSuffix(labels))}
+		return results.Verdict{Verdict: results.Inconclusive, Reason: fmt.Sprintf("this run has no samples of %s%s", metric, results.LabelSuffix(labels))}
 	}
 	su := unitOf(r, metric)
 	conv := func(b *float64) (*float64, bool) {
@@ -222,10 +222,10 @@ type point struct {
 // linear interpolation of the medians' difference.
 func crossoverVerdict(c *results.CrossoverRule, r *results.Result) results.Verdict {
 	pts := map[string]*point{}
-	firstName, secondName := seriesLabel(c.First, c.FirstLabels), seriesLabel(c.Second, c.SecondLabels)
+	firstName, secondName := results.SeriesLabel(c.First, c.FirstLabels), results.SeriesLabel(c.Second, c.SecondLabels)
 	for _, s := range r.Samples {
-		isFirst := s.Metric == c.First && hasLabels(s.Labels, c.FirstLabels)
-		isSecond := s.Metric == c.Second && hasLabels(s.Labels, c.SecondLabels)
+		isFirst := s.Metric == c.First && results.HasLabels(s.Labels, c.FirstLabels)
+		isSecond := s.Metric == c.Second && results.HasLabels(s.Labels, c.SecondLabels)
 		if !isFirst && !isSecond {
 			continue
 		}
@@ -338,16 +338,6 @@ func crossoverVerdict(c *results.CrossoverRule, r *results.Result) results.Verdi
 	return v
 }
 
-// hasLabels says whether labels include every one of want.
-func hasLabels(labels, want map[string]string) bool {
-	for k, v := range want {
-		if got, ok := labels[k]; !ok || got != v {
-			return false
-		}
-	}
-	return true
-}
-
 func cmpFloat(a, b float64) int {
 	switch {
 	case a < b:
@@ -369,7 +359,7 @@ func speedupVerdict(c *results.SpeedupRule, r *results.Result, store []*results.
 	case c.Profile:
 		other = c.Baseline
 	default:
-		return results.Verdict{Verdict: results.NotRun, Reason: fmt.Sprintf("decided by runs on %s and %s; this run is on %s", c.Baseline, c.Profile, orUnknown(here))}
+		return results.Verdict{Verdict: results.NotRun, Reason: fmt.Sprintf("decided by runs on %s and %s; this run is on %s", c.Baseline, c.Profile, results.OrUnknown(here))}
 	}
 	var match *results.Result
 	for _, o := range store {
@@ -449,8 +439,8 @@ func decideCrash(c *results.CrashRule, r *results.Result) results.Verdict {
 // anything else is inconclusive, naming the pairs left undecided.
 func orderVerdict(o *results.OrderRule, r *results.Result) results.Verdict {
 	series := func(v string) (string, []float64) {
-		l := merged(o.Labels, map[string]string{o.Label: v})
-		return seriesLabel(o.Metric, map[string]string{o.Label: v}), r.Values(o.Metric, l)
+		l := results.MergeLabels(o.Labels, map[string]string{o.Label: v})
+		return results.SeriesLabel(o.Metric, map[string]string{o.Label: v}), r.Values(o.Metric, l)
 	}
 	var nums []results.Number
 	seen := map[string]bool{}

@@ -90,7 +90,7 @@ func CheckComparable(a, b Side) error {
 		} {
 			if k.a != k.b {
 				return fmt.Errorf("run %s has %s %s and run %s has %s: %w (a change would be the %s's, not the code's); compare runs of one %s, or pass --force",
-					first.ID, k.what, orUnknown(k.a), r.ID, orUnknown(k.b), ErrMixedRuns, k.what, k.what)
+					first.ID, k.what, results.OrUnknown(k.a), r.ID, results.OrUnknown(k.b), ErrMixedRuns, k.what, k.what)
 			}
 		}
 	}
@@ -141,7 +141,7 @@ func CompareSides(a, b Side) []Change {
 	var out []Change
 	for _, k := range oa {
 		p := pa[k]
-		c := Change{Metric: p.Metric, Labels: cloneLabels(p.Labels), Unit: p.Unit, HigherIsBetter: higherIsBetter(p.Metric, p.Unit)}
+		c := Change{Metric: p.Metric, Labels: results.CloneLabels(p.Labels), Unit: p.Unit, HigherIsBetter: higherIsBetter(p.Metric, p.Unit)}
 		sa, suma := summarize(va[k])
 		c.A = suma
 		if _, ok := vb[k]; !ok {
@@ -182,7 +182,7 @@ func CompareSides(a, b Side) []Change {
 		}
 		p := pb[k]
 		_, sumb := summarize(vb[k])
-		out = append(out, Change{Metric: p.Metric, Labels: cloneLabels(p.Labels), Unit: p.Unit, B: sumb, Only: "b",
+		out = append(out, Change{Metric: p.Metric, Labels: results.CloneLabels(p.Labels), Unit: p.Unit, B: sumb, Only: "b",
 			HigherIsBetter: higherIsBetter(p.Metric, p.Unit)})
 	}
 	return out
@@ -232,12 +232,12 @@ func WriteChanges(w io.Writer, a, b Side, cs []Change) error {
 				delta += " (better)"
 			}
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", c.Metric, labelCell(c.Labels), av, aci, bv, bci, delta, test)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", c.Metric, results.LabelCell(c.Labels), av, aci, bv, bci, delta, test)
 		for _, warn := range c.Warnings {
 			if _, ok := notesFor[warn]; !ok {
 				notes = append(notes, warn)
 			}
-			notesFor[warn] = append(notesFor[warn], seriesLabel(c.Metric, c.Labels))
+			notesFor[warn] = append(notesFor[warn], results.SeriesLabel(c.Metric, c.Labels))
 		}
 	}
 	if err := tw.Flush(); err != nil {
@@ -260,19 +260,4 @@ func plusMinus(ci string) string {
 		return ""
 	}
 	return "± " + strings.TrimPrefix(ci, "±")
-}
-func labelCell(labels map[string]string) string {
-	if l := results.FormatLabels(labels); l != "" {
-		return l
-	}
-	return "-"
-}
-
-// seriesLabel is a metric with the labels picking one of its series:
-// "real_s at mode=thread".
-func seriesLabel(metric string, labels map[string]string) string {
-	if len(labels) == 0 {
-		return metric
-	}
-	return metric + " at " + results.FormatLabels(labels)
 }

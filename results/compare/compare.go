@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"slices"
 
 	"lab/results"
 	"lab/results/stats"
@@ -42,7 +41,7 @@ func Compare(summaries []results.Summary, refs []results.Reference, profile stri
 			}
 			c := results.Comparison{
 				Metric:      s.Metric,
-				Labels:      cloneLabels(s.Labels),
+				Labels:      results.CloneLabels(s.Labels),
 				Ours:        s.Median,
 				Published:   pub,
 				Unit:        s.Unit,
@@ -70,12 +69,11 @@ func Compare(summaries []results.Summary, refs []results.Reference, profile stri
 
 // ComparePublished compares r's summaries (computed from its samples if it
 // has none) with refs, the published figures its experiment declares (the
-// plugin's description), and the figures here for it (Published),
-// preferring the figures of the profile it ran (FiguresProfile: for an
-// era profile, those of the machine it is a variant of).
+// plugin's description), preferring the figures of the profile it ran
+// (FiguresProfile: for an era profile, those of the machine it is a
+// variant of).
 func ComparePublished(r *results.Result, refs []results.Reference) []results.Comparison {
-	all := slices.Concat(refs, Published(r.Experiment))
-	return Compare(stats.Summaries(r), all, results.FiguresProfile(r.Machine))
+	return Compare(stats.Summaries(r), refs, results.FiguresProfile(r.Machine))
 }
 
 // Delta is one metric's change between two runs.
@@ -120,7 +118,7 @@ func Diff(a, b *results.Result, force bool) ([]Delta, error) {
 	for _, s := range sa {
 		k := results.SeriesKey(s.Metric, s.Unit, s.Labels)
 		seen[k] = true
-		d := Delta{Metric: s.Metric, Labels: cloneLabels(s.Labels), Unit: s.Unit, A: s.Median, MADA: s.MAD}
+		d := Delta{Metric: s.Metric, Labels: results.CloneLabels(s.Labels), Unit: s.Unit, A: s.Median, MADA: s.MAD}
 		t, ok := inB[k]
 		if !ok {
 			d.Only = "a"
@@ -137,33 +135,16 @@ func Diff(a, b *results.Result, force bool) ([]Delta, error) {
 		if seen[results.SeriesKey(t.Metric, t.Unit, t.Labels)] {
 			continue
 		}
-		out = append(out, Delta{Metric: t.Metric, Labels: cloneLabels(t.Labels), Unit: t.Unit,
+		out = append(out, Delta{Metric: t.Metric, Labels: results.CloneLabels(t.Labels), Unit: t.Unit,
 			B: t.Median, MADB: t.MAD, Only: "b"})
 	}
 	return out, nil
 }
 
 // Analyze fills Summary from Samples and Comparisons with refs, the
-// published figures the run's experiment declares, and those here for it
-// (the figures of its own profile first).
+// published figures the run's experiment declares (the figures of its
+// own profile first).
 func Analyze(r *results.Result, refs []results.Reference) {
 	r.Summary = stats.Summarize(r.Samples)
 	r.Comparisons = ComparePublished(r, refs)
-}
-func orUnknown(s string) string {
-	if s == "" {
-		return "unknown"
-	}
-	return s
-}
-
-func cloneLabels(m map[string]string) map[string]string {
-	if len(m) == 0 {
-		return nil
-	}
-	out := make(map[string]string, len(m))
-	for k, v := range m {
-		out[k] = v
-	}
-	return out
 }

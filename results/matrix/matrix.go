@@ -21,8 +21,6 @@ import (
 
 	"lab/results"
 	"lab/results/render"
-
-	"sort"
 )
 
 // Spec is a matrix file: entries, each profiles x experiments x
@@ -114,7 +112,7 @@ func (c Cell) Args() []string {
 	if c.Clock != "" {
 		args = append(args, "--clock", c.Clock)
 	}
-	for _, k := range sortedKeys(c.Params) {
+	for _, k := range results.SortedKeys(c.Params) {
 		args = append(args, "-p", k+"="+c.Params[k])
 	}
 	for _, k := range slices.Sorted(maps.Keys(c.Sweep)) {
@@ -438,7 +436,7 @@ func CellKey(r *results.Result) string {
 	if len(r.Parameters) > 0 {
 		k += "/" + strings.ReplaceAll(results.FormatLabels(r.Parameters), " ", ",")
 	}
-	return k + " (clock " + orUnknown(r.Machine.Clock) + ")"
+	return k + " (clock " + results.OrUnknown(r.Machine.Clock) + ")"
 }
 
 // Regressed lists the claims r's run did not reproduce that the newest
@@ -480,7 +478,7 @@ func JUnit(s *State, runs map[string]*results.Result, baseline []*results.Result
 		suite.Name += " shard " + s.Shard
 	}
 	for _, c := range s.Cells {
-		tc := render.JUnitCase{Name: c.ID, Classname: c.Plugin + "." + orUnknown(c.Experiment), Time: c.Seconds}
+		tc := render.JUnitCase{Name: c.ID, Classname: c.Plugin + "." + results.OrUnknown(c.Experiment), Time: c.Seconds}
 		suite.Time += c.Seconds
 		r := runs[c.Result]
 		var out strings.Builder
@@ -512,34 +510,6 @@ func JUnit(s *State, runs map[string]*results.Result, baseline []*results.Result
 	}
 	doc.Add(suite)
 	return doc
-}
-func orUnknown(s string) string {
-	if s == "" {
-		return "unknown"
-	}
-	return s
-}
-
-func sortedKeys(m map[string]string) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
-}
-
-// merged is a with b's labels added (b wins), nil when both are empty.
-func merged(a, b map[string]string) map[string]string {
-	if len(a)+len(b) == 0 {
-		return nil
-	}
-	out := maps.Clone(a)
-	if out == nil {
-		out = map[string]string{}
-	}
-	maps.Copy(out, b)
-	return out
 }
 
 // ext is the store's file name extension (results.Save).

@@ -125,7 +125,7 @@ func VerdictCase(class string, v results.Verdict) JUnitCase {
 	case results.NotReproduced:
 		c.Failure = &JUnitProblem{Message: "not reproduced: " + v.Reason, Type: results.NotReproduced}
 	default:
-		c.Skipped = &JUnitProblem{Message: orUnknown(v.Verdict) + ": " + v.Reason}
+		c.Skipped = &JUnitProblem{Message: results.OrUnknown(v.Verdict) + ": " + v.Reason}
 	}
 	return c
 }
@@ -135,7 +135,7 @@ func VerdictCase(class string, v results.Verdict) JUnitCase {
 func SummaryText(r *results.Result) string {
 	var b strings.Builder
 	for _, s := range r.Summary {
-		fmt.Fprintf(&b, "%s%s median %s %s (n %d)\n", s.Metric, labelSuffix(s.Labels), results.FormatValue(s.Median), s.Unit, s.N)
+		fmt.Fprintf(&b, "%s%s median %s %s (n %d)\n", s.Metric, results.LabelSuffix(s.Labels), results.FormatValue(s.Median), s.Unit, s.N)
 	}
 	return b.String()
 }

@@ -85,7 +85,7 @@ func PlotX(s *results.Sweep) string {
 		return ""
 	}
 	for _, a := range s.Axes {
-		if numeric(a.Values) {
+		if results.Numeric(a.Values) {
 			return a.Key
 		}
 	}
@@ -369,7 +369,7 @@ func plotData(runs []*results.Result, o PlotOptions) (series []plotSeries, unit 
 			}
 		}
 	}
-	if !numeric(xvals) {
+	if !results.Numeric(xvals) {
 		nominal = xvals
 	}
 	metrics := o.Metrics
@@ -560,20 +560,20 @@ func plotCaption(runs []*results.Result) []string {
 	var lines []string
 	repeats := map[string]bool{}
 	for _, r := range runs {
-		kernel := orUnknown(r.Machine.KernelID)
+		kernel := results.OrUnknown(r.Machine.KernelID)
 		if r.Machine.KernelPackage != "" {
 			kernel += " (" + r.Machine.KernelPackage + ")"
 		}
 		if r.Guest.KernelRelease != "" {
 			kernel += " release " + r.Guest.KernelRelease
 		}
-		line := fmt.Sprintf("profile %s, kernel %s, clock %s, accelerator %s", orUnknown(results.ProfileName(r.Machine)), kernel,
-			orUnknown(r.Machine.Clock), orUnknown(r.Machine.Accelerator))
+		line := fmt.Sprintf("profile %s, kernel %s, clock %s, accelerator %s", results.OrUnknown(results.ProfileName(r.Machine)), kernel,
+			results.OrUnknown(r.Machine.Clock), results.OrUnknown(r.Machine.Accelerator))
 		if r.Machine.Boot != "" {
 			line += ", boot " + r.Machine.Boot
 		}
 		lines = append(lines, line)
-		status := orUnknown(r.Outcome.Status)
+		status := results.OrUnknown(r.Outcome.Status)
 		if r.Sweep != nil {
 			status += fmt.Sprintf(", %d of %d points done", r.Sweep.Done(), len(r.Sweep.Points))
 		}

@@ -17,19 +17,10 @@ import (
 	"lab/results/claims"
 	"lab/results/compare"
 	"lab/results/stats"
-
-	"sort"
 )
 
 func formatCV(cv float64) string {
 	return strconv.FormatFloat(cv*100, 'f', 1, 64) + "%"
-}
-
-func labelCell(labels map[string]string) string {
-	if l := results.FormatLabels(labels); l != "" {
-		return l
-	}
-	return "-"
 }
 
 // header is the provenance block shared by the text and Markdown output:
@@ -54,17 +45,17 @@ func header(r *results.Result) [][2]string {
 	}
 	rows = append(rows, [2]string{"outcome", outcome})
 
-	ran := "profile " + orUnknown(profile)
+	ran := "profile " + results.OrUnknown(profile)
 	if r.Machine.Name != "" && r.Machine.Name != profile {
 		ran += " (vm " + r.Machine.Name + ")"
 	}
-	ran += ", accelerator " + orUnknown(r.Machine.Accelerator) + ", clock " + orUnknown(r.Machine.Clock)
+	ran += ", accelerator " + results.OrUnknown(r.Machine.Accelerator) + ", clock " + results.OrUnknown(r.Machine.Clock)
 	if r.Machine.Boot != "" {
 		ran += ", boot " + r.Machine.Boot
 	}
 	rows = append(rows, [2]string{"ran on", ran})
 
-	kernel := orUnknown(r.Machine.KernelID)
+	kernel := results.OrUnknown(r.Machine.KernelID)
 	if r.Machine.KernelPackage != "" {
 		kernel += " (" + r.Machine.KernelPackage + ")"
 	}
@@ -80,11 +71,11 @@ func header(r *results.Result) [][2]string {
 	}
 	stands := standsFor(r, results.FiguresProfile(r.Machine))
 	if stands == "" {
-		stands = profileField(r.Machine.Profile, "summary", "Summary")
+		stands = results.ProfileField(r.Machine.Profile, "summary", "Summary")
 	}
 	if stands != "" {
 		rows = append(rows, [2]string{"stands for", stands})
-		rows = append(rows, [2]string{"note", "emulated under " + orUnknown(r.Machine.Accelerator) +
+		rows = append(rows, [2]string{"note", "emulated under " + results.OrUnknown(r.Machine.Accelerator) +
 			" on the kernel above, not the original hardware or kernel"})
 	}
 	return rows
@@ -117,13 +108,6 @@ func guestLine(g results.GuestEnv) string {
 	return strings.Join(parts, ", ")
 }
 
-func orUnknown(s string) string {
-	if s == "" {
-		return "unknown"
-	}
-	return s
-}
-
 // comparisons are the result's own (every run records them), else what
 // can be compared without the plugin's description.
 func comparisons(r *results.Result) []results.Comparison {
@@ -135,8 +119,8 @@ func comparisons(r *results.Result) []results.Comparison {
 
 // standsFor describes the historical machines profile stands for: those of
 // the figures the run was compared with (from its plugin's description),
-// then those of the figures here.
-func standsFor(r *results.Result, profile string) string {
+// then those of declared, other figures the plugins declare.
+func standsFor(r *results.Result, profile string, declared ...results.Reference) string {
 	if profile == "" {
 		return ""
 	}
@@ -146,9 +130,9 @@ func standsFor(r *results.Result, profile string) string {
 			machines = append(machines, c.Machine)
 		}
 	}
-	for _, m := range compare.PublishedMachines(profile) {
-		if !slices.Contains(machines, m) {
-			machines = append(machines, m)
+	for _, ref := range declared {
+		if ref.Profile == profile && !slices.Contains(machines, ref.Machine) {
+			machines = append(machines, ref.Machine)
 		}
 	}
 	return strings.Join(machines, "; ")
@@ -194,7 +178,7 @@ func writeTable(w io.Writer, r *results.Result, all bool) error {
 	// the median we decide on.
 	fmt.Fprintln(tw, "metric\tlabels\tn\tmedian\ttrimmed\tmin..max\tCV\tunit")
 	for _, s := range stats.Summaries(r) {
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s..%s\t%s\t%s\n", s.Metric, labelCell(s.Labels), s.N,
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s..%s\t%s\t%s\n", s.Metric, results.LabelCell(s.Labels), s.N,
 			results.FormatValue(s.Median), results.FormatValue(s.TrimmedMean), results.FormatValue(s.Min), results.FormatValue(s.Max), formatCV(s.CV), s.Unit)
 	}
 	if err := tw.Flush(); err != nil {
@@ -208,7 +192,7 @@ func writeTable(w io.Writer, r *results.Result, all bool) error {
 	}
 	fmt.Fprintln(w)
 	if len(cs) > 0 {
-		title := "published, " + orUnknown(standsFor(r, results.FiguresProfile(r.Machine)))
+		title := "published, " + results.OrUnknown(standsFor(r, results.FiguresProfile(r.Machine)))
 		if all {
 			title = "published (* = the machine this profile stands for)"
 		}
@@ -220,7 +204,7 @@ func writeTable(w io.Writer, r *results.Result, all bool) error {
 			fmt.Fprintln(tw, "metric\tlabels\tours\tpublished\tunit\tours/published\tsource")
 		}
 		for _, c := range cs {
-			cells := []string{c.Metric, labelCell(c.Labels), results.FormatValue(c.Ours), results.FormatValue(c.Published), c.Unit, ratioCell(c, r.Machine)}
+			cells := []string{c.Metric, results.LabelCell(c.Labels), results.FormatValue(c.Ours), results.FormatValue(c.Published), c.Unit, ratioCell(c, r.Machine)}
 			if all {
 				cells = append(append([]string{sameMark(c)}, cells...), c.Machine)
 			}
@@ -233,7 +217,7 @@ func writeTable(w io.Writer, r *results.Result, all bool) error {
 			fmt.Fprintln(w, note)
 		}
 	} else {
-		fmt.Fprintf(w, "no published figure of the machine %s stands for in this experiment\n", orUnknown(results.ProfileName(r.Machine)))
+		fmt.Fprintf(w, "no published figure of the machine %s stands for in this experiment\n", results.OrUnknown(results.ProfileName(r.Machine)))
 	}
 	if n := len(every) - len(cs); n > 0 {
 		fmt.Fprintf(w, "(%d figures of other machines: lab run --all, or the result's comparisons)\n", n)
@@ -256,8 +240,8 @@ func writeTable(w io.Writer, r *results.Result, all bool) error {
 // writeVerdicts writes the claims block: each claim's verdict, its
 // statement, and the numbers that decided it.
 func writeVerdicts(w io.Writer, r *results.Result) {
-	fmt.Fprintf(w, "claims of %s/%s, run on %s (%s, clock %s)\n", r.Plugin, r.Experiment, orUnknown(results.ProfileName(r.Machine)),
-		orUnknown(r.Machine.Accelerator), orUnknown(r.Machine.Clock))
+	fmt.Fprintf(w, "claims of %s/%s, run on %s (%s, clock %s)\n", r.Plugin, r.Experiment, results.OrUnknown(results.ProfileName(r.Machine)),
+		results.OrUnknown(r.Machine.Accelerator), results.OrUnknown(r.Machine.Clock))
 	if len(r.Verdicts) == 0 {
 		fmt.Fprintln(w, "  none declared for this experiment")
 		return
@@ -344,7 +328,7 @@ func sourceCell(c results.Comparison) string {
 func WriteMarkdown(w io.Writer, r *results.Result) error {
 	var b strings.Builder
 	title := r.Plugin + " / " + r.Experiment
-	fmt.Fprintf(&b, "## %s on %s\n\n", mdCell(title), mdCell(orUnknown(results.ProfileName(r.Machine))))
+	fmt.Fprintf(&b, "## %s on %s\n\n", mdCell(title), mdCell(results.OrUnknown(results.ProfileName(r.Machine))))
 	for _, h := range interferenceLines(r) {
 		fmt.Fprintf(&b, "- **%s**: %s\n", h[0], mdCell(h[1]))
 	}
@@ -363,7 +347,7 @@ func WriteMarkdown(w io.Writer, r *results.Result) error {
 	b.WriteString("\n| metric | labels | n | median | trimmed | min..max | CV | unit |\n")
 	b.WriteString("|---|---|---:|---:|---:|---:|---:|---|\n")
 	for _, s := range stats.Summaries(r) {
-		fmt.Fprintf(&b, "| %s | %s | %d | %s | %s | %s..%s | %s | %s |\n", mdCell(s.Metric), mdCell(labelCell(s.Labels)),
+		fmt.Fprintf(&b, "| %s | %s | %d | %s | %s | %s..%s | %s | %s |\n", mdCell(s.Metric), mdCell(results.LabelCell(s.Labels)),
 			s.N, results.FormatValue(s.Median), results.FormatValue(s.TrimmedMean), results.FormatValue(s.Min), results.FormatValue(s.Max), formatCV(s.CV), mdCell(s.Unit))
 	}
 	if cs := comparisons(r); len(cs) > 0 {
@@ -372,7 +356,7 @@ func WriteMarkdown(w io.Writer, r *results.Result) error {
 		b.WriteString("|---|---|---|---:|---:|---|---:|---|---|\n")
 		for _, c := range cs {
 			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", sameMark(c), mdCell(c.Metric),
-				mdCell(labelCell(c.Labels)), results.FormatValue(c.Ours), results.FormatValue(c.Published), mdCell(c.Unit),
+				mdCell(results.LabelCell(c.Labels)), results.FormatValue(c.Ours), results.FormatValue(c.Published), mdCell(c.Unit),
 				ratioCell(c, r.Machine), mdCell(c.Machine), mdCell(sourceCell(c)))
 		}
 		if note := ratioNote(cs, r.Machine); note != "" {
@@ -432,50 +416,4 @@ func WriteJSON(w io.Writer, r *results.Result) error {
 	}
 	_, err = w.Write(append(data, '\n'))
 	return err
-}
-func sortedKeys(m map[string]string) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
-}
-
-// numeric says whether every value parses as a number.
-func numeric(values []string) bool {
-	for _, v := range values {
-		if _, err := strconv.ParseFloat(v, 64); err != nil {
-			return false
-		}
-	}
-	return len(values) > 0
-}
-
-func labelSuffix(labels map[string]string) string {
-	if len(labels) == 0 {
-		return ""
-	}
-	return " {" + results.FormatLabels(labels) + "}"
-}
-
-func profileField(p any, keys ...string) string {
-	if p == nil {
-		return ""
-	}
-	var fields map[string]any
-	if m, ok := p.(map[string]any); ok {
-		fields = m
-	} else {
-		data, err := json.Marshal(p)
-		if err != nil || json.Unmarshal(data, &fields) != nil {
-			return ""
-		}
-	}
-	for _, k := range keys {
-		if s, ok := fields[k].(string); ok && s != "" {
-			return s
-		}
-	}
-	return ""
 }

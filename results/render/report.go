@@ -2,7 +2,9 @@ package render
 
 import (
 	"bytes"
+	"cmp"
 	_ "embed"
+	"errors"
 	"fmt"
 	"html/template"
 	"io"
@@ -13,7 +15,6 @@ import (
 
 	"lab/results"
 	rclaims "lab/results/claims"
-	"lab/results/compare"
 )
 
 // ReportExperiment is one experiment of an installed plugin, as its
@@ -30,6 +31,9 @@ type ReportExperiment struct {
 	// References are the published figures the experiment declares.
 	References []results.Reference
 	Claims     []results.Claim
+	// Views are the tables, charts and write-ups the experiment
+	// declares.
+	Views results.Views
 }
 
 // ReportInput is what WriteReport renders.
@@ -56,16 +60,62 @@ type ReportInput struct {
 	// SearchPath is where plugins were looked for, said when none is
 	// installed.
 	SearchPath []string
+	// WriteUps are the write-ups the installed plugins declare
+	// (WriteUpsOf), the report's top sections in this order.
+	WriteUps []results.WriteUp
 }
 
-// writeUps are the write-ups of SEEDS.md, the report's top
-// sections, in order; a claim's id starts with its write-up's.
-var writeUps = []struct{ id, title string }{
-	{"E1", "Processes vs threads printing (Chinese article, re-running a 2005 paper)"},
-	{"E2", "fork() vs pthread_create() cost (2004 lecture notes)"},
-	{"E3", "The cost of printf depends on where stdout goes (Chinese article)"},
-	{"E4", "Thread-per-request vs one thread (Russian article, .NET on Windows)"},
-	{"E5", "Server designs (Stevens, Unix Network Programming vol. 1, ch. 30)"},
+// WriteUpsOf merges the write-ups exps declare, for ReportInput.WriteUps:
+// one per id, with the references of every declaration, ordered by id
+// (digits by value: E2 before E10). An id declared with two titles is an
+// error naming both; the first title is kept.
+func WriteUpsOf(exps []ReportExperiment) ([]results.WriteUp, error) {
+	var out []results.WriteUp
+	var errs []error
+	for _, e := range exps {
+		for _, w := range e.Views.WriteUps {
+			i := slices.IndexFunc(out, func(o results.WriteUp) bool { return o.ID == w.ID })
+			if i < 0 {
+				out = append(out, results.WriteUp{ID: w.ID, Title: w.Title})
+				i = len(out) - 1
+			} else if out[i].Title != w.Title {
+				errs = append(errs, fmt.Errorf("write-up %s is declared with two titles: %q and, by %s/%s, %q", w.ID, out[i].Title, e.Plugin, e.Name, w.Title))
+			}
+			out[i].References = append(out[i].References, w.References...)
+		}
+	}
+	slices.SortStableFunc(out, func(a, b results.WriteUp) int { return naturalCompare(a.ID, b.ID) })
+	return out, errors.Join(errs...)
+}
+
+// naturalCompare orders strings with their runs of digits by value.
+func naturalCompare(a, b string) int {
+	for a != "" && b != "" {
+		da, db := digits(a), digits(b)
+		if da > 0 && db > 0 {
+			na, _ := strconv.Atoi(a[:da])
+			nb, _ := strconv.Atoi(b[:db])
+			if c := cmp.Compare(na, nb); c != 0 {
+				return c
+			}
+			a, b = a[da:], b[db:]
+			continue
+		}
+		if c := cmp.Compare(a[0], b[0]); c != 0 {
+			return c
+		}
+		a, b = a[1:], b[1:]
+	}
+	return cmp.Compare(len(a), len(b))
+}
+
+// digits is the length of s's leading run of digits.
+func digits(s string) int {
+	n := 0
+	for n < len(s) && s[n] >= '0' && s[n] <= '9' {
+		n++
+	}
+	return n
 }
 
 // RunKey is what tells runs apart for the report's choice of the latest:
@@ -103,8 +153,8 @@ func ChooseRuns(runs []*results.Result, claims []rclaims.ClaimStatus, all bool) 
 			why[r.ID] = append(why[r.ID], "every run passing the filter is used (--all-runs)")
 		case !seen[k]:
 			seen[k] = true
-			why[r.ID] = append(why[r.ID], "the latest run of "+r.Plugin+"/"+r.Experiment+" on "+orUnknown(results.ProfileName(r.Machine))+
-				", clock "+orUnknown(r.Machine.Clock)+paramsClause(r))
+			why[r.ID] = append(why[r.ID], "the latest run of "+r.Plugin+"/"+r.Experiment+" on "+results.OrUnknown(results.ProfileName(r.Machine))+
+				", clock "+results.OrUnknown(r.Machine.Clock)+paramsClause(r))
 		}
 	}
 	for _, s := range claims {
@@ -135,34 +185,26 @@ func paramsClause(r *results.Result) string {
 	return ""
 }
 
-// WriteUpOf is the write-up (E1..E5, or another id's prefix) an experiment
-// belongs to: that of its first claim, else of its first published figure
-// of a write-up; "" if neither says.
+// WriteUpOf is the write-up an experiment belongs to, of those it
+// declares: that of its first claim that belongs to one, else of its
+// first published figure that names one; "" if neither says.
 func WriteUpOf(e ReportExperiment) string {
+	ws := e.Views.WriteUps
 	for _, c := range e.Claims {
-		if w := claimWriteUp(c.ID); w != "" {
-			return w
+		for i := range ws {
+			if ws[i].Owns(c.ID) {
+				return ws[i].ID
+			}
 		}
 	}
 	for _, r := range e.References {
-		if w := claimWriteUp(r.Experiment); w != "" {
-			return w
+		for _, w := range ws {
+			if w.ID == r.Experiment {
+				return w.ID
+			}
 		}
 	}
 	return ""
-}
-
-// claimWriteUp is "E1" for "E1.6" (and for "E1"): the leading letters
-// and digits before the first dot, when they look like a write-up id.
-func claimWriteUp(id string) string {
-	w, _, _ := strings.Cut(id, ".")
-	if len(w) < 2 || w[0] != 'E' {
-		return ""
-	}
-	if _, err := strconv.Atoi(w[1:]); err != nil {
-		return ""
-	}
-	return w
 }
 
 // The page's view model: everything the template shows, already
@@ -297,7 +339,7 @@ var reportTmpl = template.Must(template.New("report").Parse(reportTemplate))
 
 // WriteReport writes the report of in as one self-contained HTML page
 // (inline stylesheet and SVG plots, nothing fetched): a table of
-// contents; every claim with its verdict; per write-up (E1..E5) and
+// contents; every claim with its verdict; per write-up and
 // plugin experiment the claims with their deciding numbers, and for each
 // run used its verdicts, plot, metrics and the published figures beside
 // ours; then the full provenance of every run used. Everything shown is
@@ -358,8 +400,8 @@ func buildReport(in ReportInput) *reportPage {
 		runsOf[k] = append(runsOf[k], u.Run)
 	}
 
-	// Metrics some installed experiment measures: the figures here of
-	// other metrics are shown with their write-up.
+	// Metrics some installed experiment measures: a write-up's figures
+	// of other metrics are shown with it.
 	measured := map[string]bool{}
 	for _, e := range in.Experiments {
 		for _, m := range e.Metrics {
@@ -373,18 +415,18 @@ func buildReport(in ReportInput) *reportPage {
 			return s
 		}
 		s := &writeUpView{ID: id, Anchor: ids.make("writeup-", id)}
-		for _, w := range writeUps {
-			if w.id == id {
-				s.Title = w.title
+		for _, w := range in.WriteUps {
+			if w.ID == id {
+				s.Title = w.Title
 			}
 		}
 		sections[id] = s
 		order = append(order, id)
 		return s
 	}
-	for _, w := range writeUps {
-		s := section(w.id)
-		for _, r := range compare.Published(w.id) {
+	for _, w := range in.WriteUps {
+		s := section(w.ID)
+		for _, r := range w.References {
 			if !measured[r.Metric] {
 				s.Others = append(s.Others, refViewOf(r))
 			}
@@ -443,8 +485,17 @@ func buildReport(in ReportInput) *reportPage {
 		page.Orphans = append(page.Orphans, ev)
 	}
 
+	// Every figure the installed plugins declare says which machine a
+	// profile stands for.
+	var declared []results.Reference
+	for _, e := range in.Experiments {
+		declared = append(declared, e.References...)
+	}
+	for _, w := range in.WriteUps {
+		declared = append(declared, w.References...)
+	}
 	for _, u := range used {
-		page.Runs = append(page.Runs, provenanceOf(u, runAnchor[u.Run.ID]))
+		page.Runs = append(page.Runs, provenanceOf(u, runAnchor[u.Run.ID], declared))
 	}
 	if len(in.Runs) == 0 {
 		page.HowTo = howTo(in.Experiments)

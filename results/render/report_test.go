@@ -86,18 +86,29 @@ func TestChooseRuns(t *testing.T) {
 	}
 }
 
+// writeUps declares the write-ups ids, titled after them.
+func writeUps(ids ...string) results.Views {
+	var v results.Views
+	for _, id := range ids {
+		v.WriteUps = append(v.WriteUps, results.WriteUp{ID: id, Title: "write-up " + id})
+	}
+	return v
+}
+
 func TestWriteUpOf(t *testing.T) {
 	tests := []struct {
 		name string
 		e    ReportExperiment
 		want string
 	}{
-		{"first claim", ReportExperiment{Claims: []results.Claim{{ID: "E1.6"}, {ID: "E2.1"}}}, "E1"},
-		{"claim with a suffix", ReportExperiment{Claims: []results.Claim{{ID: "E3.4.counter"}}}, "E3"},
+		{"first claim", ReportExperiment{Claims: []results.Claim{{ID: "E1.6"}, {ID: "E2.1"}}, Views: writeUps("E2", "E1")}, "E1"},
+		{"claim with a suffix", ReportExperiment{Claims: []results.Claim{{ID: "E3.4.counter"}}, Views: writeUps("E3")}, "E3"},
 		{"a claim that is no write-up's, then a figure", ReportExperiment{Claims: []results.Claim{{ID: "X1"}},
-			References: []results.Reference{{Experiment: "anchor"}, {Experiment: "E2"}}}, "E2"},
-		{"another write-up", ReportExperiment{Claims: []results.Claim{{ID: "E9.1"}}}, "E9"},
-		{"nothing says", ReportExperiment{References: []results.Reference{{Experiment: "anchor"}}}, ""},
+			References: []results.Reference{{Experiment: "anchor"}, {Experiment: "E2"}}, Views: writeUps("E2")}, "E2"},
+		{"another write-up", ReportExperiment{Claims: []results.Claim{{ID: "E9.1"}}, Views: writeUps("E9")}, "E9"},
+		{"nothing says", ReportExperiment{References: []results.Reference{{Experiment: "anchor"}}, Views: writeUps("E1")}, ""},
+		// A prefix is a write-up's only up to a dot.
+		{"E1 is not E10's", ReportExperiment{Claims: []results.Claim{{ID: "E10.1"}}, Views: writeUps("E1")}, ""},
 	}
 	for _, tt := range tests {
 		if got := WriteUpOf(tt.e); got != tt.want {
@@ -153,9 +164,58 @@ func reportFixture(t *testing.T) ReportInput {
 		Source: "E5", Machine: "Solaris", Order: &results.OrderRule{Metric: "cpu_s", Label: "design", Above: []string{"1"}, Below: []string{"2"}, Min: 1}}
 	exps = append(exps, ReportExperiment{Plugin: "netbench", PluginVersion: "0.1.0", Name: "designs", Metrics: []string{"user_s", "sys_s", "cpu_s"},
 		Claims: []results.Claim{servers}})
+	// What the plugins declare: the targets experiment's chart, but no
+	// write-up, so that it shows as one of no write-up.
+	for i := range exps {
+		exps[i].Views = fixture.Views(t, exps[i].Plugin, exps[i].Name)
+	}
+	exps[3].Views.WriteUps = nil
 	claims := []results.Claim{cross, ratio, fork, never, servers}
 	return ReportInput{Generated: time.Date(2026, 12, 1, 13, 0, 0, 0, time.UTC), Version: "lab test", Store: "/store",
-		Runs: runs, Experiments: exps, Claims: rclaims.ClaimStatuses(claims, runs), Skipped: []string{"load result /store/broken.json: unexpected EOF"}}
+		Runs: runs, Experiments: exps, Claims: rclaims.ClaimStatuses(claims, runs), Skipped: []string{"load result /store/broken.json: unexpected EOF"},
+		WriteUps: allWriteUps(t)}
+}
+
+// allWriteUps are the write-ups of every experiment of lab's plugins, as
+// `lab report` gathers them from the installed plugins.
+func allWriteUps(t *testing.T) []results.WriteUp {
+	t.Helper()
+	var exps []ReportExperiment
+	for plugin, names := range map[string][]string{"forkbench": {"forktime", "create"}, "threadbench": {"hello", "limit", "requests"},
+		"printfbench": {"targets", "logging"}, "netbench": {"designs"}} {
+		for _, name := range names {
+			exps = append(exps, ReportExperiment{Plugin: plugin, Name: name, Views: fixture.Views(t, plugin, name)})
+		}
+	}
+	ws, err := WriteUpsOf(exps)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ws
+}
+
+func TestWriteUpsOf(t *testing.T) {
+	ws := allWriteUps(t)
+	var ids []string
+	for _, w := range ws {
+		ids = append(ids, w.ID)
+		if w.Title == "" {
+			t.Errorf("write-up %s has no title", w.ID)
+		}
+	}
+	if want := []string{"E1", "E2", "E3", "E4", "E5"}; !slices.Equal(ids, want) {
+		t.Errorf("write-ups %v, want %v", ids, want)
+	}
+	// One id with two titles is an error; the first title is kept.
+	a := ReportExperiment{Plugin: "a", Name: "x", Views: results.Views{WriteUps: []results.WriteUp{{ID: "W10", Title: "one"}, {ID: "W9", Title: "nine"}}}}
+	b := ReportExperiment{Plugin: "b", Name: "y", Views: results.Views{WriteUps: []results.WriteUp{{ID: "W10", Title: "two"}}}}
+	got, err := WriteUpsOf([]ReportExperiment{a, b})
+	if err == nil || !strings.Contains(err.Error(), `"one"`) || !strings.Contains(err.Error(), `"two"`) {
+		t.Errorf("WriteUpsOf(two titles for W10) error = %v, want both titles named", err)
+	}
+	if len(got) != 2 || got[0].ID != "W9" || got[1].Title != "one" {
+		t.Errorf("WriteUpsOf = %+v, want W9 then W10 titled one", got)
+	}
 }
 
 func TestReportGrouping(t *testing.T) {
@@ -361,7 +421,7 @@ func TestReportSelfContained(t *testing.T) {
 
 func TestInlineSVG(t *testing.T) {
 	var plot bytes.Buffer
-	if err := WriteBarPlot(&plot, targetsRun(), "target"); err != nil {
+	if err := WriteChart(&plot, targetsRun(), targetsViews(t)); err != nil {
 		t.Fatal(err)
 	}
 	got, err := InlineSVG(plot.Bytes())

@@ -53,7 +53,7 @@ func runHint(plugin, exp, profile string, params map[string]string) string {
 	if profile != "" {
 		parts = append(parts, "--profile", profile)
 	}
-	for _, k := range sortedKeys(params) {
+	for _, k := range results.SortedKeys(params) {
 		parts = append(parts, "-p", k+"="+params[k])
 	}
 	return strings.Join(append(parts, "--repeat", "6"), " ")
@@ -80,7 +80,7 @@ func profileFlag(p string) string {
 
 func paramFlags(params map[string]string) string {
 	var b strings.Builder
-	for _, k := range sortedKeys(params) {
+	for _, k := range results.SortedKeys(params) {
 		b.WriteString(" -p " + k + "=" + params[k])
 	}
 	return b.String()
@@ -109,7 +109,7 @@ func claimViewOf(s claims.ClaimStatus, anchor, expAnchor string, runAnchor map[s
 	for _, id := range ids {
 		label := id
 		if id == s.Latest.Run {
-			label += " (" + orUnknown(s.Latest.Profile) + ", " + orUnknown(s.Latest.Accelerator) + ", clock " + orUnknown(s.Latest.Clock) + ")"
+			label += " (" + results.OrUnknown(s.Latest.Profile) + ", " + results.OrUnknown(s.Latest.Accelerator) + ", clock " + results.OrUnknown(s.Latest.Clock) + ")"
 		}
 		cv.Runs = append(cv.Runs, runLink{ID: id, Anchor: runAnchor[id], Label: label})
 	}
@@ -132,7 +132,7 @@ func numberViews(ns []results.Number) []numberView {
 }
 
 func refViewOf(r results.Reference) refView {
-	return refView{Metric: r.Metric, Labels: labelCell(r.Labels), Value: exactValue(r.Value), Unit: r.Unit, Machine: r.Machine,
+	return refView{Metric: r.Metric, Labels: results.LabelCell(r.Labels), Value: exactValue(r.Value), Unit: r.Unit, Machine: r.Machine,
 		Profile: r.Profile, Source: r.Source, Note: r.Note}
 }
 
@@ -154,9 +154,9 @@ func outcomeClass(status string) string {
 // runViewOf is what an experiment's section shows of one run; e is its
 // description, nil for a plugin not installed.
 func runViewOf(r *results.Result, e *ReportExperiment, anchor string, claimAnchor map[string]string) runView {
-	rv := runView{ID: r.ID, Anchor: anchor, Profile: orUnknown(results.ProfileName(r.Machine)), Clock: orUnknown(r.Machine.Clock),
-		Accelerator: orUnknown(r.Machine.Accelerator), Started: r.Started.UTC().Format(time.RFC3339), Params: results.FormatLabels(r.Parameters),
-		Outcome: orUnknown(r.Outcome.Status), OutcomeClass: outcomeClass(r.Outcome.Status), Interference: len(r.Interference)}
+	rv := runView{ID: r.ID, Anchor: anchor, Profile: results.OrUnknown(results.ProfileName(r.Machine)), Clock: results.OrUnknown(r.Machine.Clock),
+		Accelerator: results.OrUnknown(r.Machine.Accelerator), Started: r.Started.UTC().Format(time.RFC3339), Params: results.FormatLabels(r.Parameters),
+		Outcome: results.OrUnknown(r.Outcome.Status), OutcomeClass: outcomeClass(r.Outcome.Status), Interference: len(r.Interference)}
 	if r.Outcome.Reason != "" {
 		rv.Outcome += ": " + r.Outcome.Reason
 	}
@@ -169,12 +169,12 @@ func runViewOf(r *results.Result, e *ReportExperiment, anchor string, claimAncho
 			Class: verdictClass(v.Verdict), Statement: v.Statement, Reason: v.Reason, Note: v.Note, Numbers: numberViews(v.Numbers)})
 	}
 	for _, s := range stats.Summaries(r) {
-		rv.Summary = append(rv.Summary, summaryRow{Metric: s.Metric, Labels: labelCell(s.Labels), N: s.N, Median: results.FormatValue(s.Median),
+		rv.Summary = append(rv.Summary, summaryRow{Metric: s.Metric, Labels: results.LabelCell(s.Labels), N: s.N, Median: results.FormatValue(s.Median),
 			Trimmed: results.FormatValue(s.TrimmedMean), Range: results.FormatValue(s.Min) + ".." + results.FormatValue(s.Max), CV: formatCV(s.CV), Unit: s.Unit})
 	}
 	cs := comparisons(r)
 	for _, c := range cs {
-		rv.Comparisons = append(rv.Comparisons, comparisonRow{Same: c.SameProfile, Metric: c.Metric, Labels: labelCell(c.Labels),
+		rv.Comparisons = append(rv.Comparisons, comparisonRow{Same: c.SameProfile, Metric: c.Metric, Labels: results.LabelCell(c.Labels),
 			Ours: results.FormatValue(c.Ours), Published: exactValue(c.Published), Unit: c.Unit, Ratio: ratioCell(c, r.Machine),
 			Machine: c.Machine, Source: sourceCell(c)})
 	}
@@ -184,19 +184,18 @@ func runViewOf(r *results.Result, e *ReportExperiment, anchor string, claimAncho
 }
 
 // reportPlot draws r's plot as lab run does (a sweep against its swept
-// key, netbench's designs and a run by target or sink as bars) and
-// returns it ready to inline,
-// or a note saying why there is none.
+// key, the chart of a table or the chart its experiment e declares) and
+// returns it ready to inline, or a note saying why there is none.
 func reportPlot(r *results.Result, e *ReportExperiment) (template.HTML, string) {
 	var buf bytes.Buffer
 	var err error
 	switch {
 	case r.Sweep != nil:
 		err = WriteSweepPlot(&buf, []*results.Result{r}, reportPlotOptions(r, e))
-	case IsDesigns(r):
-		err = WriteDesignsPlot(&buf, r)
-	case BarKey(r) != "":
-		err = WriteBarPlot(&buf, r, BarKey(r))
+	case e != nil && TableFor(r, e.Views) != nil && TableFor(r, e.Views).Chart != nil:
+		err = WriteTableChart(&buf, r, TableFor(r, e.Views))
+	case e != nil && ChartFor(r, e.Views) != nil:
+		err = WriteChart(&buf, r, e.Views)
 	default:
 		return "", ""
 	}
@@ -231,7 +230,7 @@ func reportPlotOptions(r *results.Result, e *ReportExperiment) PlotOptions {
 		main = r.Summary[0].Metric
 	}
 	o.Metrics = PlotMetrics(main, x, o.Claims)
-	o.Title = fmt.Sprintf("%s/%s on %s: %s against %s", r.Plugin, r.Experiment, orUnknown(results.ProfileName(r.Machine)),
+	o.Title = fmt.Sprintf("%s/%s on %s: %s against %s", r.Plugin, r.Experiment, results.OrUnknown(results.ProfileName(r.Machine)),
 		strings.Join(o.Metrics, ", "), x)
 	return o
 }
@@ -295,7 +294,7 @@ func InlineSVG(b []byte) (template.HTML, error) {
 }
 
 // provenanceOf is everything known about where and how u's run was made.
-func provenanceOf(u UsedRun, anchor string) provenanceView {
+func provenanceOf(u UsedRun, anchor string, declared []results.Reference) provenanceView {
 	r := u.Run
 	m := r.Machine
 	p := provenanceView{ID: r.ID, Anchor: anchor, Why: u.Why, Argv: shellJoin(m.QEMUArgv), StderrTail: r.Outcome.StderrTail}
@@ -305,36 +304,36 @@ func provenanceOf(u UsedRun, anchor string) provenanceView {
 	if !r.Finished.IsZero() {
 		add("finished", r.Finished.UTC().Format(time.RFC3339Nano)+" (after "+r.Finished.Sub(r.Started).Round(time.Millisecond).String()+")")
 	}
-	add("command", orUnknown(shellJoin(r.Command)))
-	outcome := orUnknown(r.Outcome.Status)
+	add("command", results.OrUnknown(shellJoin(r.Command)))
+	outcome := results.OrUnknown(r.Outcome.Status)
 	if r.Outcome.Reason != "" {
 		outcome += ": " + r.Outcome.Reason
 	}
 	add("outcome", outcome)
-	add("plugin", r.Plugin+" "+orUnknown(r.PluginVersion))
+	add("plugin", r.Plugin+" "+results.OrUnknown(r.PluginVersion))
 	add("experiment", r.Experiment)
 	add("parameters", orDashText(results.FormatLabels(r.Parameters)))
-	profile := orUnknown(results.ProfileName(m))
+	profile := results.OrUnknown(results.ProfileName(m))
 	if m.Name != "" && m.Name != results.ProfileName(m) {
 		profile += " (vm " + m.Name + ")"
 	}
 	add("profile", profile)
-	if s := standsFor(r, results.ProfileName(m)); s != "" {
+	if s := standsFor(r, results.ProfileName(m), declared...); s != "" {
 		add("stands for", s)
 	}
-	add("QEMU version", orUnknown(m.QEMUVersion))
-	add("accelerator", orUnknown(m.Accelerator))
-	add("clock", orUnknown(m.Clock))
+	add("QEMU version", results.OrUnknown(m.QEMUVersion))
+	add("accelerator", results.OrUnknown(m.Accelerator))
+	add("clock", results.OrUnknown(m.Clock))
 	if m.Boot != "" {
 		add("boot", m.Boot)
 	}
-	add("kernel id", orUnknown(m.KernelID))
-	add("kernel sha256", orUnknown(m.KernelSHA256))
+	add("kernel id", results.OrUnknown(m.KernelID))
+	add("kernel sha256", results.OrUnknown(m.KernelSHA256))
 	if m.KernelEntry != "" {
 		add("kernel entry", m.KernelEntry)
 	}
-	add("kernel package", orUnknown(m.KernelPackage))
-	add("guest uname", orUnknown(r.Guest.Uname))
+	add("kernel package", results.OrUnknown(m.KernelPackage))
+	add("guest uname", results.OrUnknown(r.Guest.Uname))
 	if g := guestLine(r.Guest); g != "" {
 		add("guest", g)
 	}

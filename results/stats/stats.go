@@ -41,7 +41,7 @@ func Summarize(samples []results.Sample) []results.Summary {
 		sum := Describe(g.values)
 		sum.Metric = g.first.Metric
 		sum.Unit = g.first.Unit
-		sum.Labels = cloneLabels(g.first.Labels)
+		sum.Labels = results.CloneLabels(g.first.Labels)
 		out = append(out, sum)
 	}
 	return out
@@ -140,14 +140,4 @@ func Summaries(r *results.Result) []results.Summary {
 		return r.Summary
 	}
 	return Summarize(r.Samples)
-}
-func cloneLabels(m map[string]string) map[string]string {
-	if len(m) == 0 {
-		return nil
-	}
-	out := make(map[string]string, len(m))
-	for k, v := range m {
-		out[k] = v
-	}
-	return out
 }

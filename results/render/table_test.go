@@ -11,6 +11,7 @@ import (
 
 	"lab/results"
 	"lab/results/compare"
+	"lab/results/internal/fixture"
 )
 
 // designsRun is a netbench designs run: two repeats of designs 0, 1, 2
@@ -61,12 +62,21 @@ func sortRefs(refs []results.Reference) {
 	}
 }
 
-func TestIsDesigns(t *testing.T) {
-	if !IsDesigns(designsRun()) {
-		t.Error("IsDesigns(a designs run) = false")
+// designsViews are what netbench's designs experiment declares: the
+// book's table of server designs.
+func designsViews(t *testing.T) results.Views {
+	t.Helper()
+	return fixture.Views(t, "netbench", "designs")
+}
+
+func TestTableFor(t *testing.T) {
+	designs := designsViews(t)
+	if TableFor(designsRun(), designs) == nil {
+		t.Error("TableFor(a designs run) = nil")
 	}
 	for name, mod := range map[string]func(*results.Result){
-		"another plugin":  func(r *results.Result) { r.Plugin = "printfbench" },
+		// Another plugin's experiment declares no such table.
+		"another plugin":  func(r *results.Result) { r.Plugin = "printfbench"; designs = targetsViews(t) },
 		"a sweep":         func(r *results.Result) { r.Sweep = &results.Sweep{} },
 		"no design label": func(r *results.Result) { r.Samples = []results.Sample{{Metric: "user_s", Value: 1}} },
 		"a sweep's labels": func(r *results.Result) {
@@ -75,24 +85,25 @@ func TestIsDesigns(t *testing.T) {
 			}
 		},
 	} {
+		designs = designsViews(t)
 		r := designsRun()
 		mod(r)
-		if IsDesigns(r) {
-			t.Errorf("IsDesigns(%s) = true, want false", name)
+		if TableFor(r, designs) != nil {
+			t.Errorf("TableFor(%s) = a table, want none", name)
 		}
 		var buf bytes.Buffer
-		if err := WriteDesignsTable(&buf, r); err != nil || buf.Len() != 0 {
-			t.Errorf("WriteDesignsTable(%s) wrote %q (%v), want nothing", name, buf.String(), err)
+		if err := WriteTables(&buf, r, designs); err != nil || buf.Len() != 0 {
+			t.Errorf("WriteTables(%s) wrote %q (%v), want nothing", name, buf.String(), err)
 		}
 	}
 }
 
-// TestWriteDesignsTable: one row per design in the order run, ours beside
+// TestWriteTables: one row per design in the order run, ours beside
 // each machine's figures, published totals and beyond computed from user
 // and sys where the machine gives no beyond of its own.
-func TestWriteDesignsTable(t *testing.T) {
+func TestWriteTables(t *testing.T) {
 	var buf bytes.Buffer
-	if err := WriteDesignsTable(&buf, designsRun()); err != nil {
+	if err := WriteTables(&buf, designsRun(), designsViews(t)); err != nil {
 		t.Fatal(err)
 	}
 	out := buf.String()
@@ -141,9 +152,10 @@ func TestWriteDesignsTable(t *testing.T) {
 	}
 }
 
-func TestWriteDesignsPlot(t *testing.T) {
+func TestWriteTableChart(t *testing.T) {
+	designs := &designsViews(t).Tables[0]
 	var buf bytes.Buffer
-	if err := WriteDesignsPlot(&buf, designsRun()); err != nil {
+	if err := WriteTableChart(&buf, designsRun(), designs); err != nil {
 		t.Fatal(err)
 	}
 	if err := xml.Unmarshal(buf.Bytes(), new(struct{})); err != nil {
@@ -161,25 +173,26 @@ func TestWriteDesignsPlot(t *testing.T) {
 		t.Errorf("tick order: design 4 at %d, design 0 at %d; want 0 on top", i, j)
 	}
 	r := designsRun()
-	r.Plugin = "forkbench"
-	if err := WriteDesignsPlot(&buf, r); err == nil {
-		t.Error("WriteDesignsPlot(a forkbench run) = nil, want nothing to plot")
+	r.Samples = fixture.Result().Samples
+	if err := WriteTableChart(&buf, r, designs); err == nil {
+		t.Error("WriteTableChart(a forkbench run) = nil, want nothing to plot")
 	}
 }
 
-func TestDesignsPlotBeside(t *testing.T) {
+func TestTableChartBeside(t *testing.T) {
+	designs := designsViews(t)
 	dir := t.TempDir()
 	path := filepath.Join(dir, "run-nb.json")
-	if got, want := DesignsPlotBeside(path, designsRun()), "plot: "+filepath.Join(dir, "run-nb.svg"); got != want {
-		t.Errorf("DesignsPlotBeside = %q, want %q", got, want)
+	if got, want := TableChartBeside(path, designsRun(), designs), "plot: "+filepath.Join(dir, "run-nb.svg"); got != want {
+		t.Errorf("TableChartBeside = %q, want %q", got, want)
 	}
 	if _, err := os.Stat(filepath.Join(dir, "run-nb.svg")); err != nil {
 		t.Error(err)
 	}
-	if got := DesignsPlotBeside(path, targetsRun()); got != "" {
-		t.Errorf("DesignsPlotBeside(a printfbench run) = %q, want nothing", got)
+	if got := TableChartBeside(path, targetsRun(), targetsViews(t)); got != "" {
+		t.Errorf("TableChartBeside(a printfbench run) = %q, want nothing", got)
 	}
-	if got := DesignsPlotBeside("", designsRun()); got != "" {
-		t.Errorf("DesignsPlotBeside(unsaved) = %q, want nothing", got)
+	if got := TableChartBeside("", designsRun(), designs); got != "" {
+		t.Errorf("TableChartBeside(unsaved) = %q, want nothing", got)
 	}
 }

@@ -11,6 +11,7 @@ import (
 
 	"lab/results"
 	"lab/results/compare"
+	"lab/results/internal/fixture"
 )
 
 // targetsRun is a printfbench targets run: two repeats on three targets.
@@ -38,33 +39,53 @@ func targetsRun() *results.Result {
 	return r
 }
 
-func TestBarKey(t *testing.T) {
+// targetsViews are what printfbench's targets experiment declares.
+func targetsViews(t *testing.T) results.Views {
+	t.Helper()
+	return fixture.Views(t, "printfbench", "targets")
+}
+
+// chartLabel is the label of the chart that fits r, "" for none.
+func chartLabel(r *results.Result, views results.Views) string {
+	if c := ChartFor(r, views); c != nil {
+		return c.Label
+	}
+	return ""
+}
+
+func TestChartFor(t *testing.T) {
+	views := targetsViews(t)
 	r := targetsRun()
-	if got := BarKey(r); got != "target" {
-		t.Errorf("BarKey(targets run) = %q, want target", got)
+	if got := chartLabel(r, views); got != "target" {
+		t.Errorf("ChartFor(targets run) = %q, want target", got)
 	}
 	sweep := targetsRun()
 	sweep.Sweep = &results.Sweep{}
-	if got := BarKey(sweep); got != "" {
-		t.Errorf("BarKey(a sweep) = %q, want none (a sweep has its own plot)", got)
+	if got := chartLabel(sweep, views); got != "" {
+		t.Errorf("ChartFor(a sweep) = %q, want none (a sweep has its own plot)", got)
 	}
 	fork := &results.Result{Samples: []results.Sample{{Metric: "user_s", Value: 1}, {Metric: "sys_s", Value: 1}}}
-	if got := BarKey(fork); got != "" {
-		t.Errorf("BarKey(unlabelled samples) = %q, want none", got)
+	if got := chartLabel(fork, views); got != "" {
+		t.Errorf("ChartFor(unlabelled samples) = %q, want none", got)
 	}
 	two := targetsRun()
 	two.Samples[1].Labels = map[string]string{"target": "null", "n": "5"}
-	if got := BarKey(two); got != "" {
-		t.Errorf("BarKey(samples with two labels) = %q, want none", got)
+	if got := chartLabel(two, views); got != "" {
+		t.Errorf("ChartFor(samples with two labels) = %q, want none", got)
+	}
+	// A run of an experiment that declares no chart (or of a plugin not
+	// installed) gets none.
+	if got := chartLabel(r, results.Views{}); got != "" {
+		t.Errorf("ChartFor(no declarations) = %q, want none", got)
 	}
 }
 
-// TestWriteBarPlot: one bar per target in the order measured, user and
+// TestWriteChart: one bar per target in the order measured, user and
 // sys stacked, the real time written, a caption naming the run.
-func TestWriteBarPlot(t *testing.T) {
+func TestWriteChart(t *testing.T) {
 	r := targetsRun()
 	var buf bytes.Buffer
-	if err := WriteBarPlot(&buf, r, BarKey(r)); err != nil {
+	if err := WriteChart(&buf, r, targetsViews(t)); err != nil {
 		t.Fatal(err)
 	}
 	svg := buf.String()
@@ -89,27 +110,28 @@ func TestWriteBarPlot(t *testing.T) {
 			t.Errorf("%d shapes filled %s, want 3 bars and the legend's", n, c)
 		}
 	}
-	if err := WriteBarPlot(&buf, &results.Result{ID: "x"}, ""); !errors.Is(err, ErrNothingToPlot) {
-		t.Errorf("WriteBarPlot without a key = %v, want ErrNothingToPlot", err)
+	if err := WriteChart(&buf, &results.Result{ID: "x"}, targetsViews(t)); !errors.Is(err, ErrNothingToPlot) {
+		t.Errorf("WriteChart of a run no chart fits = %v, want ErrNothingToPlot", err)
 	}
 }
 
-func TestBarPlotBeside(t *testing.T) {
+func TestChartBeside(t *testing.T) {
+	views := targetsViews(t)
 	dir := t.TempDir()
 	path := filepath.Join(dir, "run-1.json")
-	if got, want := BarPlotBeside(path, targetsRun()), "plot: "+filepath.Join(dir, "run-1.svg"); got != want {
-		t.Fatalf("BarPlotBeside = %q, want %q", got, want)
+	if got, want := ChartBeside(path, targetsRun(), views), "plot: "+filepath.Join(dir, "run-1.svg"); got != want {
+		t.Fatalf("ChartBeside = %q, want %q", got, want)
 	}
 	if fi, err := os.Stat(filepath.Join(dir, "run-1.svg")); err != nil || fi.Size() == 0 || fi.Mode().Perm() != 0o644 {
 		t.Errorf("plot file: %v, %v", fi, err)
 	}
-	if got := BarPlotBeside(path, &results.Result{ID: "fork"}); got != "" {
-		t.Errorf("BarPlotBeside(no bars) = %q, want nothing said", got)
+	if got := ChartBeside(path, &results.Result{ID: "fork"}, views); got != "" {
+		t.Errorf("ChartBeside(no bars) = %q, want nothing said", got)
 	}
 	// A directory that cannot be written warns and leaves no file.
 	bad := filepath.Join(dir, "gone", "run-2.json")
-	if got := BarPlotBeside(bad, targetsRun()); !strings.HasPrefix(got, "warning: plot "+filepath.Join(dir, "gone", "run-2.svg")) {
-		t.Errorf("BarPlotBeside into a missing directory = %q, want a warning naming the plot", got)
+	if got := ChartBeside(bad, targetsRun(), views); !strings.HasPrefix(got, "warning: plot "+filepath.Join(dir, "gone", "run-2.svg")) {
+		t.Errorf("ChartBeside into a missing directory = %q, want a warning naming the plot", got)
 	}
 	left, _ := filepath.Glob(filepath.Join(dir, ".plot-*"))
 	if len(left) != 0 {

@@ -22,6 +22,7 @@ import (
 
 	"lab/images"
 	"lab/plugins"
+	"lab/plugins/contract"
 	"lab/plugins/host"
 	"lab/results"
 	rclaims "lab/results/claims"
@@ -328,13 +329,12 @@ func (s *session) call(params, labels map[string]string, progress func(plugins.P
 	}
 	var c callResult
 	resp, err := s.sess.Bench.Run(s.runCtx, &plugins.RunRequest{Experiment: s.plan.Exp.Name, Params: params, Repeat: s.plan.Repeat}, func(p plugins.Progress) {
-		c.samples = append(c.samples, label(host.Samples(p.Samples))...)
+		c.samples = append(c.samples, label(p.Samples)...)
 		progress(p)
 	})
 	if err == nil || resp != nil && len(resp.Samples) >= len(c.samples) {
-		c.samples = label(host.Samples(resp.Samples))
-		env := host.Env(resp.Env)
-		c.env = &env
+		c.samples = label(resp.Samples)
+		c.env = &resp.Env
 	}
 	if err != nil {
 		b := runFailure(s.ctx, s.runCtx, s.h, s.sess, err, s.plan.Timeout)
@@ -381,7 +381,7 @@ func Save(res *results.Result, refs []results.Reference, claims []results.Claim,
 // run), only when claims has one: reading the store costs time.
 func claimStore(claims []results.Claim, dir string, opts Options) []*results.Result {
 	for _, c := range claims {
-		if c.Kind == results.KindSpeedup {
+		if c.Kind == contract.KindSpeedup {
 			store, errs := results.LoadAll(dir)
 			for _, err := range errs {
 				opts.emit(Warning{Text: err.Error()})

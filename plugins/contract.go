@@ -7,6 +7,9 @@
 // The contract itself is the schema in wire/benchmark.proto (package
 // lab.plugin.v1), which another language can implement; the types here are
 // plain Go mirrors of its messages, converted at the gRPC edge (wire.go).
+// Those the result document carries too (Sample, GuestEnv, Outcome,
+// Reference, Claim and its rules, Table, Chart, WriteUp) are defined once,
+// in lab/plugins/contract, and named here by aliases.
 // A plugin declares what it can run as data, description.json (the proto's
 // canonical JSON form of Description), embedded in its binary and handed to
 // Serve; lab records it at build time and never runs plugin code on the
@@ -25,6 +28,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"lab/plugins/contract"
 )
 
 // Benchmark is what a plugin implements; Serve answers Describe from the
@@ -52,9 +57,9 @@ const (
 
 // Outcome statuses.
 const (
-	StatusOK            = "ok"
-	StatusFailed        = "failed"
-	StatusExpectedCrash = "expected-crash"
+	StatusOK            = contract.StatusOK
+	StatusFailed        = contract.StatusFailed
+	StatusExpectedCrash = contract.StatusExpectedCrash
 )
 
 // Description is what a plugin says about itself (lab.plugin.v1.Description).
@@ -87,100 +92,16 @@ type Experiment struct {
 	WriteUps []WriteUp `json:"writeups,omitempty"`
 }
 
-// Table asks for a run drawn as a table with one row per value of Label
-// (lab.plugin.v1.Table): after `lab run`'s summary, for a run that is not
-// a sweep whose samples by Label carry that label alone. Rows are in the
-// order the run measured them, each "value  name" then the columns: our
-// medians, then, per machine with published figures for the rows (lettered
-// A, B, ... in a legend), that machine's figures of the columns it has.
-type Table struct {
-	Label string `json:"label"`
-	// Title heads the table; lab adds what ours are (repeats, profile,
-	// accelerator, clock).
-	Title string `json:"title"`
-	// Name heads the column of row names.
-	Name string `json:"name"`
-	// Rows names the rows by the label's value; samples whose value is
-	// not here are not in the table.
-	Rows    map[string]string `json:"rows"`
-	Columns []Column          `json:"columns"`
-	// Notes are lines written under the table.
-	Notes []string `json:"notes,omitempty"`
-	// Chart, if set, draws the table as bars beside the result (its
-	// Label is the table's): each bar a row, named "value name".
-	Chart *Chart `json:"chart,omitempty"`
-}
-
-// Column is one column of a Table: a metric's median (ours) and its
-// published figure (each machine's). Where a machine publishes no figure
-// of Metric, Sum and then Baseline derive one from its other figures.
-type Column struct {
-	Metric string `json:"metric"`
-	Header string `json:"header"`
-	// Sum: the published figures of these metrics added up.
-	Sum []string `json:"sum,omitempty"`
-	// Baseline: the published value of column Baseline.Metric in this
-	// row less its value in the row Baseline.Row.
-	Baseline *Baseline `json:"baseline,omitempty"`
-}
-
-// Baseline derives a column's published figure from another column's, as
-// a difference to one row (lab.plugin.v1.Baseline).
-type Baseline struct {
-	Metric string `json:"metric"`
-	Row    string `json:"row"`
-}
-
-// Chart asks for a run drawn as horizontal bars, one per value of Label,
-// the first measured on top, the medians of Stack stacked in each bar
-// (lab.plugin.v1.Chart). A run is drawn by the first of an experiment's
-// charts that fits it: not a sweep, every sample of Stack's metrics
-// carrying Label alone. The chart is written beside the result
-// (NAME.svg) and inlined in the report.
-type Chart struct {
-	// Label is ignored for a table's chart (the table's label).
-	Label string   `json:"label,omitempty"`
-	Stack []string `json:"stack"`
-	// Total, if set, is a metric written first at each bar's end, then
-	// the stacked medians (e.g. real_s: elapsed beside CPU time).
-	Total string `json:"total,omitempty"`
-	// Figures, for a table's chart, are columns of the table written at
-	// each bar's end: the first is the bar's total (ours: the stacked
-	// medians' sum), the others follow signed, in brackets; then each
-	// machine's published figures of the same columns.
-	Figures []string `json:"figures,omitempty"`
-	// Title follows "plugin/experiment: " in the chart's title.
-	Title string `json:"title"`
-	// Axis labels the value axis.
-	Axis string `json:"axis"`
-	// Reading says how to read the chart, for its caption.
-	Reading string `json:"reading,omitempty"`
-	// Params is what the title says of the run's parameters, each
-	// {name} replaced by the parameter's value; "" means every parameter
-	// but repeat, as name=value.
-	Params string `json:"params,omitempty"`
-	// Room is the axis length as a multiple of the longest bar, room for
-	// the text at its end; 0 means 1.6.
-	Room float64 `json:"room,omitempty"`
-}
-
-// WriteUp is a write-up (lab.plugin.v1.WriteUp): a paper, an article, a
-// book, whose statements the claims are and whose figures the references
-// are. A claim belongs to the write-up whose ID is its own or its prefix
-// before a dot (E1 for E1.6); a reference to the one its Experiment names.
-type WriteUp struct {
-	ID    string `json:"id"`
-	Title string `json:"title"`
-	// References are the write-up's published figures that no metric of
-	// the experiment measures, shown with the write-up in the report.
-	References []Reference `json:"references,omitempty"`
-}
-
-// Owns says whether claim id belongs to the write-up: the same id, or the
-// write-up's id and a dot before the rest.
-func (w *WriteUp) Owns(id string) bool {
-	return id == w.ID || strings.HasPrefix(id, w.ID+".")
-}
+// What an experiment asks lab to show of its runs beyond the generic
+// summary (lab.plugin.v1.Table, Chart, WriteUp); lab/plugins/contract
+// defines them and says how each is drawn.
+type (
+	Table    = contract.Table
+	Column   = contract.Column
+	Baseline = contract.Baseline
+	Chart    = contract.Chart
+	WriteUp  = contract.WriteUp
+)
 
 // Peer asks for a second guest (lab.plugin.v1.Peer). When the run's
 // parameter Param has value Value, the host boots a second guest from the
@@ -241,21 +162,8 @@ type Metric struct {
 }
 
 // Reference is one figure the original authors published, which the host
-// puts beside the run's summary of the same metric.
-type Reference struct {
-	// Experiment is the write-up: E1..E5, or "anchor" for other figures.
-	Experiment string `json:"experiment"`
-	Source     string `json:"source"`
-	// Machine is what the figure was measured on; Profile the lab profile
-	// standing for it, if any.
-	Machine string            `json:"machine"`
-	Profile string            `json:"profile,omitempty"`
-	Metric  string            `json:"metric"`
-	Value   float64           `json:"value"`
-	Unit    string            `json:"unit"`
-	Labels  map[string]string `json:"labels,omitempty"`
-	Note    string            `json:"note,omitempty"`
-}
+// puts beside the run's summary of the same metric (lab.plugin.v1.Reference).
+type Reference = contract.Reference
 
 // RunRequest asks a plugin to run one experiment.
 type RunRequest struct {
@@ -288,41 +196,14 @@ type Progress struct {
 	Samples []Sample `json:"samples,omitempty"`
 }
 
-// Sample is one measured value of one metric. Values must be finite: the
-// SDK refuses NaN and Inf, naming the metric.
-type Sample struct {
-	Metric string  `json:"metric"`
-	Value  float64 `json:"value"`
-	Unit   string  `json:"unit"`
-	// Repeat is the 0-based repetition the sample belongs to.
-	Repeat int `json:"repeat"`
-	// Labels distinguish points of a sweep (e.g. {"count": "500"}).
-	Labels map[string]string `json:"labels,omitempty"`
-}
-
-// GuestEnv is what the guest looks like, measured inside it.
-type GuestEnv struct {
-	Uname         string `json:"uname"` // uname -srvm
-	KernelRelease string `json:"kernel_release"`
-	CPUModel      string `json:"cpu_model"` // /proc/cpuinfo "model name"
-	CPUFamily     int    `json:"cpu_family"`
-	CPUModelNum   int    `json:"cpu_model_number"`
-	OnlineCPUs    int    `json:"online_cpus"`
-	PresentCPUs   int    `json:"present_cpus"`
-	MemTotalKB    int64  `json:"mem_total_kb"`
-	StackKB       int64  `json:"stack_kb"` // soft RLIMIT_STACK, -1 = unlimited
-	Libc          string `json:"libc"`     // libc the workloads were linked with
-}
-
-// Outcome says how a run ended.
-type Outcome struct {
-	// Status is StatusOK, StatusFailed or StatusExpectedCrash.
-	Status string `json:"status"`
-	Reason string `json:"reason,omitempty"`
-	// StderrTail is the end of what the failing workload (or plugin)
-	// wrote to stderr.
-	StderrTail string `json:"stderr_tail,omitempty"`
-}
+// What a run reports: its samples, the guest it ran in and how it ended
+// (lab.plugin.v1.Sample, GuestEnv, Outcome). Sample values must be finite:
+// the SDK refuses NaN and Inf, naming the metric.
+type (
+	Sample   = contract.Sample
+	GuestEnv = contract.GuestEnv
+	Outcome  = contract.Outcome
+)
 
 // CheckFinite returns an error naming the first sample whose value is NaN
 // or infinite: a measurement that is not a number is a broken workload,
@@ -443,7 +324,7 @@ func (d *Description) Validate() error {
 		}
 		for i := range e.Claims {
 			c := &e.Claims[i]
-			if err := c.validate(&e, where); err != nil {
+			if err := validateClaim(c, &e, where); err != nil {
 				return err
 			}
 			if claims[c.ID] {
@@ -502,7 +383,7 @@ func (e *Experiment) validateViews(where string, metrics map[string]bool) error 
 			if c.Label != "" && c.Label != t.Label {
 				return fmt.Errorf("experiment %s: %s: its chart is by the table's label, not %q", where, what, c.Label)
 			}
-			if err := c.validate(where, known); err != nil {
+			if err := validateChart(c, where, known); err != nil {
 				return err
 			}
 			for _, f := range c.Figures {
@@ -517,7 +398,7 @@ func (e *Experiment) validateViews(where string, metrics map[string]bool) error 
 		if c.Label == "" || len(c.Figures) > 0 {
 			return fmt.Errorf("experiment %s: a chart needs a label, and has figures only in a table", where)
 		}
-		if err := c.validate(where, known); err != nil {
+		if err := validateChart(c, where, known); err != nil {
 			return err
 		}
 	}
@@ -541,8 +422,8 @@ func (e *Experiment) validateViews(where string, metrics map[string]bool) error 
 	return nil
 }
 
-// validate checks a chart's metrics, title and room.
-func (c *Chart) validate(where string, known func(string, ...string) error) error {
+// validateChart checks a chart's metrics, title and room.
+func validateChart(c *Chart, where string, known func(string, ...string) error) error {
 	what := "chart " + strconv.Quote(c.Title)
 	if c.Title == "" || c.Axis == "" || len(c.Stack) == 0 || c.Room < 0 {
 		return fmt.Errorf("experiment %s: a chart needs a title, an axis, stacked metrics and no negative room", where)

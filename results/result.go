@@ -1,6 +1,8 @@
 // Package results owns the result document of one run (its types, the
 // claims and verdicts it carries), the on-disk store and queries over it.
-// It imports the standard library only: statistics (results/stats),
+// It imports the standard library and the contract's plain types
+// (lab/plugins/contract, the samples, claims and figures a plugin
+// declares or reports) only: statistics (results/stats),
 // claims' rules (results/claims), comparisons (results/compare), rendering
 // (results/render) and the matrix (results/matrix) build on it.
 // Machine.Profile is carried as an opaque value and read through its JSON
@@ -11,57 +13,26 @@ import (
 	"fmt"
 	"math"
 	"time"
+
+	"lab/plugins/contract"
 )
 
-// Sample is one measured value of one metric.
-type Sample struct {
-	Metric string  `json:"metric"`
-	Value  float64 `json:"value"`
-	Unit   string  `json:"unit"`
-	// Repeat is the 0-based repetition the sample belongs to.
-	Repeat int `json:"repeat"`
-	// Labels distinguish points of a sweep (e.g. {"count": "500"}).
-	Labels map[string]string `json:"labels,omitempty"`
-}
+// What the plugin reported of a run, as the contract defines it
+// (lab/plugins/contract): its samples, the guest it ran in and how it
+// ended. The host adds one status, StatusInterrupted.
+type (
+	Sample   = contract.Sample
+	GuestEnv = contract.GuestEnv
+	Outcome  = contract.Outcome
+)
 
-// GuestEnv is what the guest reported about itself, measured inside it.
-type GuestEnv struct {
-	Uname         string `json:"uname"` // uname -srvm
-	KernelRelease string `json:"kernel_release"`
-	CPUModel      string `json:"cpu_model"` // /proc/cpuinfo "model name"
-	CPUFamily     int    `json:"cpu_family"`
-	CPUModelNum   int    `json:"cpu_model_number"`
-	OnlineCPUs    int    `json:"online_cpus"`
-	PresentCPUs   int    `json:"present_cpus"`
-	MemTotalKB    int64  `json:"mem_total_kb"`
-	StackKB       int64  `json:"stack_kb"` // soft RLIMIT_STACK, -1 = unlimited
-	Libc          string `json:"libc"`     // libc the workloads were linked with
-}
-
-// Reference is one figure published by the original authors (SEEDS.md).
+// Reference is one figure published by the original authors (SEEDS.md),
+// as an experiment declares it.
 type Reference struct {
-	Experiment string            `json:"experiment"` // the write-up's id, or a word such as "anchor" for none
-	Source     string            `json:"source"`
-	Machine    string            `json:"machine"`           // machine the figure was measured on
-	Profile    string            `json:"profile,omitempty"` // lab profile standing for that machine
-	Metric     string            `json:"metric"`
-	Value      float64           `json:"value"`
-	Unit       string            `json:"unit"`
-	Labels     map[string]string `json:"labels,omitempty"`
-	Note       string            `json:"note,omitempty"`
+	contract.Reference
 	// Bench is the plugin experiment whose metric this figure compares
 	// with ("forktime", "create"); empty when no plugin measures it yet.
 	Bench string `json:"bench,omitempty"`
-}
-
-// Outcome says how a run ended.
-type Outcome struct {
-	// Status is "ok", "failed", "expected-crash" or, for a swept run
-	// stopped by Ctrl-C, "interrupted" (StatusInterrupted).
-	Status string `json:"status"`
-	Reason string `json:"reason,omitempty"`
-	// StderrTail is the last lines the plugin wrote to stderr, on failure.
-	StderrTail string `json:"stderr_tail,omitempty"`
 }
 
 // Machine describes the VM a run used, as resolved on the host.

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"lab/plugins/contract"
 	rclaims "lab/results/claims"
 	"lab/results/render"
 
@@ -115,9 +116,9 @@ func TestPlotX(t *testing.T) {
 
 func TestPlotMetrics(t *testing.T) {
 	at := 600.0
-	cross := results.Claim{ID: "E1.1", Crossover: &results.CrossoverRule{First: "process_s", Second: "thread_s", Sweep: "count", At: &at, Tolerance: 100}}.WithKind()
-	ratio := results.Claim{ID: "E2.1", Ratio: &results.RatioRule{Numerator: "fork_wait_us", Denominator: "thread_create_join_us", Min: 4.5}}.WithKind()
-	other := results.Claim{ID: "X", Ratio: &results.RatioRule{Numerator: "a", Denominator: "b", Min: 1}}.WithKind()
+	cross := results.Claim{Claim: contract.Claim{ID: "E1.1", Crossover: &contract.CrossoverClaim{First: "process_s", Second: "thread_s", Sweep: "count", At: &at, Tolerance: 100}}}.WithKind()
+	ratio := results.Claim{Claim: contract.Claim{ID: "E2.1", Ratio: &contract.RatioClaim{Numerator: "fork_wait_us", Denominator: "thread_create_join_us", Min: 4.5}}}.WithKind()
+	other := results.Claim{Claim: contract.Claim{ID: "X", Ratio: &contract.RatioClaim{Numerator: "a", Denominator: "b", Min: 1}}}.WithKind()
 	tests := []struct {
 		name   string
 		main   string
@@ -190,12 +191,13 @@ func TestAtPoint(t *testing.T) {
 }
 
 func TestJudgeSweep(t *testing.T) {
-	ratio := results.Claim{ID: "E2.1", Plugin: "forkbench", Bench: "forktime", Ratio: &results.RatioRule{Numerator: "fork_wait_us", Denominator: "thread_create_join_us", Min: 4.5}}.WithKind()
-	onlyAt := results.Claim{ID: "P", Plugin: "forkbench", Bench: "forktime", Params: map[string]string{"n": "2000"},
-		Ratio: &results.RatioRule{Numerator: "fork_wait_us", Denominator: "thread_create_join_us", Min: 1}}.WithKind()
-	labelled := results.Claim{ID: "L", Plugin: "forkbench", Bench: "forktime", Ratio: &results.RatioRule{Numerator: "fork_wait_us", Denominator: "thread_create_join_us", Min: 1, Labels: map[string]string{"n": "100"}}}.WithKind()
-	speedup := results.Claim{ID: "S", Plugin: "forkbench", Bench: "forktime", Speedup: &results.SpeedupRule{Metric: "fork_wait_us", Baseline: "xeon5130-1core", Profile: "xeon5130-2core", Min: 1.5}}.WithKind()
-	other := results.Claim{ID: "O", Plugin: "forkbench", Bench: "create", Ratio: &results.RatioRule{Numerator: "a", Denominator: "b", Min: 1}}.WithKind()
+	ratio := results.Claim{Claim: contract.Claim{ID: "E2.1", Ratio: &contract.RatioClaim{Numerator: "fork_wait_us", Denominator: "thread_create_join_us", Min: 4.5}}, Plugin: "forkbench", Bench: "forktime"}.WithKind()
+	onlyAt := results.Claim{Claim: contract.Claim{ID: "P",
+		Params: map[string]string{"n": "2000"},
+		Ratio:  &contract.RatioClaim{Numerator: "fork_wait_us", Denominator: "thread_create_join_us", Min: 1}}, Plugin: "forkbench", Bench: "forktime"}.WithKind()
+	labelled := results.Claim{Claim: contract.Claim{ID: "L", Ratio: &contract.RatioClaim{Numerator: "fork_wait_us", Denominator: "thread_create_join_us", Min: 1, Labels: map[string]string{"n": "100"}}}, Plugin: "forkbench", Bench: "forktime"}.WithKind()
+	speedup := results.Claim{Claim: contract.Claim{ID: "S", Speedup: &contract.SpeedupClaim{Metric: "fork_wait_us", Baseline: "xeon5130-1core", Profile: "xeon5130-2core", Min: 1.5}}, Plugin: "forkbench", Bench: "forktime"}.WithKind()
+	other := results.Claim{Claim: contract.Claim{ID: "O", Ratio: &contract.RatioClaim{Numerator: "a", Denominator: "b", Min: 1}}, Plugin: "forkbench", Bench: "create"}.WithKind()
 
 	r := ratioSweep("run", "celeron-2.4", map[string]float64{"50": 2, "100": 8, "200": 8}, []string{"50", "100", "200"})
 	r.Sweep.Points[2].Status = results.PointNotRun

@@ -14,6 +14,7 @@ import (
 
 	"lab/engine"
 	"lab/plugins"
+	"lab/plugins/contract"
 	"lab/results"
 	"lab/results/compare"
 )
@@ -111,8 +112,8 @@ func TestFinishInterruptedSweep(t *testing.T) {
 	desc := &plugins.Description{Name: "forkbench", Experiments: []plugins.Experiment{{Name: "forktime",
 		Params:  []plugins.Param{{Name: "n", Type: plugins.TypeInt, Default: "2000", Help: "iterations of each loop"}},
 		Metrics: []plugins.Metric{{Name: "fork_wait_us", Unit: "µs"}, {Name: "thread_create_join_us", Unit: "µs"}, {Name: "ratio", Unit: "x"}}}}}
-	claims := []results.Claim{results.Claim{ID: "E2.1", Plugin: "forkbench", Bench: "forktime",
-		Ratio: &results.RatioRule{Numerator: "fork_wait_us", Denominator: "thread_create_join_us", Min: 4.5}}.WithKind()}
+	claims := []results.Claim{results.Claim{Claim: contract.Claim{ID: "E2.1",
+		Ratio: &contract.RatioClaim{Numerator: "fork_wait_us", Denominator: "thread_create_join_us", Min: 4.5}}, Plugin: "forkbench", Bench: "forktime"}.WithKind()}
 	plan := &engine.Plan{Desc: desc, Exp: &desc.Experiments[0], Claims: claims}
 	var out, errb bytes.Buffer
 	e := &env{stdout: &out, stderr: &errb}

@@ -14,6 +14,7 @@ import (
 
 	"lab/internal/labtest"
 	"lab/plugins"
+	"lab/plugins/contract"
 	"lab/results"
 	"lab/results/claims"
 )
@@ -209,7 +210,7 @@ func TestClaims(t *testing.T) {
 	if len(got) != 6 {
 		t.Fatalf("Claims = %d claims, want 6", len(got))
 	}
-	want := []string{results.KindRatio, results.KindNear, results.KindRange, results.KindCrossover, results.KindSpeedup, results.KindCrash}
+	want := []string{contract.KindRatio, contract.KindNear, contract.KindRange, contract.KindCrossover, contract.KindSpeedup, contract.KindCrash}
 	for i, c := range got {
 		if c.Kind != want[i] || c.Plugin != "forkbench" || c.Bench != "create" || c.ID != exp.Claims[i].ID || claims.Describe(&c) == "no rule" {
 			t.Errorf("claim %d = %+v, want kind %s of forkbench/create", i, c, want[i])

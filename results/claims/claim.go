@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"lab/plugins/contract"
 	"lab/results"
 )
 
@@ -146,7 +147,7 @@ func Decide(c *results.Claim, r *results.Result, store []*results.Result) result
 	if v.Decided() && len(v.Runs) == 0 && r.ID != "" {
 		v.Runs = []string{r.ID}
 	}
-	if v.Decided() && c.Profile != "" && c.Kind != results.KindSpeedup {
+	if v.Decided() && c.Profile != "" && c.Kind != contract.KindSpeedup {
 		switch p := results.ProfileName(r.Machine); {
 		case p == c.Profile:
 		case results.FiguresProfile(r.Machine) == c.Profile:
@@ -172,7 +173,7 @@ func decide(c *results.Claim, r *results.Result, store []*results.Result) result
 				results.FormatLabels(c.Params), k, results.OrUnknown(got))}
 		}
 	}
-	if c.Kind == results.KindCrash {
+	if c.Kind == contract.KindCrash {
 		return decideCrash(c.Crash, r)
 	}
 	if r.Outcome.Status == "failed" {
@@ -182,24 +183,24 @@ func decide(c *results.Claim, r *results.Result, store []*results.Result) result
 		return results.Verdict{Verdict: results.Inconclusive, Reason: "the run was interrupted (" + r.Outcome.Reason + "); its samples decide nothing"}
 	}
 	switch c.Kind {
-	case results.KindRatio:
+	case contract.KindRatio:
 		q := c.Ratio
 		x := r.Values(q.Numerator, results.MergeLabels(q.Labels, q.NumeratorLabels))
 		y := r.Values(q.Denominator, results.MergeLabels(q.Labels, q.DenominatorLabels))
 		return factorVerdict(results.SeriesLabel(q.Numerator, q.NumeratorLabels), results.SeriesLabel(q.Denominator, q.DenominatorLabels), x, y, q.Min, q.Max)
-	case results.KindRange:
+	case contract.KindRange:
 		return rangeVerdict(r, c.Range.Metric, c.Range.Labels, c.Range.Unit, c.Range.Min, c.Range.Max)
-	case results.KindNear:
+	case contract.KindNear:
 		n := c.Near
 		lo, hi := n.Value-n.Tolerance, n.Value+n.Tolerance
 		v := rangeVerdict(r, n.Metric, n.Labels, n.Unit, &lo, &hi)
 		v.Numbers = append(v.Numbers, results.Number{Name: "published", Value: n.Value, Unit: n.Unit})
 		return v
-	case results.KindCrossover:
+	case contract.KindCrossover:
 		return crossoverVerdict(c.Crossover, r)
-	case results.KindSpeedup:
+	case contract.KindSpeedup:
 		return speedupVerdict(c.Speedup, r, store)
-	case results.KindOrder:
+	case contract.KindOrder:
 		return orderVerdict(c.Order, r)
 	}
 	return results.Verdict{Verdict: results.Inconclusive, Reason: fmt.Sprintf("claim %s has no rule lab knows (kind %q); upgrade lab", c.ID, c.Kind)}

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"lab/plugins/contract"
 	"lab/results"
 	"lab/results/render"
 
@@ -83,7 +84,7 @@ func checkVerdicts(t *testing.T, tests []verdictCase, stores ...map[string][]*re
 			if v.Claim != "X1.1" || v.Kind != c.Kind || v.Rule == "" || v.Statement != "a claim" {
 				t.Errorf("verdict does not name its claim, kind, statement and rule: %+v", v)
 			}
-			if (v.Verdict == results.Reproduced || v.Verdict == results.NotReproduced || v.Verdict == results.NotComparable) && len(v.Numbers) == 0 && c.Kind != results.KindSpeedup ||
+			if (v.Verdict == results.Reproduced || v.Verdict == results.NotReproduced || v.Verdict == results.NotComparable) && len(v.Numbers) == 0 && c.Kind != contract.KindSpeedup ||
 				strings.Contains(v.Reason, "too few") && len(v.Numbers) == 0 {
 				t.Errorf("a %s verdict carries no numbers: %+v", v.Verdict, v)
 			}
@@ -96,7 +97,7 @@ func checkVerdicts(t *testing.T, tests []verdictCase, stores ...map[string][]*re
 
 func TestRatioClaim(t *testing.T) {
 	ratio := func(lo float64, hi *float64) results.Claim {
-		return results.Claim{Ratio: &results.RatioRule{Numerator: "proc", Denominator: "thr", Min: lo, Max: hi}}
+		return results.Claim{Claim: contract.Claim{Ratio: &contract.RatioClaim{Numerator: "proc", Denominator: "thr", Min: lo, Max: hi}}}
 	}
 	both := func(p, th []float64) *results.Result {
 		return run("r1", "celeron-2.4", "host", series("proc", "ms", nil, p...), series("thr", "ms", nil, th...))
@@ -122,20 +123,20 @@ func TestRatioClaim(t *testing.T) {
 			return r
 		}(), results.Reproduced, nil},
 		{"failed run", ratio(10, nil), failed, results.Inconclusive, []string{"the run failed", "the guest died"}},
-		{"other params", results.Claim{Params: map[string]string{"n": "10"}, Ratio: &results.RatioRule{Numerator: "proc", Denominator: "thr", Min: 10}}, other, results.NotRun, []string{"n=10", "n=20"}},
-		{"other profile noted", results.Claim{Profile: "p4-2.4", Ratio: &results.RatioRule{Numerator: "proc", Denominator: "thr", Min: 10}}, both(repeatVals(2, quiet[:5]...), thr), results.Reproduced, []string{"ran on profile celeron-2.4, not p4-2.4"}},
+		{"other params", results.Claim{Claim: contract.Claim{Params: map[string]string{"n": "10"}, Ratio: &contract.RatioClaim{Numerator: "proc", Denominator: "thr", Min: 10}}}, other, results.NotRun, []string{"n=10", "n=20"}},
+		{"other profile noted", results.Claim{Claim: contract.Claim{Profile: "p4-2.4", Ratio: &contract.RatioClaim{Numerator: "proc", Denominator: "thr", Min: 10}}}, both(repeatVals(2, quiet[:5]...), thr), results.Reproduced, []string{"ran on profile celeron-2.4, not p4-2.4"}},
 	})
 }
 
 func TestNearAndRangeClaims(t *testing.T) {
-	near := results.Claim{Near: &results.NearRule{Metric: "proc", Value: 0.18, Tolerance: 0.005, Unit: "ms"}}
+	near := results.Claim{Claim: contract.Claim{Near: &contract.NearClaim{Metric: "proc", Value: 0.18, Tolerance: 0.005, Unit: "ms"}}}
 	on := func(clock, accel string, vals ...float64) *results.Result {
 		r := run("r1", "celeron-2.4", clock, series("proc", "ms", nil, vals...))
 		r.Machine.Accelerator = accel
 		return r
 	}
 	threads := func(lo, hi *float64) results.Claim {
-		return results.Claim{Range: &results.RangeRule{Metric: "threads", Min: lo, Max: hi, Unit: "threads"}}
+		return results.Claim{Claim: contract.Claim{Range: &contract.RangeClaim{Metric: "threads", Min: lo, Max: hi, Unit: "threads"}}}
 	}
 	counted := func(vals ...float64) *results.Result {
 		return run("r1", "split-3g1g", "host", series("threads", "threads", nil, vals...))
@@ -149,7 +150,7 @@ func TestNearAndRangeClaims(t *testing.T) {
 		{"too few", near, on("icount:0", "tcg", repeatVals(0.217, quiet[:5]...)...), results.Inconclusive, []string{"too few samples", "at least 6 samples", "--repeat 6"}},
 		// Half the samples above the upper bound, half below: noise.
 		{"straddles", near, on("icount:0", "tcg", 0.184, 0.186, 0.183, 0.187, 0.1845, 0.1855), results.Inconclusive, []string{"straddle"}},
-		{"µs bounds on ms samples", results.Claim{Near: &results.NearRule{Metric: "proc", Value: 180, Tolerance: 5, Unit: "µs"}}, on("icount:0", "tcg", repeatVals(0.181, quiet...)...), results.Reproduced, []string{"0.175..0.185"}},
+		{"µs bounds on ms samples", results.Claim{Claim: contract.Claim{Near: &contract.NearClaim{Metric: "proc", Value: 180, Tolerance: 5, Unit: "µs"}}}, on("icount:0", "tcg", repeatVals(0.181, quiet...)...), results.Reproduced, []string{"0.175..0.185"}},
 		{"not a time: any clock", threads(ptr(350), ptr(384)), counted(381, 381, 381, 381, 381, 381), results.Reproduced, []string{"inside"}},
 		{"open upper bound", threads(ptr(1000), nil), counted(3055, 3055, 3054, 3055, 3056, 3055), results.Reproduced, nil},
 		{"below the range", threads(ptr(350), ptr(384)), counted(300, 301, 299, 300, 300, 302), results.NotReproduced, []string{"below 350"}},
@@ -171,9 +172,9 @@ func crossRun(n int, first, second func(x float64) float64) *results.Result {
 
 func TestCrossoverClaim(t *testing.T) {
 	at := func(x, tol float64) results.Claim {
-		return results.Claim{Crossover: &results.CrossoverRule{First: "thread_s", Second: "process_s", Sweep: "count", At: ptr(x), Tolerance: tol}}
+		return results.Claim{Claim: contract.Claim{Crossover: &contract.CrossoverClaim{First: "thread_s", Second: "process_s", Sweep: "count", At: ptr(x), Tolerance: tol}}}
 	}
-	none := results.Claim{Crossover: &results.CrossoverRule{First: "thread_s", Second: "process_s", Sweep: "count", None: true}}
+	none := results.Claim{Claim: contract.Claim{Crossover: &contract.CrossoverClaim{First: "thread_s", Second: "process_s", Sweep: "count", None: true}}}
 	lineA := func(x float64) float64 { return 1 + 0.01*x }
 	lineB := func(x float64) float64 { return 4 + 0.005*x }
 	never := func(x float64) float64 { return 10 + 0.02*x }
@@ -198,7 +199,7 @@ func TestCrossoverClaim(t *testing.T) {
 
 func TestSpeedupClaim(t *testing.T) {
 	claim := func(lo float64, hi *float64) results.Claim {
-		return results.Claim{Speedup: &results.SpeedupRule{Metric: "real_s", Baseline: "xeon5130-1core", Profile: "xeon5130-2core", Min: lo, Max: hi}}
+		return results.Claim{Claim: contract.Claim{Speedup: &contract.SpeedupClaim{Metric: "real_s", Baseline: "xeon5130-1core", Profile: "xeon5130-2core", Min: lo, Max: hi}}}
 	}
 	one := run("one", "xeon5130-1core", "host", series("real_s", "s", nil, repeatVals(2, quiet[:5]...)...))
 	two := run("two", "xeon5130-2core", "host", series("real_s", "s", nil, repeatVals(1, quiet[:5]...)...))
@@ -230,7 +231,7 @@ func TestSpeedupClaim(t *testing.T) {
 func ptrClaim(c results.Claim) *results.Claim { return &c }
 
 func TestCrashClaim(t *testing.T) {
-	claim := results.Claim{Crash: &results.CrashRule{Signal: "SIGSEGV", Param: "workers", From: 350}}
+	claim := results.Claim{Claim: contract.Claim{Crash: &contract.CrashClaim{Signal: "SIGSEGV", Param: "workers", From: 350}}}
 	at := func(workers, status, reason string) *results.Result {
 		r := run("r1", "split-3g1g", "host")
 		r.Parameters = map[string]string{"workers": workers}
@@ -259,9 +260,9 @@ func abs(v float64) float64 {
 func TestJudgeOnlyItsExperiment(t *testing.T) {
 	r := run("r1", "celeron-2.4", "host", series("proc", "ms", nil, 1))
 	claims := []results.Claim{
-		results.Claim{ID: "A", Plugin: "p", Bench: "e", Ratio: &results.RatioRule{Numerator: "proc", Denominator: "proc", Min: 1}}.WithKind(),
-		results.Claim{ID: "B", Plugin: "p", Bench: "other", Ratio: &results.RatioRule{Numerator: "proc", Denominator: "proc", Min: 1}}.WithKind(),
-		results.Claim{ID: "C", Plugin: "q", Bench: "e", Ratio: &results.RatioRule{Numerator: "proc", Denominator: "proc", Min: 1}}.WithKind(),
+		results.Claim{Claim: contract.Claim{ID: "A", Ratio: &contract.RatioClaim{Numerator: "proc", Denominator: "proc", Min: 1}}, Plugin: "p", Bench: "e"}.WithKind(),
+		results.Claim{Claim: contract.Claim{ID: "B", Ratio: &contract.RatioClaim{Numerator: "proc", Denominator: "proc", Min: 1}}, Plugin: "p", Bench: "other"}.WithKind(),
+		results.Claim{Claim: contract.Claim{ID: "C", Ratio: &contract.RatioClaim{Numerator: "proc", Denominator: "proc", Min: 1}}, Plugin: "q", Bench: "e"}.WithKind(),
 	}
 	rclaims.Judge(r, claims, nil)
 	if len(r.Verdicts) != 1 || r.Verdicts[0].Claim != "A" {
@@ -315,7 +316,7 @@ func TestSchemaVersions(t *testing.T) {
 
 func TestOrderClaim(t *testing.T) {
 	order := func(min float64) results.Claim {
-		return results.Claim{Order: &results.OrderRule{Metric: "cpu_s", Label: "design", Above: []string{"1"}, Below: []string{"2", "3"}, Min: min}}
+		return results.Claim{Claim: contract.Claim{Order: &contract.OrderClaim{Metric: "cpu_s", Label: "design", Above: []string{"1"}, Below: []string{"2", "3"}, Min: min}}}
 	}
 	designs := func(vals map[string]float64, n int) *results.Result {
 		var ss [][]results.Sample
@@ -333,7 +334,7 @@ func TestOrderClaim(t *testing.T) {
 		{"a design not run", order(1), designs(map[string]float64{"1": 4, "2": 2}, 5), results.Inconclusive,
 			[]string{"1 of 2 pairs undecided", "too few samples: 5 of cpu_s at design=1 and 0 of cpu_s at design=3"}},
 		{"too few repeats", order(1), designs(map[string]float64{"1": 4, "2": 2, "3": 3}, 3), results.Inconclusive, []string{"2 of 2 pairs undecided", "--repeat 4"}},
-		{"other labels kept apart", results.Claim{Order: &results.OrderRule{Metric: "cpu_s", Label: "design", Above: []string{"1"}, Below: []string{"2"}, Min: 1,
-			Labels: map[string]string{"clients": "peer"}}}, designs(map[string]float64{"1": 4, "2": 2}, 5), results.Inconclusive, []string{"0 of cpu_s at design=1"}},
+		{"other labels kept apart", results.Claim{Claim: contract.Claim{Order: &contract.OrderClaim{Metric: "cpu_s", Label: "design", Above: []string{"1"}, Below: []string{"2"}, Min: 1,
+			Labels: map[string]string{"clients": "peer"}}}}, designs(map[string]float64{"1": 4, "2": 2}, 5), results.Inconclusive, []string{"0 of cpu_s at design=1"}},
 	})
 }

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"lab/plugins/contract"
 	"lab/results"
 	"lab/results/stats"
 )
@@ -220,7 +221,7 @@ type point struct {
 // cross. At each point a rank test says which is larger (or neither);
 // a crossing is a flip of that order between two points, placed by
 // linear interpolation of the medians' difference.
-func crossoverVerdict(c *results.CrossoverRule, r *results.Result) results.Verdict {
+func crossoverVerdict(c *contract.CrossoverClaim, r *results.Result) results.Verdict {
 	pts := map[string]*point{}
 	firstName, secondName := results.SeriesLabel(c.First, c.FirstLabels), results.SeriesLabel(c.Second, c.SecondLabels)
 	for _, s := range r.Samples {
@@ -350,7 +351,7 @@ func cmpFloat(a, b float64) int {
 
 // speedupVerdict decides a speedup between r and the latest run of store
 // on the other profile, of the same plugin, experiment and parameters.
-func speedupVerdict(c *results.SpeedupRule, r *results.Result, store []*results.Result) results.Verdict {
+func speedupVerdict(c *contract.SpeedupClaim, r *results.Result, store []*results.Result) results.Verdict {
 	here := results.ProfileName(r.Machine)
 	var other string
 	switch here {
@@ -404,7 +405,7 @@ var signalWords = map[string]string{
 
 // decideCrash decides an expected crash from the run's outcome and the
 // size it ran at.
-func decideCrash(c *results.CrashRule, r *results.Result) results.Verdict {
+func decideCrash(c *contract.CrashClaim, r *results.Result) results.Verdict {
 	sv, ok := r.Parameters[c.Param]
 	size, err := strconv.ParseFloat(sv, 64)
 	if !ok || err != nil {
@@ -437,7 +438,7 @@ func decideCrash(c *results.CrashRule, r *results.Result) results.Verdict {
 // as a ratio (factorVerdict). Any pair significantly the wrong way makes
 // it not reproduced; every pair significantly the right way, reproduced;
 // anything else is inconclusive, naming the pairs left undecided.
-func orderVerdict(o *results.OrderRule, r *results.Result) results.Verdict {
+func orderVerdict(o *contract.OrderClaim, r *results.Result) results.Verdict {
 	series := func(v string) (string, []float64) {
 		l := results.MergeLabels(o.Labels, map[string]string{o.Label: v})
 		return results.SeriesLabel(o.Metric, map[string]string{o.Label: v}), r.Values(o.Metric, l)

@@ -4,6 +4,7 @@ import (
 	"strconv"
 	"testing"
 
+	"lab/plugins/contract"
 	"lab/results"
 )
 
@@ -22,8 +23,8 @@ func modeRun(extra map[string]string, thread, process []float64) *results.Result
 
 func TestRatioClaimOfTwoSeries(t *testing.T) {
 	claim := func(labels map[string]string) results.Claim {
-		return results.Claim{Ratio: &results.RatioRule{Numerator: "real_s", Denominator: "real_s", Min: 1, Labels: labels,
-			NumeratorLabels: map[string]string{"mode": "thread"}, DenominatorLabels: map[string]string{"mode": "process"}}}
+		return results.Claim{Claim: contract.Claim{Ratio: &contract.RatioClaim{Numerator: "real_s", Denominator: "real_s", Min: 1, Labels: labels,
+			NumeratorLabels: map[string]string{"mode": "thread"}, DenominatorLabels: map[string]string{"mode": "process"}}}}
 	}
 	slow, fast := repeatVals(2, quiet[:5]...), repeatVals(1, quiet[:5]...)
 	checkVerdicts(t, []verdictCase{
@@ -50,8 +51,8 @@ func modeSweep(n int, thread, process func(x float64) float64) *results.Result {
 
 func TestCrossoverClaimOfTwoSeries(t *testing.T) {
 	claim := func(lowerBefore bool) results.Claim {
-		return results.Claim{Crossover: &results.CrossoverRule{First: "real_s", Second: "real_s", Sweep: "count", At: ptr(600), Tolerance: 100,
-			FirstLabels: map[string]string{"mode": "thread"}, SecondLabels: map[string]string{"mode": "process"}, FirstLowerBefore: lowerBefore}}
+		return results.Claim{Claim: contract.Claim{Crossover: &contract.CrossoverClaim{First: "real_s", Second: "real_s", Sweep: "count", At: ptr(600), Tolerance: 100,
+			FirstLabels: map[string]string{"mode": "thread"}, SecondLabels: map[string]string{"mode": "process"}, FirstLowerBefore: lowerBefore}}}
 	}
 	lineA := func(x float64) float64 { return 1 + 0.01*x }
 	lineB := func(x float64) float64 { return 4 + 0.005*x }

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"lab/plugins/contract"
 	"lab/results"
 	"lab/results/claims"
 	"lab/results/render"
@@ -20,13 +21,13 @@ import (
 
 func TestCompare(t *testing.T) {
 	refs := []results.Reference{
-		{Metric: "fork_wait_us", Value: 700, Unit: "µs", Machine: "rock", Profile: "rock-2.4"},
-		{Metric: "fork_wait_us", Value: 300, Unit: "µs", Machine: "p4", Profile: "p4-2.4"},
-		{Metric: "fork_wait_us", Value: 0.2, Unit: "ms", Machine: "old"},
-		{Metric: "fork_wait_us", Value: 5, Unit: "prints", Machine: "wrong unit"},
-		{Metric: "max_threads", Value: 384, Unit: "threads", Machine: "8m", Labels: map[string]string{"stack_kb": "8192"}},
-		{Metric: "max_threads", Value: 3055, Unit: "threads", Machine: "1m", Labels: map[string]string{"stack_kb": "1024"}},
-		{Metric: "other", Value: 1, Unit: "x", Machine: "none"},
+		{Reference: contract.Reference{Metric: "fork_wait_us", Value: 700, Unit: "µs", Machine: "rock", Profile: "rock-2.4"}},
+		{Reference: contract.Reference{Metric: "fork_wait_us", Value: 300, Unit: "µs", Machine: "p4", Profile: "p4-2.4"}},
+		{Reference: contract.Reference{Metric: "fork_wait_us", Value: 0.2, Unit: "ms", Machine: "old"}},
+		{Reference: contract.Reference{Metric: "fork_wait_us", Value: 5, Unit: "prints", Machine: "wrong unit"}},
+		{Reference: contract.Reference{Metric: "max_threads", Value: 384, Unit: "threads", Machine: "8m", Labels: map[string]string{"stack_kb": "8192"}}},
+		{Reference: contract.Reference{Metric: "max_threads", Value: 3055, Unit: "threads", Machine: "1m", Labels: map[string]string{"stack_kb": "1024"}}},
+		{Reference: contract.Reference{Metric: "other", Value: 1, Unit: "x", Machine: "none"}},
 	}
 	summaries := []results.Summary{
 		{Metric: "fork_wait_us", Unit: "us", Median: 600},

@@ -18,7 +18,9 @@ func writeUpRefs(t *testing.T, plugin, exp string) []results.Reference {
 	t.Helper()
 	var out []results.Reference
 	for _, w := range fixture.Views(t, plugin, exp).WriteUps {
-		out = append(out, w.References...)
+		for _, r := range w.References {
+			out = append(out, results.Reference{Reference: r})
+		}
 	}
 	return out
 }

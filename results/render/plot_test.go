@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"lab/plugins/contract"
 	"lab/results"
 	"lab/results/compare"
 )
@@ -129,7 +130,7 @@ func contains(texts []string, s string) bool {
 
 func TestWriteSweepPlot(t *testing.T) {
 	at := 600.0
-	cross := results.Claim{ID: "E1.1", Profile: "celeron-2.4", Crossover: &results.CrossoverRule{First: "process_s", Second: "thread_s", Sweep: "count", At: &at, Tolerance: 100}}.WithKind()
+	cross := results.Claim{Claim: contract.Claim{ID: "E1.1", Profile: "celeron-2.4", Crossover: &contract.CrossoverClaim{First: "process_s", Second: "thread_s", Sweep: "count", At: &at, Tolerance: 100}}}.WithKind()
 	fork := func(m string, x float64, _ map[string]string, k int) float64 {
 		if m == "fork_wait_us" {
 			return 400 + x/10 + float64(k)

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"lab/plugins/contract"
 	"lab/results"
 	"lab/results/claims"
 	"lab/results/compare"
@@ -120,7 +121,7 @@ func comparisons(r *results.Result) []results.Comparison {
 // standsFor describes the historical machines profile stands for: those of
 // the figures the run was compared with (from its plugin's description),
 // then those of declared, other figures the plugins declare.
-func standsFor(r *results.Result, profile string, declared ...results.Reference) string {
+func standsFor(r *results.Result, profile string, declared ...contract.Reference) string {
 	if profile == "" {
 		return ""
 	}

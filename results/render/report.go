@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"lab/plugins/contract"
 	"lab/results"
 	rclaims "lab/results/claims"
 )
@@ -443,7 +444,7 @@ func buildReport(in ReportInput) *reportPage {
 		}
 		if len(ev.Runs) == 0 {
 			for _, r := range e.References {
-				ev.References = append(ev.References, refViewOf(r))
+				ev.References = append(ev.References, refViewOf(r.Reference))
 			}
 		}
 		w := WriteUpOf(e)
@@ -487,9 +488,11 @@ func buildReport(in ReportInput) *reportPage {
 
 	// Every figure the installed plugins declare says which machine a
 	// profile stands for.
-	var declared []results.Reference
+	var declared []contract.Reference
 	for _, e := range in.Experiments {
-		declared = append(declared, e.References...)
+		for _, r := range e.References {
+			declared = append(declared, r.Reference)
+		}
 	}
 	for _, w := range in.WriteUps {
 		declared = append(declared, w.References...)

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"lab/plugins/contract"
 	"lab/results"
 	rclaims "lab/results/claims"
 	"lab/results/compare"
@@ -58,12 +59,12 @@ func TestChooseRuns(t *testing.T) {
 		want   []string
 	}{
 		{"latest of each key", nil, false, []string{"r6", "r4", "r3", "r2", "r1"}},
-		{"plus the run a shown verdict came from", []rclaims.ClaimStatus{{Claim: results.Claim{ID: "E2.1"}, Latest: &rclaims.ClaimRun{Run: "r5"}}}, false,
+		{"plus the run a shown verdict came from", []rclaims.ClaimStatus{{Claim: results.Claim{Claim: contract.Claim{ID: "E2.1"}}, Latest: &rclaims.ClaimRun{Run: "r5"}}}, false,
 			[]string{"r6", "r5", "r4", "r3", "r2", "r1"}},
-		{"a speedup's verdict brings both of its runs", []rclaims.ClaimStatus{{Claim: results.Claim{ID: "E1.8"},
+		{"a speedup's verdict brings both of its runs", []rclaims.ClaimStatus{{Claim: results.Claim{Claim: contract.Claim{ID: "E1.8"}},
 			Latest: &rclaims.ClaimRun{Run: "r3", Verdict: results.Verdict{Runs: []string{"r3", "r0"}}}}}, false,
 			[]string{"r6", "r4", "r3", "r2", "r1", "r0"}},
-		{"not run claims bring nothing", []rclaims.ClaimStatus{{Claim: results.Claim{ID: "E1.6"}, Verdict: results.NotRun}}, false,
+		{"not run claims bring nothing", []rclaims.ClaimStatus{{Claim: results.Claim{Claim: contract.Claim{ID: "E1.6"}}, Verdict: results.NotRun}}, false,
 			[]string{"r6", "r4", "r3", "r2", "r1"}},
 		{"all runs", nil, true, []string{"r6", "r5", "r4", "r3", "r2", "r1", "r0"}},
 	}
@@ -80,7 +81,7 @@ func TestChooseRuns(t *testing.T) {
 			}
 		})
 	}
-	got := ChooseRuns(runs, []rclaims.ClaimStatus{{Claim: results.Claim{ID: "E2.1"}, Latest: &rclaims.ClaimRun{Run: "r6"}}}, false)
+	got := ChooseRuns(runs, []rclaims.ClaimStatus{{Claim: results.Claim{Claim: contract.Claim{ID: "E2.1"}}, Latest: &rclaims.ClaimRun{Run: "r6"}}}, false)
 	if w := strings.Join(got[0].Why, "; "); w != "the latest run of forkbench/forktime on celeron-2.4, clock host, parameters n=100; gave the verdict shown for E2.1" {
 		t.Errorf("why r6 = %q", w)
 	}
@@ -101,14 +102,14 @@ func TestWriteUpOf(t *testing.T) {
 		e    ReportExperiment
 		want string
 	}{
-		{"first claim", ReportExperiment{Claims: []results.Claim{{ID: "E1.6"}, {ID: "E2.1"}}, Views: writeUps("E2", "E1")}, "E1"},
-		{"claim with a suffix", ReportExperiment{Claims: []results.Claim{{ID: "E3.4.counter"}}, Views: writeUps("E3")}, "E3"},
-		{"a claim that is no write-up's, then a figure", ReportExperiment{Claims: []results.Claim{{ID: "X1"}},
-			References: []results.Reference{{Experiment: "anchor"}, {Experiment: "E2"}}, Views: writeUps("E2")}, "E2"},
-		{"another write-up", ReportExperiment{Claims: []results.Claim{{ID: "E9.1"}}, Views: writeUps("E9")}, "E9"},
-		{"nothing says", ReportExperiment{References: []results.Reference{{Experiment: "anchor"}}, Views: writeUps("E1")}, ""},
+		{"first claim", ReportExperiment{Claims: []results.Claim{{Claim: contract.Claim{ID: "E1.6"}}, {Claim: contract.Claim{ID: "E2.1"}}}, Views: writeUps("E2", "E1")}, "E1"},
+		{"claim with a suffix", ReportExperiment{Claims: []results.Claim{{Claim: contract.Claim{ID: "E3.4.counter"}}}, Views: writeUps("E3")}, "E3"},
+		{"a claim that is no write-up's, then a figure", ReportExperiment{Claims: []results.Claim{{Claim: contract.Claim{ID: "X1"}}},
+			References: []results.Reference{{Reference: contract.Reference{Experiment: "anchor"}}, {Reference: contract.Reference{Experiment: "E2"}}}, Views: writeUps("E2")}, "E2"},
+		{"another write-up", ReportExperiment{Claims: []results.Claim{{Claim: contract.Claim{ID: "E9.1"}}}, Views: writeUps("E9")}, "E9"},
+		{"nothing says", ReportExperiment{References: []results.Reference{{Reference: contract.Reference{Experiment: "anchor"}}}, Views: writeUps("E1")}, ""},
 		// A prefix is a write-up's only up to a dot.
-		{"E1 is not E10's", ReportExperiment{Claims: []results.Claim{{ID: "E10.1"}}, Views: writeUps("E1")}, ""},
+		{"E1 is not E10's", ReportExperiment{Claims: []results.Claim{{Claim: contract.Claim{ID: "E10.1"}}}, Views: writeUps("E1")}, ""},
 	}
 	for _, tt := range tests {
 		if got := WriteUpOf(tt.e); got != tt.want {
@@ -140,28 +141,46 @@ func reportFixture(t *testing.T) ReportInput {
 	designs.ID = "20261201T100000.000000Z-netbench-designs-cccccc"
 	runs = append([]*results.Result{sweep, bars, designs}, runs...)
 
-	ratio := results.Claim{ID: "E1.6", Plugin: "forkbench", Bench: "create", Kind: "ratio", Statement: "threads are 10+ times faster",
-		Source: "E1", Machine: "Celeron", Profile: "celeron-2.4", Ratio: &results.RatioRule{Numerator: "process_ms", Denominator: "thread_ms", Min: 10}}
-	fork := results.Claim{ID: "E2.1", Plugin: "forkbench", Bench: "forktime", Kind: "ratio", Statement: "fork+wait costs 4.5x to 84x",
-		Source: "E2", Machine: "P4", Ratio: &results.RatioRule{Numerator: "fork_wait_us", Denominator: "thread_create_join_us", Min: 4.5}}
-	cross := results.Claim{ID: "E1.1", Plugin: "threadbench", Bench: "hello", Kind: "crossover", Statement: "the curves cross near 600",
-		Source: "E1", Machine: "Celeron", Profile: "celeron-2.4", Params: map[string]string{"workers": "255"},
-		Crossover: &results.CrossoverRule{First: "real_s", Second: "real_s", Sweep: "count", At: fixture.Ptr(600.0), Tolerance: 50,
-			FirstLabels: map[string]string{"mode": "thread"}, SecondLabels: map[string]string{"mode": "process"}}}
-	never := results.Claim{ID: "E3.1", Plugin: "printfbench", Bench: "logging", Kind: "ratio", Statement: "counters cost far less",
-		Source: "E3", Machine: "?", Profile: "xeon5130-fb", Ratio: &results.RatioRule{Numerator: "a", Denominator: "b", Min: 8.5}}
+	ratio := results.Claim{Claim: contract.Claim{ID: "E1.6",
+		Statement: "threads are 10+ times faster",
+		Source:    "E1",
+		Machine:   "Celeron",
+		Profile:   "celeron-2.4",
+		Ratio:     &contract.RatioClaim{Numerator: "process_ms", Denominator: "thread_ms", Min: 10}}, Plugin: "forkbench", Bench: "create", Kind: "ratio"}
+	fork := results.Claim{Claim: contract.Claim{ID: "E2.1",
+		Statement: "fork+wait costs 4.5x to 84x",
+		Source:    "E2",
+		Machine:   "P4",
+		Ratio:     &contract.RatioClaim{Numerator: "fork_wait_us", Denominator: "thread_create_join_us", Min: 4.5}}, Plugin: "forkbench", Bench: "forktime", Kind: "ratio"}
+	cross := results.Claim{Claim: contract.Claim{ID: "E1.1",
+		Statement: "the curves cross near 600",
+		Source:    "E1",
+		Machine:   "Celeron",
+		Profile:   "celeron-2.4",
+		Params:    map[string]string{"workers": "255"},
+		Crossover: &contract.CrossoverClaim{First: "real_s", Second: "real_s", Sweep: "count", At: fixture.Ptr(600.0), Tolerance: 50,
+			FirstLabels: map[string]string{"mode": "thread"}, SecondLabels: map[string]string{"mode": "process"}}}, Plugin: "threadbench", Bench: "hello", Kind: "crossover"}
+	never := results.Claim{Claim: contract.Claim{ID: "E3.1",
+		Statement: "counters cost far less",
+		Source:    "E3",
+		Machine:   "?",
+		Profile:   "xeon5130-fb",
+		Ratio:     &contract.RatioClaim{Numerator: "a", Denominator: "b", Min: 8.5}}, Plugin: "printfbench", Bench: "logging", Kind: "ratio"}
 	exps := []ReportExperiment{
 		{Plugin: "forkbench", PluginVersion: "0.1.0", Name: "forktime", Metrics: []string{"fork_wait_us", "thread_create_join_us"}, Claims: []results.Claim{fork}},
 		{Plugin: "forkbench", PluginVersion: "0.1.0", Name: "create", Metrics: []string{"process_ms", "thread_ms"}, Claims: []results.Claim{ratio},
-			References: []results.Reference{{Experiment: "E1", Metric: "process_ms", Value: 0.18, Unit: "ms", Machine: "Celeron", Source: "E1 paper"}}},
+			References: []results.Reference{{Reference: contract.Reference{Experiment: "E1", Metric: "process_ms", Value: 0.18, Unit: "ms", Machine: "Celeron", Source: "E1 paper"}}}},
 		{Plugin: "threadbench", PluginVersion: "0.1.0", Name: "hello", Metrics: []string{"real_s"}, ParamHelp: map[string]string{"count": "prints per worker"},
 			Claims: []results.Claim{cross}},
 		{Plugin: "printfbench", PluginVersion: "0.1.0", Name: "targets", Metrics: []string{"real_s", "user_s", "sys_s"}},
 		{Plugin: "printfbench", PluginVersion: "0.1.0", Name: "logging", Metrics: []string{"event_us"}, Claims: []results.Claim{never},
-			References: []results.Reference{{Experiment: "E3", Metric: "event_us", Value: 4.276, Unit: "µs", Machine: "a VT", Source: "E3"}}},
+			References: []results.Reference{{Reference: contract.Reference{Experiment: "E3", Metric: "event_us", Value: 4.276, Unit: "µs", Machine: "a VT", Source: "E3"}}}},
 	}
-	servers := results.Claim{ID: "E5.1", Plugin: "netbench", Bench: "designs", Kind: "order", Statement: "fork per client costs far more",
-		Source: "E5", Machine: "Solaris", Order: &results.OrderRule{Metric: "cpu_s", Label: "design", Above: []string{"1"}, Below: []string{"2"}, Min: 1}}
+	servers := results.Claim{Claim: contract.Claim{ID: "E5.1",
+		Statement: "fork per client costs far more",
+		Source:    "E5",
+		Machine:   "Solaris",
+		Order:     &contract.OrderClaim{Metric: "cpu_s", Label: "design", Above: []string{"1"}, Below: []string{"2"}, Min: 1}}, Plugin: "netbench", Bench: "designs", Kind: "order"}
 	exps = append(exps, ReportExperiment{Plugin: "netbench", PluginVersion: "0.1.0", Name: "designs", Metrics: []string{"user_s", "sys_s", "cpu_s"},
 		Claims: []results.Claim{servers}})
 	// What the plugins declare: the targets experiment's chart, but no
@@ -367,7 +386,7 @@ func TestReportEscaping(t *testing.T) {
 	for i := range r.Samples {
 		r.Samples[i].Labels["mode"] += evil
 	}
-	compare.Analyze(r, []results.Reference{{Metric: "real_s", Value: 1, Unit: "s", Machine: evil, Source: evil}})
+	compare.Analyze(r, []results.Reference{{Reference: contract.Reference{Metric: "real_s", Value: 1, Unit: "s", Machine: evil, Source: evil}}})
 	r.Verdicts = []results.Verdict{{Claim: "E1.1", Verdict: results.Inconclusive, Statement: evil, Reason: evil, Note: evil,
 		Numbers: []results.Number{{Name: evil, Value: 1, Unit: evil}}}}
 	in.Experiments[2].Summary = evil

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"lab/plugins/contract"
 	"lab/results"
 	"lab/results/claims"
 	"lab/results/stats"
@@ -131,7 +132,7 @@ func numberViews(ns []results.Number) []numberView {
 	return out
 }
 
-func refViewOf(r results.Reference) refView {
+func refViewOf(r contract.Reference) refView {
 	return refView{Metric: r.Metric, Labels: results.LabelCell(r.Labels), Value: exactValue(r.Value), Unit: r.Unit, Machine: r.Machine,
 		Profile: r.Profile, Source: r.Source, Note: r.Note}
 }
@@ -294,7 +295,7 @@ func InlineSVG(b []byte) (template.HTML, error) {
 }
 
 // provenanceOf is everything known about where and how u's run was made.
-func provenanceOf(u UsedRun, anchor string, declared []results.Reference) provenanceView {
+func provenanceOf(u UsedRun, anchor string, declared []contract.Reference) provenanceView {
 	r := u.Run
 	m := r.Machine
 	p := provenanceView{ID: r.ID, Anchor: anchor, Why: u.Why, Argv: shellJoin(m.QEMUArgv), StderrTail: r.Outcome.StderrTail}

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"lab/plugins/contract"
 	"lab/results"
 	"lab/results/compare"
 	"lab/results/internal/fixture"
@@ -39,11 +40,11 @@ func designsRun() *results.Result {
 	var refs []results.Reference
 	for d, us := range map[int][2]float64{0: {0.5, 5.0}, 1: {3.7, 17.8}, 2: {0.6, 7.1}} {
 		l := map[string]string{"design": strconv.Itoa(d)}
-		refs = append(refs, results.Reference{Experiment: "E5", Machine: lin, Metric: "user_s", Value: us[0], Unit: "s", Labels: l},
-			results.Reference{Experiment: "E5", Machine: lin, Metric: "sys_s", Value: us[1], Unit: "s", Labels: l})
+		refs = append(refs, results.Reference{Reference: contract.Reference{Experiment: "E5", Machine: lin, Metric: "user_s", Value: us[0], Unit: "s", Labels: l}},
+			results.Reference{Reference: contract.Reference{Experiment: "E5", Machine: lin, Metric: "sys_s", Value: us[1], Unit: "s", Labels: l}})
 	}
-	refs = append(refs, results.Reference{Experiment: "E5", Machine: sol, Metric: "cpu_beyond_s", Value: 504.2, Unit: "s", Labels: map[string]string{"design": "1"}},
-		results.Reference{Experiment: "E5", Machine: sol, Metric: "cpu_beyond_s", Value: 21.5, Unit: "s", Labels: map[string]string{"design": "4"}})
+	refs = append(refs, results.Reference{Reference: contract.Reference{Experiment: "E5", Machine: sol, Metric: "cpu_beyond_s", Value: 504.2, Unit: "s", Labels: map[string]string{"design": "1"}}},
+		results.Reference{Reference: contract.Reference{Experiment: "E5", Machine: sol, Metric: "cpu_beyond_s", Value: 21.5, Unit: "s", Labels: map[string]string{"design": "4"}}})
 	// Map order is random: the references in a fixed order, as a
 	// description lists them.
 	sortRefs(refs)

@@ -8,7 +8,7 @@ import (
 
 // TestStandardLibraryOnly: the result document and its store import the
 // standard library and the contract's plain types (lab/plugins/contract,
-// itself the standard library only) and nothing else, so anything
+// whose own imports this lists too) and nothing else, so anything
 // (plugins/host, the SDK's tools) can read and write results without
 // linking statistics or plotting code.
 func TestStandardLibraryOnly(t *testing.T) {

@@ -10,7 +10,7 @@
 // (wire.go) is the one place that converts between the two. The package
 // imports the standard library only and holds no behaviour beyond reading
 // its own values, so a plugin binary and the result store both link it
-// for free (TestStandardLibraryOnly).
+// for free (lab/results' TestStandardLibraryOnly checks it).
 package contract
 
 // Outcome statuses a plugin gives.

@@ -170,7 +170,7 @@ func TestReferences(t *testing.T) {
 }
 
 // TestViews: every field of an experiment's tables, charts and write-ups
-// reaches results' mirror of them (whose JSON names are description.json's).
+// reaches the result's views (the contract's own types, JSON names those of description.json).
 func TestViews(t *testing.T) {
 	exp := &plugins.Experiment{
 		Tables: []plugins.Table{{Label: "design", Title: "t", Name: "n", Rows: map[string]string{"0": "base"}, Notes: []string{"note"},

@@ -18,13 +18,14 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 	"gonum.org/v1/plot/vg/vgsvg"
 
+	"lab/plugins/contract"
 	"lab/results"
 )
 
 // ChartFor is the first of views' charts that fits r, nil if none: a
 // run that is not a sweep, whose samples of the chart's stacked metrics
 // all carry exactly its label.
-func ChartFor(r *results.Result, views results.Views) *results.Chart {
+func ChartFor(r *results.Result, views results.Views) *contract.Chart {
 	if r == nil || r.Sweep != nil {
 		return nil
 	}
@@ -69,7 +70,7 @@ func (b bar) sum() float64 {
 
 // barData is r's bars under key for chart c, in the order the run
 // measured them.
-func barData(r *results.Result, key string, c *results.Chart) []bar {
+func barData(r *results.Result, key string, c *contract.Chart) []bar {
 	var names []string
 	for _, s := range r.Samples {
 		if v, ok := s.Labels[key]; ok && !slices.Contains(names, v) {
@@ -164,7 +165,7 @@ var barColors = []color.RGBA{
 // first on top) with texts written at each bar's end: the run's
 // parameters in the title, a legend, and a caption naming the run and
 // saying how to read the chart (reading) below the axes.
-func writeStackedBars(w io.Writer, r *results.Result, c *results.Chart, bars []bar, texts []string, reading string) error {
+func writeStackedBars(w io.Writer, r *results.Result, c *contract.Chart, bars []bar, texts []string, reading string) error {
 	bars, texts = slices.Clone(bars), slices.Clone(texts)
 	// The first on top: NominalY counts from the bottom.
 	slices.Reverse(bars)

@@ -63,21 +63,21 @@ type ReportInput struct {
 	SearchPath []string
 	// WriteUps are the write-ups the installed plugins declare
 	// (WriteUpsOf), the report's top sections in this order.
-	WriteUps []results.WriteUp
+	WriteUps []contract.WriteUp
 }
 
 // WriteUpsOf merges the write-ups exps declare, for ReportInput.WriteUps:
 // one per id, with the references of every declaration, ordered by id
 // (digits by value: E2 before E10). An id declared with two titles is an
 // error naming both; the first title is kept.
-func WriteUpsOf(exps []ReportExperiment) ([]results.WriteUp, error) {
-	var out []results.WriteUp
+func WriteUpsOf(exps []ReportExperiment) ([]contract.WriteUp, error) {
+	var out []contract.WriteUp
 	var errs []error
 	for _, e := range exps {
 		for _, w := range e.Views.WriteUps {
-			i := slices.IndexFunc(out, func(o results.WriteUp) bool { return o.ID == w.ID })
+			i := slices.IndexFunc(out, func(o contract.WriteUp) bool { return o.ID == w.ID })
 			if i < 0 {
-				out = append(out, results.WriteUp{ID: w.ID, Title: w.Title})
+				out = append(out, contract.WriteUp{ID: w.ID, Title: w.Title})
 				i = len(out) - 1
 			} else if out[i].Title != w.Title {
 				errs = append(errs, fmt.Errorf("write-up %s is declared with two titles: %q and, by %s/%s, %q", w.ID, out[i].Title, e.Plugin, e.Name, w.Title))
@@ -85,7 +85,7 @@ func WriteUpsOf(exps []ReportExperiment) ([]results.WriteUp, error) {
 			out[i].References = append(out[i].References, w.References...)
 		}
 	}
-	slices.SortStableFunc(out, func(a, b results.WriteUp) int { return naturalCompare(a.ID, b.ID) })
+	slices.SortStableFunc(out, func(a, b contract.WriteUp) int { return naturalCompare(a.ID, b.ID) })
 	return out, errors.Join(errs...)
 }
 

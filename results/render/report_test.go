@@ -91,7 +91,7 @@ func TestChooseRuns(t *testing.T) {
 func writeUps(ids ...string) results.Views {
 	var v results.Views
 	for _, id := range ids {
-		v.WriteUps = append(v.WriteUps, results.WriteUp{ID: id, Title: "write-up " + id})
+		v.WriteUps = append(v.WriteUps, contract.WriteUp{ID: id, Title: "write-up " + id})
 	}
 	return v
 }
@@ -197,7 +197,7 @@ func reportFixture(t *testing.T) ReportInput {
 
 // allWriteUps are the write-ups of every experiment of lab's plugins, as
 // `lab report` gathers them from the installed plugins.
-func allWriteUps(t *testing.T) []results.WriteUp {
+func allWriteUps(t *testing.T) []contract.WriteUp {
 	t.Helper()
 	var exps []ReportExperiment
 	for plugin, names := range map[string][]string{"forkbench": {"forktime", "create"}, "threadbench": {"hello", "limit", "requests"},
@@ -226,8 +226,8 @@ func TestWriteUpsOf(t *testing.T) {
 		t.Errorf("write-ups %v, want %v", ids, want)
 	}
 	// One id with two titles is an error; the first title is kept.
-	a := ReportExperiment{Plugin: "a", Name: "x", Views: results.Views{WriteUps: []results.WriteUp{{ID: "W10", Title: "one"}, {ID: "W9", Title: "nine"}}}}
-	b := ReportExperiment{Plugin: "b", Name: "y", Views: results.Views{WriteUps: []results.WriteUp{{ID: "W10", Title: "two"}}}}
+	a := ReportExperiment{Plugin: "a", Name: "x", Views: results.Views{WriteUps: []contract.WriteUp{{ID: "W10", Title: "one"}, {ID: "W9", Title: "nine"}}}}
+	b := ReportExperiment{Plugin: "b", Name: "y", Views: results.Views{WriteUps: []contract.WriteUp{{ID: "W10", Title: "two"}}}}
 	got, err := WriteUpsOf([]ReportExperiment{a, b})
 	if err == nil || !strings.Contains(err.Error(), `"one"`) || !strings.Contains(err.Error(), `"two"`) {
 		t.Errorf("WriteUpsOf(two titles for W10) error = %v, want both titles named", err)

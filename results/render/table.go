@@ -9,11 +9,12 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"lab/plugins/contract"
 	"lab/results"
 	"lab/results/stats"
 )
 
-// A table a plugin declares (results.Table): one row per value of a
+// A table a plugin declares (contract.Table): one row per value of a
 // label, our medians beside each published machine's figures.
 
 // tableRow is one row of a run: our medians and the published figures.
@@ -27,7 +28,7 @@ type tableRow struct {
 
 // tableView is a table declaration with a run's rows and machines.
 type tableView struct {
-	t        *results.Table
+	t        *contract.Table
 	rows     []tableRow
 	machines []string
 }
@@ -35,7 +36,7 @@ type tableView struct {
 // TableFor is the first of views' tables that fits r, nil if none: a run
 // that is not a sweep, with samples by the table's label alone whose
 // values are rows of the table.
-func TableFor(r *results.Result, views results.Views) *results.Table {
+func TableFor(r *results.Result, views results.Views) *contract.Table {
 	for i := range views.Tables {
 		if tableOf(r, &views.Tables[i]) != nil {
 			return &views.Tables[i]
@@ -45,7 +46,7 @@ func TableFor(r *results.Result, views results.Views) *results.Table {
 }
 
 // tableOf is r's rows and machines for t, nil when t does not fit r.
-func tableOf(r *results.Result, t *results.Table) *tableView {
+func tableOf(r *results.Result, t *contract.Table) *tableView {
 	if r == nil || t == nil || r.Sweep != nil {
 		return nil
 	}
@@ -99,7 +100,7 @@ func (tv *tableView) published(row tableRow, machine, metric string, depth int) 
 	if v, ok := row.pub[machine][metric]; ok {
 		return v, true
 	}
-	i := slices.IndexFunc(tv.t.Columns, func(c results.Column) bool { return c.Metric == metric })
+	i := slices.IndexFunc(tv.t.Columns, func(c contract.Column) bool { return c.Metric == metric })
 	if i < 0 || depth > len(tv.t.Columns) {
 		return 0, false
 	}
@@ -238,7 +239,7 @@ func (tv *tableView) write(w io.Writer, r *results.Result) error {
 // first measured on top, our medians of the chart's Stack stacked, and
 // at each bar's end the figures of the chart's Figures columns, ours then
 // each machine's published ones.
-func WriteTableChart(w io.Writer, r *results.Result, t *results.Table) error {
+func WriteTableChart(w io.Writer, r *results.Result, t *contract.Table) error {
 	tv := tableOf(r, t)
 	if tv == nil || t.Chart == nil {
 		return fmt.Errorf("%w: run %s has no table with a chart (samples by one label that the plugin declares one for)", ErrNothingToPlot, r.ID)

@@ -83,6 +83,9 @@ func NewPlan(req Request) (*Plan, error) {
 	if req.Repeat < 1 || req.Repeat > 1000 {
 		return nil, fmt.Errorf("--repeat %d: want 1..1000", req.Repeat)
 	}
+	if req.Timeout <= 0 {
+		return nil, fmt.Errorf("--timeout %v: want a positive duration, such as 30m (it bounds the whole run, a sweep included)", req.Timeout)
+	}
 	if req.VM != "" && len(req.Profiles) > 0 {
 		return nil, errors.New("give --vm or --profile, not both")
 	}

@@ -43,7 +43,9 @@ type PlotOptions struct {
 	// against X.
 	Title string
 	// Claims are the experiment's claims: each crossover over X with a
-	// published point (At) is marked there, its tolerance shaded.
+	// published point (At) is marked there, its tolerance shaded; one
+	// beyond the points swept is named at that edge of the axes
+	// ("E1.1 band 550–650 →") rather than stretching the axis to it.
 	Claims []results.Claim
 }
 
@@ -113,9 +115,10 @@ var ErrNothingToPlot = errors.New("nothing to plot")
 // of each metric at each point (bars: min..max over the repeats), one
 // line per metric and per set of the other labels (mode=process,
 // mode=thread), and with several runs (one per profile) one set of lines
-// per run; published crossovers marked; a title, axes with units, a
-// legend, and a caption with each run's profile, kernel, clock and
-// accelerator. The x (and y) axis is logarithmic when its values are
+// per run; published crossovers marked (named at the edge when beyond
+// the points swept: the x axis spans the points); a title, axes with
+// units, a legend, and a caption with each run's profile, kernel, clock
+// and accelerator. The x (and y) axis is logarithmic when its values are
 // positive and span two decades or more.
 func WriteSweepPlot(w io.Writer, runs []*results.Result, o PlotOptions) error {
 	fig, err := sweepPlot(runs, o)

@@ -99,6 +99,7 @@ func PlanMatrix(req MatrixRequest) (*MatrixPlan, error) {
 	m.Cells = m.Shard.Of(all)
 	for _, c := range m.Cells {
 		r, err := CellRequest(c, m.Store, req.ProfileFiles, nil, req.Roots)
+		r.CheckOnly = true
 		if err == nil {
 			_, err = NewPlan(r)
 		}

@@ -3,7 +3,10 @@ package engine
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"maps"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -13,6 +16,8 @@ import (
 	"lab/plugins/host"
 	"lab/results"
 	"lab/vm"
+
+	"golang.org/x/sys/unix"
 )
 
 // Request is a run to make: what `lab run` is asked on its command line,
@@ -42,6 +47,9 @@ type Request struct {
 	Command []string
 	// Roots are the directories the run uses.
 	Roots Roots
+	// CheckOnly: NewPlan checks that Out could be made and written
+	// without making it (a matrix checks its cells before it runs any).
+	CheckOnly bool
 }
 
 // Plan is a Request checked before anything boots.
@@ -83,6 +91,9 @@ func NewPlan(req Request) (*Plan, error) {
 	if req.Repeat < 1 || req.Repeat > 1000 {
 		return nil, fmt.Errorf("--repeat %d: want 1..1000", req.Repeat)
 	}
+	if req.Timeout <= 0 {
+		return nil, fmt.Errorf("--timeout %v: want a positive duration, such as 30m (it bounds the whole run, a sweep included)", req.Timeout)
+	}
 	if req.VM != "" && len(req.Profiles) > 0 {
 		return nil, errors.New("give --vm or --profile, not both")
 	}
@@ -98,7 +109,11 @@ func NewPlan(req Request) (*Plan, error) {
 	if plan.OutDir == "" {
 		return nil, errors.New("no results directory given; choose one with --out DIR")
 	}
-	if err := results.CheckDir(plan.OutDir); err != nil {
+	check := results.CheckDir
+	if req.CheckOnly {
+		check = checkCreatable
+	}
+	if err := check(plan.OutDir); err != nil {
 		return nil, fmt.Errorf("%w; make it writable or choose another with --out DIR (nothing was started)", err)
 	}
 	// The plugin's description is the one recorded when it was built: no
@@ -270,4 +285,27 @@ func ResolveClock(flag string, p images.Profile) (vm.Clock, error) {
 		return vm.Clock{}, fmt.Errorf("profile %s: %w", p.Name, err)
 	}
 	return c, err
+}
+
+// checkCreatable says whether dir is a writable directory, or could be
+// made as one: its nearest existing ancestor is a directory this process
+// can write in. Nothing is created.
+func checkCreatable(dir string) error {
+	for d := filepath.Clean(dir); ; d = filepath.Dir(d) {
+		fi, err := os.Stat(d)
+		switch {
+		case err == nil && !fi.IsDir():
+			return fmt.Errorf("results directory %s cannot be created: %s is not a directory", dir, d)
+		case err == nil:
+			if err := unix.Access(d, unix.W_OK|unix.X_OK); err != nil {
+				return fmt.Errorf("results directory %s is not writable: %s: %w", dir, d, err)
+			}
+			return nil
+		case !errors.Is(err, fs.ErrNotExist):
+			return fmt.Errorf("results directory %s: %w", dir, err)
+		}
+		if filepath.Dir(d) == d {
+			return fmt.Errorf("results directory %s: no existing ancestor", dir)
+		}
+	}
 }

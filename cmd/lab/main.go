@@ -16,14 +16,22 @@ func main() {
 	os.Exit(code)
 }
 
-// notifyContext returns a context cancelled by SIGINT, SIGTERM or SIGHUP,
+// notifyContext returns a context cancelled by SIGINT, SIGTERM or SIGHUP
+// (those not inherited ignored),
 // whose cause (a *signalled) names the signal: lab exec forwards that one
 // to the guest program. Later signals are ignored until stop: the first one
 // already has everything winding down.
 func notifyContext(parent context.Context) (context.Context, context.CancelFunc) {
 	ctx, cancel := context.WithCancelCause(parent)
 	ch := make(chan os.Signal, 1)
-	signal.Notify(ch, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
+	// A signal lab inherited ignored stays ignored (Notify would undo
+	// that): `nohup lab run` must outlive the terminal, and a background
+	// job of a script must not take a Ctrl-C meant for the foreground.
+	for _, sig := range []os.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP} {
+		if !signal.Ignored(sig) {
+			signal.Notify(ch, sig)
+		}
+	}
 	go func() {
 		select {
 		case s := <-ch:

@@ -48,3 +48,36 @@ func TestCLIMatrixInProcess(t *testing.T) {
 		t.Errorf("cell error %q is not in its log:\n%s", st.Cells[0].Error, log)
 	}
 }
+
+// TestCLIMatrixChecksCreateNothing: `lab matrix --dry-run` and a matrix
+// that fails its checks leave no OUT/results behind (issue 22 item 12:
+// planning each cell as a run created the store).
+func TestCLIMatrixChecksCreateNothing(t *testing.T) {
+	cliEnv(t)
+	dir := t.TempDir()
+	good := filepath.Join(dir, "good.yaml")
+	bad := filepath.Join(dir, "bad.yaml")
+	cell := "name: one\ncells:\n  - plugin: forkbench\n    experiment: forktime\n    profiles: [celeron-2.4]\n"
+	if err := os.WriteFile(good, []byte(cell+"    params: {n: 20}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(bad, []byte(cell+"    params: {n: -1}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		args []string
+		code int
+	}{
+		{[]string{"matrix", good, "--dry-run"}, 0},
+		{[]string{"matrix", bad}, 1},
+	} {
+		out := filepath.Join(dir, "out-"+filepath.Base(tt.args[1]))
+		r := cliRun(t, append(tt.args, "--out", out)...)
+		if r.code != tt.code {
+			t.Errorf("lab %s: exit %d, want %d\n%s", strings.Join(tt.args, " "), r.code, tt.code, r.stderr)
+		}
+		if _, err := os.Stat(out); !os.IsNotExist(err) {
+			t.Errorf("lab %s left %s behind (stat: %v)", strings.Join(tt.args, " "), out, err)
+		}
+	}
+}

@@ -36,6 +36,10 @@ func TestCLIRunSweepRefusedBeforeBoot(t *testing.T) {
 		{[]string{"--profile", "celeron-2.4", "--profile", "nosuch"}, []string{"nosuch"}},
 		{[]string{"--profile", "celeron-2.4", "--profile", "celeron-2.4"}, []string{"--profile celeron-2.4 given twice"}},
 		{[]string{"--profile", "celeron-2.4", "--profile", "xeon5130-2core", "--clock", "icount"}, []string{"xeon5130-2core", "one online CPU"}},
+		// Issue 22 item 12: a timeout that cannot be met booted a VM and
+		// stored a failed run.
+		{[]string{"--timeout", "0"}, []string{"--timeout 0s", "a positive duration"}},
+		{[]string{"--timeout", "-5s"}, []string{"--timeout -5s", "a positive duration"}},
 	}
 	for _, tt := range tests {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {

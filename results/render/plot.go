@@ -43,7 +43,9 @@ type PlotOptions struct {
 	// against X.
 	Title string
 	// Claims are the experiment's claims: each crossover over X with a
-	// published point (At) is marked there, its tolerance shaded.
+	// published point (At) is marked there, its tolerance shaded; one
+	// beyond the points swept is named at that edge of the axes
+	// ("E1.1 band 550–650 →") rather than stretching the axis to it.
 	Claims []results.Claim
 }
 
@@ -113,9 +115,10 @@ var ErrNothingToPlot = errors.New("nothing to plot")
 // of each metric at each point (bars: min..max over the repeats), one
 // line per metric and per set of the other labels (mode=process,
 // mode=thread), and with several runs (one per profile) one set of lines
-// per run; published crossovers marked; a title, axes with units, a
-// legend, and a caption with each run's profile, kernel, clock and
-// accelerator. The x (and y) axis is logarithmic when its values are
+// per run; published crossovers marked (named at the edge when beyond
+// the points swept: the x axis spans the points); a title, axes with
+// units, a legend, and a caption with each run's profile, kernel, clock
+// and accelerator. The x (and y) axis is logarithmic when its values are
 // positive and span two decades or more.
 func WriteSweepPlot(w io.Writer, runs []*results.Result, o PlotOptions) error {
 	fig, err := sweepPlot(runs, o)
@@ -191,7 +194,7 @@ func sweepPlot(runs []*results.Result, o PlotOptions) (*figure, error) {
 		p.NominalX(nominal...)
 	case len(ticks) <= 12:
 		// The values swept, not round numbers between them.
-		p.X.Tick.Marker = ticks
+		p.X.Tick.Marker = spacedTicks{ticks: ticks, log: logX, style: p.X.Tick.Label}
 	case !logX:
 		p.X.Tick.Marker = valueTicks{plot.DefaultTicks{}}
 	}
@@ -200,17 +203,34 @@ func sweepPlot(runs []*results.Result, o PlotOptions) (*figure, error) {
 		ylo = 0
 	}
 
+	// The x axis spans the points swept (and where their curves
+	// crossed): a published crossover beyond them is named at the edge,
+	// not drawn there.
+	xlo, xhi := slices.Min(xs), slices.Max(xs)
+	crossings := measuredCrossings(runs, o.Claims, o.X, nominal == nil)
+	for _, m := range crossings {
+		xlo, xhi = math.Min(xlo, m.at), math.Max(xhi, m.at)
+	}
+	marks := crossoverMarks(o.Claims, o.X, nominal == nil)
 	// Marks in warm colours the series palette does not start with, told
 	// apart by colour and dash.
 	markColors := []color.NRGBA{{R: 200, G: 110, B: 0, A: 255}, {R: 140, G: 60, B: 160, A: 255}, {R: 120, G: 120, B: 120, A: 255}}
-	for i, m := range crossoverMarks(o.Claims, o.X, nominal == nil) {
+	var edges edgeMarks
+	for i, m := range marks {
+		if m.at < xlo || m.at > xhi {
+			edges = append(edges, edgeMark{text: m.edgeText(m.at > xhi), right: m.at > xhi, color: markColors[i%len(markColors)]})
+		}
+	}
+	ytop := edges.headroom(ylo, yhi, logY)
+	for i, m := range marks {
 		mc := markColors[i%len(markColors)]
 		lo, hi := m.at-m.tol, m.at+m.tol
 		if logX {
 			lo = math.Max(lo, m.at/10)
 		}
-		if m.tol > 0 {
-			band, err := plotter.NewPolygon(plotter.XYs{{X: lo, Y: ylo}, {X: hi, Y: ylo}, {X: hi, Y: yhi}, {X: lo, Y: yhi}})
+		lo, hi = math.Max(lo, xlo), math.Min(hi, xhi)
+		if m.tol > 0 && lo < hi {
+			band, err := plotter.NewPolygon(plotter.XYs{{X: lo, Y: ylo}, {X: hi, Y: ylo}, {X: hi, Y: ytop}, {X: lo, Y: ytop}})
 			if err != nil {
 				return nil, err
 			}
@@ -218,18 +238,20 @@ func sweepPlot(runs []*results.Result, o PlotOptions) (*figure, error) {
 			band.LineStyle.Width = 0
 			p.Add(band)
 		}
-		l, err := plotter.NewLine(plotter.XYs{{X: m.at, Y: ylo}, {X: m.at, Y: yhi}})
+		l, err := plotter.NewLine(plotter.XYs{{X: m.at, Y: ylo}, {X: m.at, Y: ytop}})
 		if err != nil {
 			return nil, err
 		}
 		l.Color = mc
 		l.Width = vg.Points(1.5)
 		l.Dashes = []vg.Length{vg.Points(float64(6 + 3*i)), vg.Points(3)}
-		p.Add(l)
+		if m.at >= xlo && m.at <= xhi {
+			p.Add(l)
+		}
 		legend.Add(m.name, l)
 	}
 	// Where this run's curves crossed, as its verdict placed it.
-	for _, m := range measuredCrossings(runs, o.Claims, o.X, nominal == nil) {
+	for _, m := range crossings {
 		pts, err := plotter.NewScatter(plotter.XYs{{X: m.at, Y: ylo}})
 		if err != nil {
 			return nil, err
@@ -266,6 +288,13 @@ func sweepPlot(runs []*results.Result, o PlotOptions) (*figure, error) {
 		bars.Color = plotutil.Color(i)
 		p.Add(line, pts, bars)
 		legend.Add(s.name, line, pts)
+	}
+	if nominal == nil {
+		p.X.Min, p.X.Max = xlo, xhi
+	}
+	p.Y.Max = math.Max(p.Y.Max, ytop)
+	if len(edges) > 0 {
+		p.Add(edges)
 	}
 
 	return &figure{plot: p, legend: legend, caption: wrapCaption(plotCaption(runs))}, nil
@@ -494,64 +523,6 @@ func logWorthy(vs []float64) bool {
 	}
 	lo, hi := slices.Min(vs), slices.Max(vs)
 	return lo > 0 && hi/lo >= 100
-}
-
-type mark struct {
-	name    string
-	at, tol float64
-}
-
-// crossoverMarks are the published crossovers over x among claims.
-func crossoverMarks(claims []results.Claim, x string, numericX bool) []mark {
-	var out []mark
-	for _, c := range claims {
-		k := c.Crossover
-		if k == nil || k.Sweep != x || k.At == nil || !numericX {
-			continue
-		}
-		name := fmt.Sprintf("%s published crossover %s=%s", c.ID, x, results.FormatValue(*k.At))
-		if k.Tolerance > 0 {
-			name += " ±" + results.FormatValue(k.Tolerance)
-		}
-		if c.Profile != "" {
-			name += " (" + c.Profile + ")"
-		}
-		out = append(out, mark{name: name, at: *k.At, tol: k.Tolerance})
-	}
-	return out
-}
-
-// measuredCrossings are the crossings the runs' verdicts on crossover
-// claims over x found (the "crossing" number), one per run and claim.
-func measuredCrossings(runs []*results.Result, claims []results.Claim, x string, numericX bool) []mark {
-	over := map[string]bool{}
-	for _, c := range claims {
-		if c.Crossover != nil && c.Crossover.Sweep == x {
-			over[c.ID] = true
-		}
-	}
-	if !numericX || len(over) == 0 {
-		return nil
-	}
-	var out []mark
-	seen := map[string]bool{}
-	for _, r := range runs {
-		for _, v := range r.Verdicts {
-			if !over[v.Claim] {
-				continue
-			}
-			for _, n := range v.Numbers {
-				key := results.ProfileName(r.Machine) + " " + results.FormatValue(n.Value)
-				if n.Name != "crossing" || seen[key] {
-					continue
-				}
-				seen[key] = true
-				name := fmt.Sprintf("measured crossing %s=%s (%s, %s: %s)", x, results.FormatValue(n.Value), results.ProfileName(r.Machine), v.Claim, v.Verdict)
-				out = append(out, mark{name: name, at: n.Value})
-			}
-		}
-	}
-	return out
 }
 
 // plotCaption is one line per run: profile, kernel, clock, accelerator,

@@ -2,12 +2,14 @@ package render
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/xml"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -230,6 +232,148 @@ func TestWriteSweepPlotNothing(t *testing.T) {
 			err := WriteSweepPlot(io.Discard, tt.runs, tt.opts)
 			if !errors.Is(err, ErrNothingToPlot) || !strings.Contains(err.Error(), tt.want) {
 				t.Errorf("WriteSweepPlot: %v, want ErrNothingToPlot saying %q", err, tt.want)
+			}
+		})
+	}
+}
+
+// svgText is a <text> element of an SVG with where gonum/plot put it.
+type svgText struct {
+	text string
+	x, y float64
+}
+
+// svgTextsAt returns the <text> elements of data with their x and y
+// attributes.
+func svgTextsAt(t *testing.T, data []byte) []svgText {
+	t.Helper()
+	d := xml.NewDecoder(bytes.NewReader(data))
+	var out []svgText
+	var cur *svgText
+	for {
+		tok, err := d.Token()
+		if errors.Is(err, io.EOF) {
+			return out
+		}
+		if err != nil {
+			t.Fatalf("the SVG is not well-formed XML: %v", err)
+		}
+		switch el := tok.(type) {
+		case xml.StartElement:
+			if el.Name.Local == "text" {
+				cur = &svgText{}
+				for _, a := range el.Attr {
+					switch a.Name.Local {
+					case "x":
+						fmt.Sscan(a.Value, &cur.x)
+					case "y":
+						fmt.Sscan(a.Value, &cur.y)
+					}
+				}
+			}
+		case xml.CharData:
+			if cur != nil {
+				cur.text += string(el)
+			}
+		case xml.EndElement:
+			if el.Name.Local == "text" && cur != nil {
+				out = append(out, *cur)
+				cur = nil
+			}
+		}
+	}
+}
+
+// xTickLabels are the texts of data among values (the swept values)
+// that share the y of the first of them: the x axis's tick labels, left
+// to right.
+func xTickLabels(t *testing.T, data []byte, values []string) []svgText {
+	t.Helper()
+	var out []svgText
+	for _, s := range svgTextsAt(t, data) {
+		if slices.Contains(values, s.text) && (len(out) == 0 || s.y == out[0].y) {
+			out = append(out, s)
+		}
+	}
+	slices.SortFunc(out, func(a, b svgText) int { return cmp.Compare(a.x, b.x) })
+	return out
+}
+
+// TestSweepPlotClipsToData: a sweep that stops short of a published
+// crossover is drawn on an axis spanning its own points, the band
+// outside them marked at the edge it lies beyond, and no two tick labels
+// of the x axis overlap.
+func TestSweepPlotClipsToData(t *testing.T) {
+	at, far, below := 600.0, 750.0, 2.0
+	claim := func(id string, at *float64, tol float64) results.Claim {
+		return results.Claim{ID: id, Profile: "celeron-2.4", Crossover: &results.CrossoverRule{First: "real_s", Second: "real_s", Sweep: "count",
+			At: at, Tolerance: tol, FirstLabels: map[string]string{"mode": "thread"}, SecondLabels: map[string]string{"mode": "process"}}}.WithKind()
+	}
+	hello := func(_ string, x float64, l map[string]string, k int) float64 {
+		if l["mode"] == "thread" {
+			return 0.05 + x*0.002 + float64(k)*0.002
+		}
+		return 0.08 + x*0.0015 + float64(k)*0.002
+	}
+	modes := []map[string]string{{"mode": "process"}, {"mode": "thread"}}
+	tests := []struct {
+		name      string
+		values    []string
+		claims    []results.Claim
+		lo, hi    float64  // the data's x range
+		wantMarks []string // texts at the edges
+		noMarks   []string
+	}{
+		{"band above the data", []string{"5", "20"}, []results.Claim{claim("E1.1", &at, 50)}, 5, 20, []string{"E1.1 band 550–650 →"}, nil},
+		{"two bands above, one below", []string{"5", "20"}, []results.Claim{claim("E1.1", &at, 50), claim("E1.2", &far, 250), claim("E9.9", &below, 1)}, 5, 20,
+			[]string{"E1.1 band 550–650 →", "E1.2 band 500–1000 →", "← E9.9 band 1–3"}, nil},
+		{"a crossover with no tolerance", []string{"5", "20"}, []results.Claim{claim("E1.1", &at, 0)}, 5, 20, []string{"E1.1 at 600 →"}, nil},
+		// Inside the data: drawn where it is, no edge mark.
+		{"band inside", []string{"5", "500", "800"}, []results.Claim{claim("E1.1", &at, 50)}, 5, 800, nil, []string{"→", "←"}},
+		// Swept values too close for their labels on a linear axis.
+		{"crowded values", []string{"10", "11", "12", "13", "100"}, nil, 10, 100, nil, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := sweepRun("celeron-2.4", "count", tt.values, map[string]string{"real_s": "s"}, modes, 2, hello)
+			o := PlotOptions{Metrics: []string{"real_s"}, Claims: tt.claims}
+			fig, err := sweepPlot([]*results.Result{r}, o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			margin := 0.1 * (tt.hi - tt.lo)
+			if x := fig.plot.X; x.Min < tt.lo-margin || x.Max > tt.hi+margin || x.Min > tt.lo || x.Max < tt.hi {
+				t.Errorf("x axis %g..%g, want it to span the data %g..%g within %g", x.Min, x.Max, tt.lo, tt.hi, margin)
+			}
+			var b bytes.Buffer
+			if err := WriteSweepPlot(&b, []*results.Result{r}, o); err != nil {
+				t.Fatal(err)
+			}
+			texts := svgTexts(t, b.Bytes())
+			for _, w := range tt.wantMarks {
+				if !slices.Contains(texts, w) {
+					t.Errorf("no edge mark %q; the SVG's texts:\n%s", w, strings.Join(texts, "\n"))
+				}
+			}
+			for _, w := range tt.noMarks {
+				if contains(texts, w) {
+					t.Errorf("an edge mark %q for a band inside the data; the SVG's texts:\n%s", w, strings.Join(texts, "\n"))
+				}
+			}
+			// Tick labels: 10px digits are at most 6px wide; 6px
+			// between one label's end and the next one's start.
+			ticks := xTickLabels(t, b.Bytes(), tt.values)
+			if len(ticks) < 2 {
+				t.Fatalf("x tick labels %+v, want the first and last swept values at least", ticks)
+			}
+			if ticks[0].text != tt.values[0] || ticks[len(ticks)-1].text != tt.values[len(tt.values)-1] {
+				t.Errorf("x tick labels %+v, want the first and last swept values labelled", ticks)
+			}
+			for i := 1; i < len(ticks); i++ {
+				if gap := ticks[i].x - ticks[i-1].x - 6*float64(len(ticks[i-1].text)); gap < 6 {
+					t.Errorf("x tick labels %q at x=%g and %q at x=%g overlap or nearly (gap %.1fpx, want 6 or more)",
+						ticks[i-1].text, ticks[i-1].x, ticks[i].text, ticks[i].x, gap)
+				}
 			}
 		})
 	}

@@ -278,8 +278,11 @@ type (
 		N                                                int
 	}
 	comparisonRow struct {
-		Same                                                          bool
-		Metric, Labels, Ours, Published, Unit, Ratio, Machine, Source string
+		Same                                             bool
+		Metric, Labels, Published, Unit, Machine, Source string
+		// Ours and Ratio are a line per point of a sweep ("count=5:
+		// 0.12"), else one.
+		Ours, Ratio []string
 	}
 	provenanceView struct {
 		ID, Anchor string

@@ -463,3 +463,75 @@ func TestInlineSVG(t *testing.T) {
 		}
 	}
 }
+
+// publishedRows are the body rows of the "Beside the published figures"
+// tables of page, each row's cells.
+func publishedRows(page string) [][]string {
+	var rows [][]string
+	for _, table := range regexp.MustCompile(`(?s)<h4>Beside the published figures</h4>\s*<table>.*?</table>`).FindAllString(page, -1) {
+		body := table[strings.Index(table, "<tbody>"):]
+		for _, tr := range regexp.MustCompile(`(?s)<tr>(.*?)</tr>`).FindAllStringSubmatch(body, -1) {
+			var cells []string
+			for _, td := range regexp.MustCompile(`(?s)<td[^>]*>(.*?)</td>`).FindAllStringSubmatch(tr[1], -1) {
+				cells = append(cells, td[1])
+			}
+			rows = append(rows, cells)
+		}
+	}
+	return rows
+}
+
+// TestReportSweepPublishedOnce: a sweep run's published figures are
+// listed once for the run, ours at each point in the figure's row, not
+// the whole list again at every point swept.
+func TestReportSweepPublishedOnce(t *testing.T) {
+	r := sweepRun("celeron-2.4", "count", []string{"5", "50", "500"}, map[string]string{"real_s": "s"},
+		[]map[string]string{{"mode": "process"}, {"mode": "thread"}}, 2,
+		func(_ string, x float64, l map[string]string, k int) float64 { return x/100 + float64(k)*0.01 })
+	r.Plugin, r.Experiment = "threadbench", "hello"
+	refs := []results.Reference{
+		{Metric: "real_s", Value: 1.5, Unit: "s", Machine: "Celeron", Profile: "celeron-2.4", Source: "E1 paper"},
+		{Metric: "real_s", Value: 2.5, Unit: "s", Machine: "Xeon", Profile: "xeon5130-1core", Source: "E1 article"},
+		{Metric: "real_s", Value: 3500, Unit: "ms", Machine: "P4", Source: "E1 other"},
+		// A figure of one point: a row of its own, ours at that point.
+		{Metric: "real_s", Value: 4.5, Unit: "s", Machine: "P4", Source: "E1 at 50", Labels: map[string]string{"count": "50", "mode": "thread"}},
+	}
+	compare.Analyze(r, refs)
+	if n := len(r.Comparisons); n != 3*2*3+1 {
+		t.Fatalf("%d comparisons, want 19: every point of each mode beside the 3 figures without labels, and one beside the labelled one", n)
+	}
+	exp := ReportExperiment{Plugin: "threadbench", Name: "hello", Metrics: []string{"real_s"}, References: refs}
+	page := writeReport(t, ReportInput{Generated: time.Date(2026, 12, 1, 13, 0, 0, 0, time.UTC), Store: "/store", Runs: []*results.Result{r},
+		Experiments: []ReportExperiment{exp}})
+	rows := publishedRows(page)
+	if len(rows) != 2*3+1 {
+		t.Errorf("%d rows of published figures, want 7: each figure once per mode (the swept count is not a row), the labelled one once", len(rows))
+	}
+	for _, want := range []string{"1.5", "2.5", "3.5"} {
+		n := 0
+		for _, row := range rows {
+			if len(row) > 4 && row[4] == want {
+				n++
+			}
+		}
+		if n != 2 {
+			t.Errorf("published %s in %d rows, want 2 (mode=process, mode=thread)", want, n)
+		}
+	}
+	// The figures' row, with ours at each point in sweep order.
+	for _, row := range rows {
+		if len(row) < 9 {
+			t.Fatalf("row %q: want 9 cells", row)
+		}
+		if row[4] == "1.5" && row[2] == "mode=thread" {
+			if want := "count=5: 0.055<br>count=50: 0.505<br>count=500: 5"; row[3] != want {
+				t.Errorf("ours beside 1.5 s for mode=thread: %q, want %q", row[3], want)
+			}
+		}
+		if row[4] == "4.5" {
+			if want := "count=50: 0.505"; row[3] != want || row[2] != "mode=thread" {
+				t.Errorf("the figure of count=50 mode=thread: ours %q labels %q, want %q and mode=thread", row[3], row[2], want)
+			}
+		}
+	}
+}

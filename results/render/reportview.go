@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"html/template"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -174,14 +175,62 @@ func runViewOf(r *results.Result, e *ReportExperiment, anchor string, claimAncho
 			Trimmed: results.FormatValue(s.TrimmedMean), Range: results.FormatValue(s.Min) + ".." + results.FormatValue(s.Max), CV: formatCV(s.CV), Unit: s.Unit})
 	}
 	cs := comparisons(r)
-	for _, c := range cs {
-		rv.Comparisons = append(rv.Comparisons, comparisonRow{Same: c.SameProfile, Metric: c.Metric, Labels: results.LabelCell(c.Labels),
-			Ours: results.FormatValue(c.Ours), Published: exactValue(c.Published), Unit: c.Unit, Ratio: ratioCell(c, r.Machine),
-			Machine: c.Machine, Source: sourceCell(c)})
-	}
+	rv.Comparisons = comparisonRows(r, cs)
 	rv.RatioNote = ratioNote(cs, r.Machine)
 	rv.Plot, rv.PlotNote = reportPlot(r, e)
 	return rv
+}
+
+// comparisonRows are the rows of r's table beside the published
+// figures, one per comparison in cs; for a sweep, one per figure and
+// labels other than the swept keys, with ours (and the ratio) at each
+// point in it, "count=5: 0.12": a figure is the same at every point,
+// so listing it again for each one would only repeat it.
+func comparisonRows(r *results.Result, cs []results.Comparison) []comparisonRow {
+	var swept []string
+	if r.Sweep != nil {
+		for _, a := range r.Sweep.Axes {
+			swept = append(swept, a.Key)
+		}
+	}
+	var rows []comparisonRow
+	at := map[string]int{} // the row of a figure and labels
+	for _, c := range cs {
+		rest, point := map[string]string{}, map[string]string{}
+		for k, v := range c.Labels {
+			if slices.Contains(swept, k) {
+				point[k] = v
+			} else {
+				rest[k] = v
+			}
+		}
+		row := comparisonRow{Same: c.SameProfile, Metric: c.Metric, Labels: results.LabelCell(rest), Published: exactValue(c.Published),
+			Unit: c.Unit, Machine: c.Machine, Source: sourceCell(c)}
+		ours, ratio := results.FormatValue(c.Ours), ratioCell(c, r.Machine)
+		if len(swept) == 0 {
+			row.Labels = results.LabelCell(c.Labels)
+			row.Ours, row.Ratio = []string{ours}, []string{ratio}
+			rows = append(rows, row)
+			continue
+		}
+		key := fmt.Sprint(row)
+		i, ok := at[key]
+		if !ok {
+			i = len(rows)
+			at[key] = i
+			rows = append(rows, row)
+		}
+		p := results.FormatLabels(point)
+		rows[i].Ours = append(rows[i].Ours, p+": "+ours)
+		rows[i].Ratio = append(rows[i].Ratio, p+": "+ratio)
+	}
+	// A figure no ratio applies to says so once.
+	for i := range rows {
+		if len(rows[i].Ratio) > 1 && !slices.ContainsFunc(rows[i].Ratio, func(s string) bool { return !strings.HasSuffix(s, ": -") }) {
+			rows[i].Ratio = []string{"-"}
+		}
+	}
+	return rows
 }
 
 // reportPlot draws r's plot as lab run does (a sweep against its swept

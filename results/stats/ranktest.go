@@ -17,6 +17,9 @@ type UTest struct {
 	// P is the two-sided p-value: the probability, if x and y come from
 	// the same distribution, of a U at least this far from N1*N2/2.
 	P float64
+	// PGreater and PLess are the one-sided p-values that x lies above y
+	// (P(U >= U observed)) and below it (P(U <= U observed)).
+	PGreater, PLess float64
 	// Exact says P comes from the exact distribution of U (no ties, both
 	// samples under 50 values); otherwise from the normal approximation
 	// with tie and continuity corrections.
@@ -47,10 +50,10 @@ func MannWhitneyU(x, y []float64) (UTest, error) {
 	t := UTest{U: u, N1: n1, N2: n2}
 	if !ties && n1 < 50 && n2 < 50 {
 		t.Exact = true
-		t.P = exactUP(n1, n2, u)
+		t.P, t.PGreater, t.PLess = exactUP(n1, n2, u)
 		return t, nil
 	}
-	t.P = normalUP(n1, n2, u, ranks)
+	t.P, t.PGreater, t.PLess = normalUP(n1, n2, u, ranks)
 	return t, nil
 }
 
@@ -91,8 +94,9 @@ func midranks(x, y []float64) ([]float64, bool) {
 }
 
 // exactUP is the two-sided p-value of U = u for samples of n1 and n2
-// distinct values: 2 * min(P(U <= u), P(U >= u)), at most 1.
-func exactUP(n1, n2 int, u float64) float64 {
+// distinct values, 2 * min(P(U <= u), P(U >= u)) at most 1, and the
+// one-sided P(U >= u) and P(U <= u).
+func exactUP(n1, n2 int, u float64) (two, greater, less float64) {
 	dist := uDist(n1, n2)
 	k := int(math.Round(u))
 	var lo, hi float64
@@ -104,7 +108,7 @@ func exactUP(n1, n2 int, u float64) float64 {
 			hi += p
 		}
 	}
-	return math.Min(1, 2*math.Min(lo, hi))
+	return math.Min(1, 2*math.Min(lo, hi)), math.Min(1, hi), math.Min(1, lo)
 }
 
 // uDist is the null distribution of U for samples of m and n distinct
@@ -137,10 +141,9 @@ func uDist(m, n int) []float64 {
 	return prev[n]
 }
 
-// normalUP is the two-sided p-value of U = u from the normal
-// approximation, with the variance corrected for ties and a continuity
-// correction of 1/2 towards the mean.
-func normalUP(n1, n2 int, u float64, ranks []float64) float64 {
+// normalUP is exactUP from the normal approximation, with the variance
+// corrected for ties and a continuity correction of 1/2 towards the mean.
+func normalUP(n1, n2 int, u float64, ranks []float64) (two, greater, less float64) {
 	n := float64(n1 + n2)
 	// Tie correction: sum over groups of tied values of t^3 - t.
 	sorted := slices.Clone(ranks)
@@ -157,9 +160,12 @@ func normalUP(n1, n2 int, u float64, ranks []float64) float64 {
 	}
 	sigma := math.Sqrt(float64(n1*n2) / 12 * ((n + 1) - tc/(n*(n-1))))
 	if sigma == 0 {
-		return 1 // every value the same
+		return 1, 1, 1 // every value the same
 	}
-	z := u - float64(n1*n2)/2
+	mean := float64(n1*n2) / 2
+	greater = math.Erfc((u-0.5-mean)/sigma/math.Sqrt2) / 2
+	less = math.Erfc(-(u+0.5-mean)/sigma/math.Sqrt2) / 2
+	z := u - mean
 	switch {
 	case z > 0:
 		z -= 0.5
@@ -167,5 +173,5 @@ func normalUP(n1, n2 int, u float64, ranks []float64) float64 {
 		z += 0.5
 	}
 	z = math.Abs(z) / sigma
-	return math.Min(1, math.Erfc(z/math.Sqrt2)) // 2 * (1 - Phi(z))
+	return math.Min(1, math.Erfc(z/math.Sqrt2)), greater, less // 2 * (1 - Phi(z))
 }

@@ -68,8 +68,30 @@ func TestMannWhitneyUNormal(t *testing.T) {
 	if ties {
 		t.Fatal("midranks found ties where there are none")
 	}
-	if p := normalUP(5, 4, 17, ranks); !approx(p, 0.11134688653314041) {
+	p, greater, less := normalUP(5, 4, 17, ranks)
+	if !approx(p, 0.11134688653314041) {
 		t.Errorf("normal p = %.17g, want 0.11134688653314041", p)
+	}
+	// One-sided, the same continuity correction: SciPy's
+	// alternative="greater" gives half the two-sided p here.
+	if !approx(greater, 0.11134688653314041/2) || less < 0.9 {
+		t.Errorf("normal one-sided p: greater %.17g (want %.17g), less %v", greater, 0.11134688653314041/2, less)
+	}
+}
+
+// The one-sided exact tails: x entirely above y is the single most
+// extreme of C(8,4) = 70 arrangements.
+func TestMannWhitneyUOneSided(t *testing.T) {
+	u, err := MannWhitneyU([]float64{5, 6, 7, 8}, []float64{1, 2, 3, 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !u.Exact || !approx(u.PGreater, 1.0/70) || !approx(u.PLess, 1) || !approx(u.P, 2.0/70) {
+		t.Errorf("MannWhitneyU(above) = %+v, want P> 1/70, P< 1, P 2/70", u)
+	}
+	u, _ = MannWhitneyU([]float64{1, 2, 3, 4}, []float64{5, 6, 7, 8})
+	if !approx(u.PLess, 1.0/70) || !approx(u.PGreater, 1) {
+		t.Errorf("MannWhitneyU(below) = %+v, want P< 1/70, P> 1", u)
 	}
 }
 

@@ -306,8 +306,10 @@ func xTickLabels(t *testing.T, data []byte, values []string) []svgText {
 func TestSweepPlotClipsToData(t *testing.T) {
 	at, far, below := 600.0, 750.0, 2.0
 	claim := func(id string, at *float64, tol float64) results.Claim {
-		return results.Claim{ID: id, Profile: "celeron-2.4", Crossover: &results.CrossoverRule{First: "real_s", Second: "real_s", Sweep: "count",
-			At: at, Tolerance: tol, FirstLabels: map[string]string{"mode": "thread"}, SecondLabels: map[string]string{"mode": "process"}}}.WithKind()
+		return results.Claim{Claim: contract.Claim{ID: id,
+			Profile: "celeron-2.4",
+			Crossover: &contract.CrossoverClaim{First: "real_s", Second: "real_s", Sweep: "count",
+				At: at, Tolerance: tol, FirstLabels: map[string]string{"mode": "thread"}, SecondLabels: map[string]string{"mode": "process"}}}}.WithKind()
 	}
 	hello := func(_ string, x float64, l map[string]string, k int) float64 {
 		if l["mode"] == "thread" {

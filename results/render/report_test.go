@@ -490,11 +490,11 @@ func TestReportSweepPublishedOnce(t *testing.T) {
 		func(_ string, x float64, l map[string]string, k int) float64 { return x/100 + float64(k)*0.01 })
 	r.Plugin, r.Experiment = "threadbench", "hello"
 	refs := []results.Reference{
-		{Metric: "real_s", Value: 1.5, Unit: "s", Machine: "Celeron", Profile: "celeron-2.4", Source: "E1 paper"},
-		{Metric: "real_s", Value: 2.5, Unit: "s", Machine: "Xeon", Profile: "xeon5130-1core", Source: "E1 article"},
-		{Metric: "real_s", Value: 3500, Unit: "ms", Machine: "P4", Source: "E1 other"},
+		{Reference: contract.Reference{Metric: "real_s", Value: 1.5, Unit: "s", Machine: "Celeron", Profile: "celeron-2.4", Source: "E1 paper"}},
+		{Reference: contract.Reference{Metric: "real_s", Value: 2.5, Unit: "s", Machine: "Xeon", Profile: "xeon5130-1core", Source: "E1 article"}},
+		{Reference: contract.Reference{Metric: "real_s", Value: 3500, Unit: "ms", Machine: "P4", Source: "E1 other"}},
 		// A figure of one point: a row of its own, ours at that point.
-		{Metric: "real_s", Value: 4.5, Unit: "s", Machine: "P4", Source: "E1 at 50", Labels: map[string]string{"count": "50", "mode": "thread"}},
+		{Reference: contract.Reference{Metric: "real_s", Value: 4.5, Unit: "s", Machine: "P4", Source: "E1 at 50", Labels: map[string]string{"count": "50", "mode": "thread"}}},
 	}
 	compare.Analyze(r, refs)
 	if n := len(r.Comparisons); n != 3*2*3+1 {

@@ -154,7 +154,29 @@ func Load(path string) (*Result, error) {
 	if r.Schema > SchemaVersion {
 		return nil, fmt.Errorf("load result %s: schema version %d is newer than this lab's %d; upgrade lab", path, r.Schema, SchemaVersion)
 	}
+	if missing := missingKeys(&r); missing != "" {
+		return nil, fmt.Errorf("load result %s: not a result: no %s (every run lab stores has an id, a plugin and an experiment)", path, missing)
+	}
 	return &r, nil
+}
+
+// missingKeys names what a document lacks of what identifies a run ("id,
+// plugin or experiment"), or is "" when it has all three: `{}` and `null`
+// decode without error and must not pass for a run with no name.
+func missingKeys(r *Result) string {
+	var missing []string
+	for _, k := range [][2]string{{"id", r.ID}, {"plugin", r.Plugin}, {"experiment", r.Experiment}} {
+		if k[1] == "" {
+			missing = append(missing, k[0])
+		}
+	}
+	switch len(missing) {
+	case 0:
+		return ""
+	case 1:
+		return missing[0]
+	}
+	return strings.Join(missing[:len(missing)-1], ", ") + " or " + missing[len(missing)-1]
 }
 
 // List returns the paths of the results stored in dir, newest first (by

@@ -169,3 +169,35 @@ func TestListAndResolve(t *testing.T) {
 		}
 	}
 }
+
+// TestLoadRejectsNonResult: a JSON document without an id, a plugin and
+// an experiment is not a result (issue 22 item 11): Load says so by path,
+// and a listing skips it beside the runs that load.
+func TestLoadRejectsNonResult(t *testing.T) {
+	dir := t.TempDir()
+	good := fixture.Result()
+	if _, err := results.Save(dir, good); err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct{ name, doc, want string }{
+		{"empty.json", `{}`, "no id, plugin or experiment"},
+		{"null.json", `null`, "no id, plugin or experiment"},
+		{"noexp.json", `{"id": "x", "plugin": "forkbench"}`, "no experiment"},
+	} {
+		path := filepath.Join(dir, tt.name)
+		if err := os.WriteFile(path, []byte(tt.doc), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		r, err := results.Load(path)
+		if err == nil || !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), tt.want) || !strings.Contains(err.Error(), "not a result") {
+			t.Errorf("Load(%s) = %+v, %v; want an error naming the file, %q and \"not a result\"", tt.doc, r, err, tt.want)
+		}
+	}
+	runs, errs := results.LoadAll(dir)
+	if len(runs) != 1 || runs[0].ID != good.ID {
+		t.Errorf("LoadAll = %d runs, want only %s", len(runs), good.ID)
+	}
+	if len(errs) != 3 {
+		t.Errorf("LoadAll skipped %d files with errors %v, want 3", len(errs), errs)
+	}
+}

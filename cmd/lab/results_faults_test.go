@@ -1,0 +1,57 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"lab/results"
+)
+
+// storedRun saves a forkbench run started at start with params into dir
+// and returns it: enough of a result for lab results and lab compare.
+func storedRun(t *testing.T, dir, id, experiment string, start time.Time, params map[string]string, vals ...float64) *results.Result {
+	t.Helper()
+	r := &results.Result{
+		ID: id, Started: start, Finished: start.Add(time.Minute),
+		Plugin: "forkbench", Experiment: experiment, Parameters: params,
+		Machine: results.Machine{Profile: map[string]any{"name": "celeron-2.4"}, Accelerator: "tcg", Clock: "host"},
+		Outcome: results.Outcome{Status: "ok"},
+	}
+	for i, v := range vals {
+		r.Samples = append(r.Samples, results.Sample{Metric: "real_s", Value: v, Unit: "s", Repeat: i})
+	}
+	if _, err := results.Save(dir, r); err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// TestCLIResultsNotAResult: a JSON file in the store that is not a run
+// (`{}`, `null`) is no ghost row of lab results: it is named on stderr and
+// skipped, and lab results show refuses it (issue 22 item 11).
+func TestCLIResultsNotAResult(t *testing.T) {
+	cliEnv(t)
+	dir := t.TempDir()
+	t.Setenv("LAB_RESULTS_DIR", dir)
+	run := storedRun(t, dir, "20260102T150405.000000Z-forkbench-forktime-abcdef", "forktime", time.Date(2026, 1, 2, 15, 4, 5, 0, time.UTC), nil, 1, 2, 3)
+	for _, n := range []string{"empty.json", "null.json"} {
+		doc := "{}"
+		if n == "null.json" {
+			doc = "null"
+		}
+		if err := os.WriteFile(filepath.Join(dir, n), []byte(doc), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r := cliRun(t, "results")
+	wantOutput(t, r, "results", 0, "stdout", run.ID)
+	wantOutput(t, r, "results", 0, "stderr", "empty.json", "null.json", "not a result", "skipped")
+	if strings.Contains(r.stdout, "0001-01-01") || strings.Count(r.stdout, "\n") != 2 {
+		t.Errorf("lab results lists more than the one run:\n%s", r.stdout)
+	}
+	r = cliRun(t, "results", "show", filepath.Join(dir, "empty.json"))
+	wantOutput(t, r, "results show empty.json", 1, "stderr", "not a result")
+}

@@ -207,7 +207,8 @@ func List(dir string) ([]string, error) {
 }
 
 // Resolve finds a stored result from what a user typed: a path to a file,
-// "latest", a full ID, or a unique prefix of one.
+// "latest" (see Latest; the files it skipped are not reported), a full ID,
+// or a unique prefix of one.
 func Resolve(dir, ref string) (string, error) {
 	if strings.ContainsRune(ref, os.PathSeparator) || strings.HasSuffix(ref, ext) {
 		if _, err := os.Stat(ref); err == nil {
@@ -219,10 +220,8 @@ func Resolve(dir, ref string) (string, error) {
 		return "", err
 	}
 	if ref == "latest" {
-		if len(paths) == 0 {
-			return "", fmt.Errorf("no results in %s; run `lab run` first", dir)
-		}
-		return paths[0], nil
+		path, _, err := Latest(dir)
+		return path, err
 	}
 	var found []string
 	for _, p := range paths {
@@ -242,6 +241,51 @@ func Resolve(dir, ref string) (string, error) {
 	default:
 		return "", fmt.Errorf("result %q is ambiguous in %s: %d results start with it", ref, dir, len(found))
 	}
+}
+
+// Latest returns the path of the newest run in dir by its recorded start
+// (then finish, then ID), among the files that load: a file name says
+// nothing of when its run started (a run copied in under another name, a
+// stray zero.json), and one bad file must not stand in for the newest
+// run. The files that did not load are returned beside it, for the caller
+// to name.
+func Latest(dir string) (string, []error, error) {
+	paths, err := List(dir)
+	if err != nil {
+		return "", nil, err
+	}
+	if len(paths) == 0 {
+		return "", nil, fmt.Errorf("no results in %s; run `lab run` first", dir)
+	}
+	var best *Result
+	var bestPath string
+	var skipped []error
+	for _, p := range paths {
+		r, err := Load(p)
+		if err != nil {
+			skipped = append(skipped, err)
+			continue
+		}
+		if best == nil || newer(r, best) {
+			best, bestPath = r, p
+		}
+	}
+	if best == nil {
+		return "", skipped, fmt.Errorf("no run in %s loads (%d file(s) skipped); run `lab run` first, or move the bad files out", dir, len(skipped))
+	}
+	return bestPath, skipped, nil
+}
+
+// newer says whether a started after b (then finished after it, then has
+// the greater ID).
+func newer(a, b *Result) bool {
+	if !a.Started.Equal(b.Started) {
+		return a.Started.After(b.Started)
+	}
+	if !a.Finished.Equal(b.Finished) {
+		return a.Finished.After(b.Finished)
+	}
+	return a.ID > b.ID
 }
 
 // LoadAll loads every result stored in dir, newest first. A file that does

@@ -1,6 +1,7 @@
 package results_test
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -199,5 +200,55 @@ func TestLoadRejectsNonResult(t *testing.T) {
 	}
 	if len(errs) != 3 {
 		t.Errorf("LoadAll skipped %d files with errors %v, want 3", len(errs), errs)
+	}
+}
+
+// TestLatest: latest is the newest run by its recorded start among the
+// files that load, not the last file name: an empty zero.json or a run
+// copied in under a name that sorts last does not stand in for it (issue
+// 22 item 10).
+func TestLatest(t *testing.T) {
+	dir := t.TempDir()
+	save := func(id string, start time.Time) string {
+		t.Helper()
+		r := fixture.Result()
+		r.ID, r.Started = id, start
+		path, err := results.Save(dir, r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	newest := save("20260103T100000.000000Z-forkbench-forktime-bbbbbb", time.Date(2026, 1, 3, 10, 0, 0, 0, time.UTC))
+	save("20260102T100000.000000Z-forkbench-forktime-aaaaaa", time.Date(2026, 1, 2, 10, 0, 0, 0, time.UTC))
+	save("my-old-run", time.Date(2025, 6, 1, 10, 0, 0, 0, time.UTC)) // sorts last by name
+	for _, n := range []string{"zero.json", "zz-empty.json"} {
+		doc := ""
+		if n == "zz-empty.json" {
+			doc = "{}"
+		}
+		if err := os.WriteFile(filepath.Join(dir, n), []byte(doc), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err := results.Resolve(dir, "latest")
+	if err != nil || got != newest {
+		t.Errorf("Resolve(latest) = %q, %v; want %q", got, err, newest)
+	}
+	got, skipped, err := results.Latest(dir)
+	if err != nil || got != newest {
+		t.Errorf("Latest = %q, %v; want %q", got, err, newest)
+	}
+	if s := fmt.Sprint(skipped); len(skipped) != 2 || !strings.Contains(s, "zero.json") || !strings.Contains(s, "zz-empty.json") {
+		t.Errorf("Latest skipped %v, want zero.json and zz-empty.json named", skipped)
+	}
+
+	// A store of files none of which loads has no latest run, and says why.
+	bad := t.TempDir()
+	if err := os.WriteFile(filepath.Join(bad, "zero.json"), nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := results.Latest(bad); err == nil || !strings.Contains(err.Error(), "no run") {
+		t.Errorf("Latest of a store of bad files = %v, want an error saying it holds no run", err)
 	}
 }

@@ -148,7 +148,7 @@ func compareSideOf(e *env, dir, arg string) (compare.Side, error) {
 		}
 		return compare.Side{Name: arg, Runs: runs}, nil
 	}
-	path, err := results.Resolve(dir, arg)
+	path, err := e.resolveRun(dir, arg)
 	if err != nil {
 		return compare.Side{}, err
 	}

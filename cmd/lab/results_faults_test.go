@@ -55,3 +55,23 @@ func TestCLIResultsNotAResult(t *testing.T) {
 	r = cliRun(t, "results", "show", filepath.Join(dir, "empty.json"))
 	wantOutput(t, r, "results show empty.json", 1, "stderr", "not a result")
 }
+
+// TestCLILatest: latest is the newest run by its recorded time among the
+// files that load; an empty zero.json in the store (last by name) is named
+// and skipped, not fatal to lab compare X latest (issue 22 item 10).
+func TestCLILatest(t *testing.T) {
+	cliEnv(t)
+	dir := t.TempDir()
+	t.Setenv("LAB_RESULTS_DIR", dir)
+	t0 := time.Date(2026, 1, 2, 15, 4, 5, 0, time.UTC)
+	a := storedRun(t, dir, "20260102T150405.000000Z-forkbench-forktime-aaaaaa", "forktime", t0, nil, 1, 1.1, 0.9, 1, 1.05, 0.95)
+	b := storedRun(t, dir, "20260102T160405.000000Z-forkbench-forktime-bbbbbb", "forktime", t0.Add(time.Hour), nil, 1, 1.1, 0.9, 1, 1.05, 0.95)
+	if err := os.WriteFile(filepath.Join(dir, "zero.json"), nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	r := cliRun(t, "compare", a.ID, "latest", "--json")
+	wantOutput(t, r, "compare A latest", 0, "stdout", b.ID)
+	wantOutput(t, r, "compare A latest", 0, "stderr", "zero.json", "skipped")
+	r = cliRun(t, "results", "show", "latest", "--json")
+	wantOutput(t, r, "results show latest", 0, "stdout", b.ID)
+}

@@ -44,11 +44,21 @@ func idPart(s string) string {
 	}, s)
 }
 
-// CheckDir makes sure dir exists (creating it 0755) and that a file can be
+// Results are private to the user who ran them, as everything else lab
+// keeps (VM state, snapshots, certificates): directories lab creates for
+// them are dirMode and files fileMode. A directory that exists keeps its
+// mode (one the user chose to share stays shared); each file in it is
+// still fileMode, even in the temp directory a run falls back to.
+const (
+	dirMode  = 0o700
+	fileMode = 0o600
+)
+
+// CheckDir makes sure dir exists (creating it dirMode) and that a file can be
 // created in it, so a run learns that its results cannot be saved before it
 // measures, not after.
 func CheckDir(dir string) error {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := os.MkdirAll(dir, dirMode); err != nil {
 		return fmt.Errorf("results directory %s cannot be created: %w", dir, err)
 	}
 	f, err := os.CreateTemp(dir, ".lab-write-check-*")
@@ -67,7 +77,7 @@ func CheckDir(dir string) error {
 // r.ID is empty it is set with NewID (from r.Started, or now). The file
 // appears whole or not at all: it is written to a temporary file in dir,
 // synced, renamed into place, and the directory is synced. dir is created
-// (0755) if needed.
+// (dirMode) if needed; the file is fileMode.
 func Save(dir string, r *Result) (string, error) {
 	if r.ID == "" {
 		t := r.Started
@@ -90,7 +100,7 @@ func Save(dir string, r *Result) (string, error) {
 		return "", fmt.Errorf("save result %s: %w", r.ID, err)
 	}
 	data = append(data, '\n')
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := os.MkdirAll(dir, dirMode); err != nil {
 		return "", fmt.Errorf("save result %s: %w", r.ID, err)
 	}
 	path := filepath.Join(dir, r.ID+ext)
@@ -102,7 +112,7 @@ func Save(dir string, r *Result) (string, error) {
 
 // WriteAtomic replaces path with data so that a reader (or a crash) sees the
 // old file or the new one, never a part. The temporary name starts with '.'
-// so List never picks it up.
+// so List never picks it up. The file is private (fileMode).
 func WriteAtomic(path string, data []byte) (err error) {
 	dir := filepath.Dir(path)
 	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp*")
@@ -119,7 +129,7 @@ func WriteAtomic(path string, data []byte) (err error) {
 	if _, err = f.Write(data); err != nil {
 		return err
 	}
-	if err = f.Chmod(0o644); err != nil {
+	if err = f.Chmod(fileMode); err != nil {
 		return err
 	}
 	if err = f.Sync(); err != nil {

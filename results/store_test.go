@@ -252,3 +252,47 @@ func TestLatest(t *testing.T) {
 		t.Errorf("Latest of a store of bad files = %v, want an error saying it holds no run", err)
 	}
 }
+
+// TestStorePrivate: results are kept as privately as everything else lab
+// keeps: directories it creates 0700, files 0600, including a save to the
+// temp directory when the store cannot be written (issue 22 item 14).
+func TestStorePrivate(t *testing.T) {
+	base := t.TempDir()
+	dir := filepath.Join(base, "new", "results")
+	if err := results.CheckDir(dir); err != nil {
+		t.Fatal(err)
+	}
+	if fi, err := os.Stat(dir); err != nil || fi.Mode().Perm() != 0o700 {
+		t.Errorf("CheckDir created %s with mode %v (%v), want 0700", dir, fi.Mode().Perm(), err)
+	}
+	other := filepath.Join(base, "saved", "results")
+	path, err := results.Save(other, fixture.Result())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for p, want := range map[string]os.FileMode{other: 0o700, filepath.Join(base, "saved"): 0o700, path: 0o600} {
+		if fi, err := os.Stat(p); err != nil || fi.Mode().Perm() != want {
+			t.Errorf("%s has mode %v (%v), want %v", p, fi.Mode().Perm(), err, want)
+		}
+	}
+	// Into a directory that exists and is world-readable (the temp
+	// directory of a disk-full fallback): the file is still private, the
+	// directory left as it is.
+	shared := filepath.Join(base, "tmp")
+	if err := os.Mkdir(shared, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(shared, 0o777|os.ModeSticky); err != nil {
+		t.Fatal(err)
+	}
+	path, err = results.Save(shared, fixture.Result())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fi, err := os.Stat(path); err != nil || fi.Mode().Perm() != 0o600 {
+		t.Errorf("a result saved into a shared directory has mode %v (%v), want 0600", fi.Mode().Perm(), err)
+	}
+	if fi, _ := os.Stat(shared); fi.Mode()&os.ModePerm != 0o777 || fi.Mode()&os.ModeSticky == 0 {
+		t.Errorf("Save changed the mode of an existing directory to %v", fi.Mode())
+	}
+}

@@ -75,3 +75,34 @@ func TestCLILatest(t *testing.T) {
 	r = cliRun(t, "results", "show", "latest", "--json")
 	wantOutput(t, r, "results show latest", 0, "stdout", b.ID)
 }
+
+// TestCLICompareUnlikeRuns: lab compare refuses runs of other parameters
+// or another experiment, naming the difference, as it refuses other
+// profiles and clocks; --force compares them anyway (issue 22 item 9).
+func TestCLICompareUnlikeRuns(t *testing.T) {
+	cliEnv(t)
+	dir := t.TempDir()
+	t.Setenv("LAB_RESULTS_DIR", dir)
+	t0 := time.Date(2026, 1, 2, 15, 4, 5, 0, time.UTC)
+	n50 := storedRun(t, dir, "20260102T150405.000000Z-forkbench-forktime-aaaaaa", "forktime", t0, map[string]string{"n": "50", "repeat": "6"}, 1, 1.1, 0.9, 1, 1.05, 0.95)
+	n400 := storedRun(t, dir, "20260102T160405.000000Z-forkbench-forktime-bbbbbb", "forktime", t0.Add(time.Hour), map[string]string{"n": "400", "repeat": "6"}, 8, 8.8, 7.2, 8, 8.4, 7.6)
+	create := storedRun(t, dir, "20260102T170405.000000Z-forkbench-create-cccccc", "create", t0.Add(2*time.Hour), map[string]string{"n": "50", "repeat": "6"}, 8, 8.8, 7.2, 8, 8.4, 7.6)
+
+	r := cliRun(t, "compare", n50.ID, n400.ID, "--fail-on-regression", "5")
+	wantOutput(t, r, "compare n=50 n=400", 1, "stderr", "n=50", "n=400", "--force")
+	if strings.Contains(r.stdout, "worse") {
+		t.Errorf("lab compare n=50 n=400 printed a comparison:\n%s", r.stdout)
+	}
+	r = cliRun(t, "compare", n50.ID, create.ID)
+	wantOutput(t, r, "compare forktime create", 1, "stderr", "forkbench/forktime", "forkbench/create", "--force")
+	r = cliRun(t, "compare", "experiment=forktime", create.ID)
+	wantOutput(t, r, "compare experiment=forktime (n=50 and n=400 pooled)", 1, "stderr", "n=50", "n=400", "--force")
+
+	r = cliRun(t, "compare", n50.ID, n400.ID, "--force", "--fail-on-regression", "5")
+	wantOutput(t, r, "compare n=50 n=400 --force", 1, "stdout", "real_s", "(worse)")
+	wantOutput(t, r, "compare n=50 n=400 --force", 1, "stderr", "regression")
+
+	// Stores compared cell by cell pair only like cells already.
+	r = cliRun(t, "compare", n50.ID, n50.ID)
+	wantOutput(t, r, "compare A A", 0, "stdout", "real_s")
+}

@@ -378,15 +378,20 @@ func (a *agent) put(conn net.Conn, req *link.PutRequest) error {
 		blob = filepath.Join(a.blobDir, req.SHA256)
 	}
 	cacheOnly := blob != "" && filepath.Clean(req.Path) == blob
+	bundle := a.bundleOf(req.Path)
 	// The cache lock is held from finding the blob to linking it, so that
 	// eviction (by another put) cannot remove it in between.
 	a.cacheMu.Lock()
 	if blob != "" {
 		if a.heldBlob(blob, req.SHA256) {
-			touch(blob)
 			var err error
 			if !cacheOnly {
-				err = a.install(blob, req.Path, req.Mode)
+				if err = a.checkFits(req, false, false, bundle, false); err == nil {
+					touch(blob)
+					err = a.install(blob, req.Path, req.Mode)
+				}
+			} else {
+				touch(blob)
 			}
 			a.remember(blob)
 			a.cacheMu.Unlock()
@@ -396,7 +401,19 @@ func (a *agent) put(conn net.Conn, req *link.PutRequest) error {
 			return link.WriteMsg(conn, &link.Response{Have: true})
 		}
 	}
-	a.makeRoom(req.Size, blob, a.bundleOf(req.Path))
+	// A user's file too large for the cache is not kept by hash (see
+	// oversized): the cache is left as it is.
+	if blob != "" && !cacheOnly && bundle == "" && a.oversized(req.Size) {
+		blob = ""
+	}
+	if err := a.checkFits(req, true, blob != "", bundle, cacheOnly); err != nil {
+		a.cacheMu.Unlock()
+		logf("put: %v", err)
+		return reply(conn, err)
+	}
+	if blob != "" {
+		a.makeRoom(req.Size, blob, bundle)
+	}
 	a.cacheMu.Unlock()
 	if err := link.WriteMsg(conn, &link.Response{}); err != nil {
 		return err
@@ -425,8 +442,14 @@ func (a *agent) receive(conn net.Conn, req *link.PutRequest, blob string, cacheO
 		return err
 	}
 	if blob == "" {
-		// Unnamed content is not kept by hash: install and forget.
+		// Content not kept by hash is linked into place and forgotten:
+		// with the mode it is installed with, so that the link is no
+		// copy (one copy of a file too large for the cache may be all
+		// the guest has room for).
 		defer os.Remove(tmp.Name())
+		if err := os.Chmod(tmp.Name(), os.FileMode(req.Mode&0o777)); err != nil {
+			return err
+		}
 		return install(tmp.Name(), req.Path, req.Mode, true)
 	}
 	// The blob takes the mode of its first use, so installing it again with

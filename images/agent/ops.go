@@ -544,6 +544,14 @@ func copyFile(src, dst string) error {
 // ends with a frame saying how many bytes were sent and whether EOF was
 // reached, so the host can tell a complete transfer from a cut-off one.
 func get(conn net.Conn, path string) error {
+	// A device is refused before it is opened: /dev/zero or /dev/urandom
+	// would stream without end, and opening some devices does things. A
+	// FIFO is read to its writer's EOF.
+	if st, err := os.Stat(path); err == nil {
+		if what := notFile(st.Mode()); what != "" {
+			return reply(conn, fmt.Errorf("%s is %s, not a regular file: it may never end; copy a regular file (in the guest, head -c SIZE %s > /root/file, then copy that)", path, what, path))
+		}
+	}
 	f, err := os.Open(path)
 	if err != nil {
 		return reply(conn, fmt.Errorf("%s: %w", path, unwrapPath(err)))
@@ -577,6 +585,19 @@ func get(conn net.Conn, path string) error {
 			return fw.WriteJSON(link.FrameEnd, link.GetEnd{Size: sent, Error: fmt.Sprintf("reading %s: %v", path, unwrapPath(rerr))})
 		}
 	}
+}
+
+// notFile names what get refuses to read, or is "".
+func notFile(m os.FileMode) string {
+	switch {
+	case m&os.ModeCharDevice != 0:
+		return "a character device"
+	case m&os.ModeDevice != 0:
+		return "a block device"
+	case m&os.ModeSocket != 0:
+		return "a socket"
+	}
+	return ""
 }
 
 func unwrapPath(err error) error {

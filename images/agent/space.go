@@ -94,12 +94,6 @@ func (a *agent) checkFits(req *link.PutRequest, received, kept bool, bundle stri
 	needs := []*fsNeed{{sp: blobSp, at: a.blobDir}}
 	if received {
 		needs[0].need = size
-		if kept && a.cacheBudget > 0 {
-			usage := a.cacheUsage()
-			if over := usage + size - a.cacheBudget; over > 0 {
-				needs[0].freed = min(over, usage)
-			}
-		}
 	}
 	copied := bundle == "" && (kept || !received)
 	if !cacheOnly {
@@ -118,9 +112,20 @@ func (a *agent) checkFits(req *link.PutRequest, received, kept bool, bundle stri
 			needs[0].at = dst // the same filesystem, by the name the user gave
 		}
 	}
-	for _, f := range needs {
-		if f.sp.total <= 0 || f.need <= f.sp.free+f.freed {
+	for i, f := range needs {
+		if f.sp.total <= 0 || f.need <= f.sp.free {
 			continue
+		}
+		// Short of room: count what trimming the cache to its budget
+		// (makeRoom, before the blob is received) would free there.
+		if i == 0 && received && kept && a.cacheBudget > 0 {
+			usage := a.cacheUsage()
+			if over := usage + size - a.cacheBudget; over > 0 {
+				f.freed = min(over, usage)
+			}
+			if f.need <= f.sp.free+f.freed {
+				continue
+			}
 		}
 		what := ""
 		if received && copied {

@@ -128,3 +128,30 @@ func TestStatSpace(t *testing.T) {
 		t.Errorf("statSpace = %+v, want device %d and 0 <= free <= total", s, st.Dev)
 	}
 }
+
+// TestPutFitsOnceTrimmed: what trimming the cache to its budget frees
+// counts: a copy that fits only then goes ahead, one that does not even
+// then is refused, saying how much trimming would have freed.
+func TestPutFitsOnceTrimmed(t *testing.T) {
+	for _, tt := range []struct {
+		capacity int64
+		fits     bool
+	}{{700 * kib, true}, {600 * kib, false}} {
+		a := newCacheAgent(t, 350*kib)
+		root := filepath.Dir(a.blobDir)
+		fakeFS(a, root, tt.capacity)
+		l := connect(t, a)
+		for _, s := range []string{"a", "b", "c"} {
+			putBytes(t, l, content(s, 100*kib), filepath.Join(a.pluginDir, "p", s, "bin"), 0o755)
+		}
+		// 300 KiB to a user path: the blob and its copy, 600 KiB.
+		b := content("user", 300*kib)
+		_, err := l.c.Put(ctxT(t), bytes.NewReader(b), &link.PutRequest{Path: filepath.Join(root, "root", "f"), Mode: 0o644, Size: int64(len(b)), SHA256: sum(b)})
+		if tt.fits && err != nil {
+			t.Errorf("capacity %d KiB: Put = %v, want it to fit once the cache is trimmed", tt.capacity/kib, err)
+		}
+		if !tt.fits && (err == nil || !strings.Contains(err.Error(), "once the cache is trimmed") || !strings.Contains(err.Error(), "cached copy")) {
+			t.Errorf("capacity %d KiB: Put = %v, want it refused, counting the trimmed cache and the cached copy", tt.capacity/kib, err)
+		}
+	}
+}

@@ -44,11 +44,21 @@ func idPart(s string) string {
 	}, s)
 }
 
-// CheckDir makes sure dir exists (creating it 0755) and that a file can be
+// Results are private to the user who ran them, as everything else lab
+// keeps (VM state, snapshots, certificates): directories lab creates for
+// them are dirMode and files fileMode. A directory that exists keeps its
+// mode (one the user chose to share stays shared); each file in it is
+// still fileMode, even in the temp directory a run falls back to.
+const (
+	dirMode  = 0o700
+	fileMode = 0o600
+)
+
+// CheckDir makes sure dir exists (creating it dirMode) and that a file can be
 // created in it, so a run learns that its results cannot be saved before it
 // measures, not after.
 func CheckDir(dir string) error {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := os.MkdirAll(dir, dirMode); err != nil {
 		return fmt.Errorf("results directory %s cannot be created: %w", dir, err)
 	}
 	f, err := os.CreateTemp(dir, ".lab-write-check-*")
@@ -67,7 +77,7 @@ func CheckDir(dir string) error {
 // r.ID is empty it is set with NewID (from r.Started, or now). The file
 // appears whole or not at all: it is written to a temporary file in dir,
 // synced, renamed into place, and the directory is synced. dir is created
-// (0755) if needed.
+// (dirMode) if needed; the file is fileMode.
 func Save(dir string, r *Result) (string, error) {
 	if r.ID == "" {
 		t := r.Started
@@ -90,7 +100,7 @@ func Save(dir string, r *Result) (string, error) {
 		return "", fmt.Errorf("save result %s: %w", r.ID, err)
 	}
 	data = append(data, '\n')
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := os.MkdirAll(dir, dirMode); err != nil {
 		return "", fmt.Errorf("save result %s: %w", r.ID, err)
 	}
 	path := filepath.Join(dir, r.ID+ext)
@@ -102,7 +112,7 @@ func Save(dir string, r *Result) (string, error) {
 
 // WriteAtomic replaces path with data so that a reader (or a crash) sees the
 // old file or the new one, never a part. The temporary name starts with '.'
-// so List never picks it up.
+// so List never picks it up. The file is private (fileMode).
 func WriteAtomic(path string, data []byte) (err error) {
 	dir := filepath.Dir(path)
 	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp*")
@@ -119,7 +129,7 @@ func WriteAtomic(path string, data []byte) (err error) {
 	if _, err = f.Write(data); err != nil {
 		return err
 	}
-	if err = f.Chmod(0o644); err != nil {
+	if err = f.Chmod(fileMode); err != nil {
 		return err
 	}
 	if err = f.Sync(); err != nil {
@@ -154,7 +164,29 @@ func Load(path string) (*Result, error) {
 	if r.Schema > SchemaVersion {
 		return nil, fmt.Errorf("load result %s: schema version %d is newer than this lab's %d; upgrade lab", path, r.Schema, SchemaVersion)
 	}
+	if missing := missingKeys(&r); missing != "" {
+		return nil, fmt.Errorf("load result %s: not a result: no %s (every run lab stores has an id, a plugin and an experiment)", path, missing)
+	}
 	return &r, nil
+}
+
+// missingKeys names what a document lacks of what identifies a run ("id,
+// plugin or experiment"), or is "" when it has all three: `{}` and `null`
+// decode without error and must not pass for a run with no name.
+func missingKeys(r *Result) string {
+	var missing []string
+	for _, k := range [][2]string{{"id", r.ID}, {"plugin", r.Plugin}, {"experiment", r.Experiment}} {
+		if k[1] == "" {
+			missing = append(missing, k[0])
+		}
+	}
+	switch len(missing) {
+	case 0:
+		return ""
+	case 1:
+		return missing[0]
+	}
+	return strings.Join(missing[:len(missing)-1], ", ") + " or " + missing[len(missing)-1]
 }
 
 // List returns the paths of the results stored in dir, newest first (by
@@ -185,7 +217,8 @@ func List(dir string) ([]string, error) {
 }
 
 // Resolve finds a stored result from what a user typed: a path to a file,
-// "latest", a full ID, or a unique prefix of one.
+// "latest" (see Latest; the files it skipped are not reported), a full ID,
+// or a unique prefix of one.
 func Resolve(dir, ref string) (string, error) {
 	if strings.ContainsRune(ref, os.PathSeparator) || strings.HasSuffix(ref, ext) {
 		if _, err := os.Stat(ref); err == nil {
@@ -197,10 +230,8 @@ func Resolve(dir, ref string) (string, error) {
 		return "", err
 	}
 	if ref == "latest" {
-		if len(paths) == 0 {
-			return "", fmt.Errorf("no results in %s; run `lab run` first", dir)
-		}
-		return paths[0], nil
+		path, _, err := Latest(dir)
+		return path, err
 	}
 	var found []string
 	for _, p := range paths {
@@ -220,6 +251,51 @@ func Resolve(dir, ref string) (string, error) {
 	default:
 		return "", fmt.Errorf("result %q is ambiguous in %s: %d results start with it", ref, dir, len(found))
 	}
+}
+
+// Latest returns the path of the newest run in dir by its recorded start
+// (then finish, then ID), among the files that load: a file name says
+// nothing of when its run started (a run copied in under another name, a
+// stray zero.json), and one bad file must not stand in for the newest
+// run. The files that did not load are returned beside it, for the caller
+// to name.
+func Latest(dir string) (string, []error, error) {
+	paths, err := List(dir)
+	if err != nil {
+		return "", nil, err
+	}
+	if len(paths) == 0 {
+		return "", nil, fmt.Errorf("no results in %s; run `lab run` first", dir)
+	}
+	var best *Result
+	var bestPath string
+	var skipped []error
+	for _, p := range paths {
+		r, err := Load(p)
+		if err != nil {
+			skipped = append(skipped, err)
+			continue
+		}
+		if best == nil || newer(r, best) {
+			best, bestPath = r, p
+		}
+	}
+	if best == nil {
+		return "", skipped, fmt.Errorf("no run in %s loads (%d file(s) skipped); run `lab run` first, or move the bad files out", dir, len(skipped))
+	}
+	return bestPath, skipped, nil
+}
+
+// newer says whether a started after b (then finished after it, then has
+// the greater ID).
+func newer(a, b *Result) bool {
+	if !a.Started.Equal(b.Started) {
+		return a.Started.After(b.Started)
+	}
+	if !a.Finished.Equal(b.Finished) {
+		return a.Finished.After(b.Finished)
+	}
+	return a.ID > b.ID
 }
 
 // LoadAll loads every result stored in dir, newest first. A file that does

@@ -1,6 +1,7 @@
 package results_test
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -167,5 +168,131 @@ func TestListAndResolve(t *testing.T) {
 		if (err != nil) != tt.wantErr || got != tt.want {
 			t.Errorf("Resolve(%q) = %q, %v; want %q, error %v", tt.ref, got, err, tt.want, tt.wantErr)
 		}
+	}
+}
+
+// TestLoadRejectsNonResult: a JSON document without an id, a plugin and
+// an experiment is not a result (issue 22 item 11): Load says so by path,
+// and a listing skips it beside the runs that load.
+func TestLoadRejectsNonResult(t *testing.T) {
+	dir := t.TempDir()
+	good := fixture.Result()
+	if _, err := results.Save(dir, good); err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct{ name, doc, want string }{
+		{"empty.json", `{}`, "no id, plugin or experiment"},
+		{"null.json", `null`, "no id, plugin or experiment"},
+		{"noexp.json", `{"id": "x", "plugin": "forkbench"}`, "no experiment"},
+	} {
+		path := filepath.Join(dir, tt.name)
+		if err := os.WriteFile(path, []byte(tt.doc), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		r, err := results.Load(path)
+		if err == nil || !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), tt.want) || !strings.Contains(err.Error(), "not a result") {
+			t.Errorf("Load(%s) = %+v, %v; want an error naming the file, %q and \"not a result\"", tt.doc, r, err, tt.want)
+		}
+	}
+	runs, errs := results.LoadAll(dir)
+	if len(runs) != 1 || runs[0].ID != good.ID {
+		t.Errorf("LoadAll = %d runs, want only %s", len(runs), good.ID)
+	}
+	if len(errs) != 3 {
+		t.Errorf("LoadAll skipped %d files with errors %v, want 3", len(errs), errs)
+	}
+}
+
+// TestLatest: latest is the newest run by its recorded start among the
+// files that load, not the last file name: an empty zero.json or a run
+// copied in under a name that sorts last does not stand in for it (issue
+// 22 item 10).
+func TestLatest(t *testing.T) {
+	dir := t.TempDir()
+	save := func(id string, start time.Time) string {
+		t.Helper()
+		r := fixture.Result()
+		r.ID, r.Started = id, start
+		path, err := results.Save(dir, r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	newest := save("20260103T100000.000000Z-forkbench-forktime-bbbbbb", time.Date(2026, 1, 3, 10, 0, 0, 0, time.UTC))
+	save("20260102T100000.000000Z-forkbench-forktime-aaaaaa", time.Date(2026, 1, 2, 10, 0, 0, 0, time.UTC))
+	save("my-old-run", time.Date(2025, 6, 1, 10, 0, 0, 0, time.UTC)) // sorts last by name
+	for _, n := range []string{"zero.json", "zz-empty.json"} {
+		doc := ""
+		if n == "zz-empty.json" {
+			doc = "{}"
+		}
+		if err := os.WriteFile(filepath.Join(dir, n), []byte(doc), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err := results.Resolve(dir, "latest")
+	if err != nil || got != newest {
+		t.Errorf("Resolve(latest) = %q, %v; want %q", got, err, newest)
+	}
+	got, skipped, err := results.Latest(dir)
+	if err != nil || got != newest {
+		t.Errorf("Latest = %q, %v; want %q", got, err, newest)
+	}
+	if s := fmt.Sprint(skipped); len(skipped) != 2 || !strings.Contains(s, "zero.json") || !strings.Contains(s, "zz-empty.json") {
+		t.Errorf("Latest skipped %v, want zero.json and zz-empty.json named", skipped)
+	}
+
+	// A store of files none of which loads has no latest run, and says why.
+	bad := t.TempDir()
+	if err := os.WriteFile(filepath.Join(bad, "zero.json"), nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := results.Latest(bad); err == nil || !strings.Contains(err.Error(), "no run") {
+		t.Errorf("Latest of a store of bad files = %v, want an error saying it holds no run", err)
+	}
+}
+
+// TestStorePrivate: results are kept as privately as everything else lab
+// keeps: directories it creates 0700, files 0600, including a save to the
+// temp directory when the store cannot be written (issue 22 item 14).
+func TestStorePrivate(t *testing.T) {
+	base := t.TempDir()
+	dir := filepath.Join(base, "new", "results")
+	if err := results.CheckDir(dir); err != nil {
+		t.Fatal(err)
+	}
+	if fi, err := os.Stat(dir); err != nil || fi.Mode().Perm() != 0o700 {
+		t.Errorf("CheckDir created %s with mode %v (%v), want 0700", dir, fi.Mode().Perm(), err)
+	}
+	other := filepath.Join(base, "saved", "results")
+	path, err := results.Save(other, fixture.Result())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for p, want := range map[string]os.FileMode{other: 0o700, filepath.Join(base, "saved"): 0o700, path: 0o600} {
+		if fi, err := os.Stat(p); err != nil || fi.Mode().Perm() != want {
+			t.Errorf("%s has mode %v (%v), want %v", p, fi.Mode().Perm(), err, want)
+		}
+	}
+	// Into a directory that exists and is world-readable (the temp
+	// directory of a disk-full fallback): the file is still private, the
+	// directory left as it is.
+	shared := filepath.Join(base, "tmp")
+	if err := os.Mkdir(shared, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(shared, 0o777|os.ModeSticky); err != nil {
+		t.Fatal(err)
+	}
+	path, err = results.Save(shared, fixture.Result())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fi, err := os.Stat(path); err != nil || fi.Mode().Perm() != 0o600 {
+		t.Errorf("a result saved into a shared directory has mode %v (%v), want 0600", fi.Mode().Perm(), err)
+	}
+	if fi, _ := os.Stat(shared); fi.Mode()&os.ModePerm != 0o777 || fi.Mode()&os.ModeSticky == 0 {
+		t.Errorf("Save changed the mode of an existing directory to %v", fi.Mode())
 	}
 }

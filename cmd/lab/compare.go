@@ -44,16 +44,17 @@ func compareCommand(e *env) *cli.Command {
 			"B are directories (result stores, or lab matrix output directories) they are\n" +
 			"compared cell by cell: each run of B against the newest run of A with the\n" +
 			"same plugin, experiment, profile, clock and parameters.\n\n" +
-			"Runs on different accelerators, clocks or profiles are refused unless\n" +
-			"--force. With --fail-on-regression PCT the command exits 1 when a change is\n" +
-			"significant, the worse way (up for times and sizes, down for rates: a unit\n" +
-			"per second) and larger than PCT percent.\n\n" +
+			"Runs on different accelerators, clocks or profiles, of other experiments or\n" +
+			"with other parameters (the repeat count aside) are refused, naming the\n" +
+			"difference, unless --force. With --fail-on-regression PCT the command exits 1\n" +
+			"when a change is significant, the worse way (up for times and sizes, down for\n" +
+			"rates: a unit per second) and larger than PCT percent.\n\n" +
 			"Examples:\n   lab compare 20261130T0200 latest\n" +
-			"   lab compare plugin=forkbench,since=48h,outcome=ok latest --fail-on-regression 5\n" +
+			"   lab compare experiment=forktime,since=48h,outcome=ok latest --fail-on-regression 5\n" +
 			"   lab compare last-night/results nightly/results --fail-on-regression 5\n" +
 			"   lab compare A B --json",
 		Flags: []cli.Flag{storeFlag, jsonFlag,
-			&cli.BoolFlag{Name: "force", Usage: "compare runs made with different accelerators, clocks or profiles"},
+			&cli.BoolFlag{Name: "force", Usage: "compare runs made with different accelerators, clocks, profiles, experiments or parameters"},
 			&cli.Float64Flag{Name: "fail-on-regression", Value: -1, Usage: "exit 1 if a significant change is worse by more than `PCT` percent"},
 		},
 		Action: func(c *cli.Context) error {
@@ -148,7 +149,7 @@ func compareSideOf(e *env, dir, arg string) (compare.Side, error) {
 		}
 		return compare.Side{Name: arg, Runs: runs}, nil
 	}
-	path, err := results.Resolve(dir, arg)
+	path, err := e.resolveRun(dir, arg)
 	if err != nil {
 		return compare.Side{}, err
 	}

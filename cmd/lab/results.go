@@ -59,6 +59,17 @@ func warnSkipped(w io.Writer, errs []error) {
 	}
 }
 
+// resolveRun finds the run ref names in dir (results.Resolve); for
+// latest it names the files it skipped.
+func (e *env) resolveRun(dir, ref string) (string, error) {
+	if ref != "latest" {
+		return results.Resolve(dir, ref)
+	}
+	path, skipped, err := results.Latest(dir)
+	warnSkipped(e.stderr, skipped)
+	return path, err
+}
+
 func resultsCommand(e *env) *cli.Command {
 	return &cli.Command{
 		Name:  "results",
@@ -132,7 +143,7 @@ func resultsCommand(e *env) *cli.Command {
 				if err != nil {
 					return err
 				}
-				path, err := results.Resolve(dir, c.Args().First())
+				path, err := e.resolveRun(dir, c.Args().First())
 				if err != nil {
 					return err
 				}

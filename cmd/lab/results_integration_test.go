@@ -17,8 +17,8 @@ import (
 // celeron-2.4 guest and reads them back with lab results and lab compare:
 // forktime with n=50 and n=400 forks per repeat, so real_s (the whole
 // loop) grows about eightfold while fork_wait_us (per fork) stays, within
-// the noise of a shared host; a corrupt file in the store is named and
-// skipped.
+// the noise of a shared host (compared with --force: other parameters are
+// refused otherwise); a corrupt file in the store is named and skipped.
 func TestIntegrationResultsAndCompare(t *testing.T) {
 	const profile = "celeron-2.4"
 	p := itProfile(t, profile)
@@ -58,8 +58,14 @@ func TestIntegrationResultsAndCompare(t *testing.T) {
 		t.Errorf("lab results show --format csv: %d lines for %d samples:\n%s", n, len(a.Samples), r.stdout)
 	}
 
-	r = itMust(t, itCallTimeout, nil, "compare", a.ID, b.ID, "--results", dir, "--json")
-	t.Logf("lab compare A B:\n%s", itMust(t, itCallTimeout, nil, "compare", a.ID, b.ID, "--results", dir).stdout)
+	// n=50 against n=400 measures the parameter, not the code: refused,
+	// naming it, unless --force.
+	r = itLab(t, itCallTimeout, nil, "compare", a.ID, b.ID, "--results", dir)
+	if r.code == 0 || !strings.Contains(r.stderr, "n=50") || !strings.Contains(r.stderr, "n=400") || !strings.Contains(r.stderr, "--force") {
+		t.Errorf("lab compare n=50 n=400: exit %d, want a refusal naming the parameters:\n%s", r.code, r.stderr)
+	}
+	r = itMust(t, itCallTimeout, nil, "compare", a.ID, b.ID, "--results", dir, "--json", "--force")
+	t.Logf("lab compare A B --force:\n%s", itMust(t, itCallTimeout, nil, "compare", a.ID, b.ID, "--results", dir, "--force").stdout)
 	var rep compareReport
 	if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil {
 		t.Fatalf("lab compare --json: %v\n%s", err, r.stdout)
@@ -74,12 +80,12 @@ func TestIntegrationResultsAndCompare(t *testing.T) {
 	if fw := changes["fork_wait_us"]; fw.Percent > 200 || fw.Percent < -67 {
 		t.Errorf("fork_wait_us per fork changed %+.0f%% between n=50 and n=400", fw.Percent)
 	}
-	r = itLab(t, itCallTimeout, nil, "compare", a.ID, b.ID, "--results", dir, "--fail-on-regression", "150")
+	r = itLab(t, itCallTimeout, nil, "compare", a.ID, b.ID, "--results", dir, "--fail-on-regression", "150", "--force")
 	if r.code != 1 || !strings.Contains(r.stderr, "real_s") || !strings.Contains(r.stderr, "regression") {
 		t.Errorf("--fail-on-regression 150: exit %d, want 1 naming real_s:\n%s", r.code, r.stderr)
 	}
 	// Sets of runs by filter; the corrupt file is skipped, not fatal.
-	r = itMust(t, itCallTimeout, nil, "compare", "experiment=forktime", b.ID, "--results", dir, "--json")
+	r = itMust(t, itCallTimeout, nil, "compare", "experiment=forktime", b.ID, "--results", dir, "--json", "--force")
 	if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil || len(rep.A.Runs) != 2 || !strings.Contains(r.stderr, "bad000.json") {
 		t.Errorf("lab compare experiment=forktime B: %v, side A %v; stderr:\n%s", err, rep.A.Runs, r.stderr)
 	}

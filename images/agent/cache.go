@@ -36,7 +36,9 @@ import (
 // hard links to blobs: one copy in memory), rounded up to pages. A file
 // installed anywhere else (`lab cp` into /root) is a copy: a user's file
 // must not share storage with the cache, or changing it would change what
-// later copies and runs get (see heldBlob for the check before use).
+// later copies and runs get (see heldBlob for the check before use). Such
+// a file larger than the whole budget is not kept at all (see oversized),
+// and no put starts that cannot fit in the RAM root (see checkFits).
 
 // pluginDir is where the host installs bundles (plugins/host guestRoot).
 const pluginDir = "/var/lib/lab/plugins"

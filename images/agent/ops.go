@@ -378,15 +378,20 @@ func (a *agent) put(conn net.Conn, req *link.PutRequest) error {
 		blob = filepath.Join(a.blobDir, req.SHA256)
 	}
 	cacheOnly := blob != "" && filepath.Clean(req.Path) == blob
+	bundle := a.bundleOf(req.Path)
 	// The cache lock is held from finding the blob to linking it, so that
 	// eviction (by another put) cannot remove it in between.
 	a.cacheMu.Lock()
 	if blob != "" {
 		if a.heldBlob(blob, req.SHA256) {
-			touch(blob)
 			var err error
 			if !cacheOnly {
-				err = a.install(blob, req.Path, req.Mode)
+				if err = a.checkFits(req, false, false, bundle, false); err == nil {
+					touch(blob)
+					err = a.install(blob, req.Path, req.Mode)
+				}
+			} else {
+				touch(blob)
 			}
 			a.remember(blob)
 			a.cacheMu.Unlock()
@@ -396,7 +401,19 @@ func (a *agent) put(conn net.Conn, req *link.PutRequest) error {
 			return link.WriteMsg(conn, &link.Response{Have: true})
 		}
 	}
-	a.makeRoom(req.Size, blob, a.bundleOf(req.Path))
+	// A user's file too large for the cache is not kept by hash (see
+	// oversized): the cache is left as it is.
+	if blob != "" && !cacheOnly && bundle == "" && a.oversized(req.Size) {
+		blob = ""
+	}
+	if err := a.checkFits(req, true, blob != "", bundle, cacheOnly); err != nil {
+		a.cacheMu.Unlock()
+		logf("put: %v", err)
+		return reply(conn, err)
+	}
+	if blob != "" {
+		a.makeRoom(req.Size, blob, bundle)
+	}
 	a.cacheMu.Unlock()
 	if err := link.WriteMsg(conn, &link.Response{}); err != nil {
 		return err
@@ -425,8 +442,14 @@ func (a *agent) receive(conn net.Conn, req *link.PutRequest, blob string, cacheO
 		return err
 	}
 	if blob == "" {
-		// Unnamed content is not kept by hash: install and forget.
+		// Content not kept by hash is linked into place and forgotten:
+		// with the mode it is installed with, so that the link is no
+		// copy (one copy of a file too large for the cache may be all
+		// the guest has room for).
 		defer os.Remove(tmp.Name())
+		if err := os.Chmod(tmp.Name(), os.FileMode(req.Mode&0o777)); err != nil {
+			return err
+		}
 		return install(tmp.Name(), req.Path, req.Mode, true)
 	}
 	// The blob takes the mode of its first use, so installing it again with
@@ -521,6 +544,14 @@ func copyFile(src, dst string) error {
 // ends with a frame saying how many bytes were sent and whether EOF was
 // reached, so the host can tell a complete transfer from a cut-off one.
 func get(conn net.Conn, path string) error {
+	// A device is refused before it is opened: /dev/zero or /dev/urandom
+	// would stream without end, and opening some devices does things. A
+	// FIFO is read to its writer's EOF.
+	if st, err := os.Stat(path); err == nil {
+		if what := notFile(st.Mode()); what != "" {
+			return reply(conn, fmt.Errorf("%s is %s, not a regular file: it may never end; copy a regular file (in the guest, head -c SIZE %s > /root/file, then copy that)", path, what, path))
+		}
+	}
 	f, err := os.Open(path)
 	if err != nil {
 		return reply(conn, fmt.Errorf("%s: %w", path, unwrapPath(err)))
@@ -554,6 +585,19 @@ func get(conn net.Conn, path string) error {
 			return fw.WriteJSON(link.FrameEnd, link.GetEnd{Size: sent, Error: fmt.Sprintf("reading %s: %v", path, unwrapPath(rerr))})
 		}
 	}
+}
+
+// notFile names what get refuses to read, or is "".
+func notFile(m os.FileMode) string {
+	switch {
+	case m&os.ModeCharDevice != 0:
+		return "a character device"
+	case m&os.ModeDevice != 0:
+		return "a block device"
+	case m&os.ModeSocket != 0:
+		return "a socket"
+	}
+	return ""
 }
 
 func unwrapPath(err error) error {

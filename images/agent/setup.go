@@ -34,6 +34,9 @@ type agent struct {
 	// runningPaths lists the exe and cwd of running programs (tests
 	// replace it); nil reads /proc.
 	runningPaths func() []string
+	// statfs is the free space of the filesystem holding a path (tests
+	// replace it); nil: statSpace.
+	statfs func(path string) (fsSpace, error)
 	// releaseTimer returns the heap of large puts to the kernel (see
 	// releaseSoon).
 	releaseMu    sync.Mutex

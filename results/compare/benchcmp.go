@@ -70,11 +70,14 @@ type SideSummary struct {
 }
 
 // ErrMixedRuns is returned when the runs compared were made with different
-// accelerators, clocks or profiles.
+// accelerators, clocks, profiles, experiments or parameters.
 var ErrMixedRuns = errors.New("the runs measure different things")
 
-// CheckComparable refuses to set runs on different accelerators, clocks
-// or profiles against each other (within a side or across them).
+// CheckComparable refuses to set runs on different accelerators, clocks,
+// profiles, experiments (plugin/experiment) or parameters against each
+// other, within a side or across them, naming the first difference. The
+// number of repeats is no difference, nor is a key either run swept: its
+// values are the samples' labels, and series pair by label.
 func CheckComparable(a, b Side) error {
 	type key struct{ what, a, b string }
 	all := append(slices.Clone(a.Runs), b.Runs...)
@@ -87,14 +90,57 @@ func CheckComparable(a, b Side) error {
 			{"accelerator", first.Machine.Accelerator, r.Machine.Accelerator},
 			{"clock", first.Machine.Clock, r.Machine.Clock},
 			{"profile", results.ProfileName(first.Machine), results.ProfileName(r.Machine)},
+			{"experiment", first.Plugin + "/" + first.Experiment, r.Plugin + "/" + r.Experiment},
 		} {
 			if k.a != k.b {
 				return fmt.Errorf("run %s has %s %s and run %s has %s: %w (a change would be the %s's, not the code's); compare runs of one %s, or pass --force",
 					first.ID, k.what, results.OrUnknown(k.a), r.ID, results.OrUnknown(k.b), ErrMixedRuns, k.what, k.what)
 			}
 		}
+		if pa, pb := paramDiff(first, r); pa != "" {
+			return fmt.Errorf("run %s has parameters %s and run %s has %s: %w (a change would be the parameters', not the code's); compare runs with the same parameters, or pass --force",
+				first.ID, pa, r.ID, pb, ErrMixedRuns)
+		}
 	}
 	return nil
+}
+
+// paramDiff is the parameters a and b set differently, as each has them
+// ("n=50", "n unset"), in key order; "" when they agree. The repeat count
+// and the keys either run swept are left out.
+func paramDiff(a, b *results.Result) (string, string) {
+	skip := map[string]bool{"repeat": true}
+	for _, r := range []*results.Result{a, b} {
+		if r.Sweep != nil {
+			for _, ax := range r.Sweep.Axes {
+				skip[ax.Key] = true
+			}
+		}
+	}
+	var keys []string
+	for _, m := range []map[string]string{a.Parameters, b.Parameters} {
+		for k := range m {
+			if !skip[k] && !slices.Contains(keys, k) {
+				keys = append(keys, k)
+			}
+		}
+	}
+	slices.Sort(keys)
+	show := func(m map[string]string, k string) string {
+		if v, ok := m[k]; ok {
+			return k + "=" + v
+		}
+		return k + " unset"
+	}
+	var da, db []string
+	for _, k := range keys {
+		va, oka := a.Parameters[k]
+		vb, okb := b.Parameters[k]
+		if va != vb || oka != okb {
+			da, db = append(da, show(a.Parameters, k)), append(db, show(b.Parameters, k))
+		}
+	}
+	return strings.Join(da, ","), strings.Join(db, ",")
 }
 
 // higherIsBetter: rates (a unit per second, "conn/s", "ops/s") improve

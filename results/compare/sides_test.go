@@ -1,7 +1,9 @@
 package compare_test
 
 import (
+	"errors"
 	"lab/results/internal/fixture"
+	"slices"
 	"strings"
 	"testing"
 
@@ -94,4 +96,63 @@ func scaled(y []float64, k float64) []float64 {
 		out[i] = v * k
 	}
 	return out
+}
+
+// TestCheckComparableExperiment: runs of another experiment, or of the
+// same one with other parameters, measure different things and are
+// refused by name (issue 22 item 9): forktime at n=50 against n=400 is a
+// +620% "regression" of real_s that no code caused. The number of
+// repeats, and a swept key (its values are the samples' labels, paired
+// by label), are no difference.
+func TestCheckComparableExperiment(t *testing.T) {
+	mk := func(id, plugin, exp string, params map[string]string) compare.Side {
+		r := fixture.Run(id, "c", "host")
+		r.Plugin, r.Experiment, r.Parameters = plugin, exp, params
+		return compare.Side{Name: id, Runs: []*results.Result{r}}
+	}
+	a := mk("a", "forkbench", "forktime", map[string]string{"n": "50", "repeat": "6"})
+	for _, tt := range []struct {
+		name string
+		b    compare.Side
+		want []string // in the error; none: comparable
+	}{
+		{"same", mk("b", "forkbench", "forktime", map[string]string{"n": "50", "repeat": "6"}), nil},
+		{"other repeats", mk("b", "forkbench", "forktime", map[string]string{"n": "50", "repeat": "10"}), nil},
+		{"other n", mk("b", "forkbench", "forktime", map[string]string{"n": "400", "repeat": "6"}), []string{"n=50", "n=400", "parameters"}},
+		{"n unset", mk("b", "forkbench", "forktime", map[string]string{"repeat": "6"}), []string{"n=50", "n unset"}},
+		{"other experiment", mk("b", "forkbench", "create", map[string]string{"n": "50", "repeat": "6"}), []string{"forkbench/forktime", "forkbench/create", "experiment"}},
+		{"other plugin", mk("b", "threadbench", "forktime", map[string]string{"n": "50", "repeat": "6"}), []string{"forkbench/forktime", "threadbench/forktime"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			err := compare.CheckComparable(a, tt.b)
+			if tt.want == nil {
+				if err != nil {
+					t.Errorf("CheckComparable = %v, want comparable", err)
+				}
+				return
+			}
+			if err == nil || !errors.Is(err, compare.ErrMixedRuns) || !strings.Contains(err.Error(), "--force") {
+				t.Fatalf("CheckComparable = %v, want ErrMixedRuns and the way out", err)
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("CheckComparable = %v, want it to name %q", err, w)
+				}
+			}
+		})
+	}
+	// Within one side too: a filter pooling n=50 with n=400.
+	pooled := compare.Side{Name: "experiment=forktime", Runs: append(slices.Clone(a.Runs), mk("b", "forkbench", "forktime", map[string]string{"n": "400"}).Runs...)}
+	if err := compare.CheckComparable(pooled, a); err == nil {
+		t.Errorf("CheckComparable pooled n=50 and n=400 on one side, want them refused")
+	}
+	// A swept key is a label of the samples, paired point by point.
+	sweep := func(id, counts string) compare.Side {
+		s := mk(id, "threadbench", "hello", map[string]string{"count": counts})
+		s.Runs[0].Sweep = &results.Sweep{Axes: []results.SweepAxis{{Key: "count", Values: strings.Split(counts, ",")}}}
+		return s
+	}
+	if err := compare.CheckComparable(sweep("a", "5,20"), sweep("b", "5,20,50")); err != nil {
+		t.Errorf("CheckComparable of two sweeps over count = %v, want comparable (points pair by label)", err)
+	}
 }

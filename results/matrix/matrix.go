@@ -9,9 +9,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"maps"
 	"os"
 	"path/filepath"
+	"reflect"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -121,6 +124,53 @@ func (c Cell) Args() []string {
 	return args
 }
 
+// example is the smallest useful matrix file, for messages.
+const example = "  cells:\n    - plugin: forkbench\n      experiment: forktime\n      profiles: [celeron-2.4]\n"
+
+// unknownField is yaml.v3's message for a key KnownFields refuses.
+var unknownField = regexp.MustCompile(`^(line \d+: field \S+ not found) in type (\S+)$`)
+
+// decodeError rewrites yaml's refusal of an unknown key, which names a Go
+// type ("field parms not found in type matrix.Entry"), to name the keys
+// valid where it stands.
+func decodeError(err error) error {
+	var te *yaml.TypeError
+	if !errors.As(err, &te) {
+		return err
+	}
+	where := map[string]struct {
+		place string
+		v     any
+	}{
+		reflect.TypeOf(Spec{}).String():  {"at the top of the file", Spec{}},
+		reflect.TypeOf(Entry{}).String(): {"in an entry of cells", Entry{}},
+	}
+	msgs := make([]string, len(te.Errors))
+	for i, m := range te.Errors {
+		msgs[i] = m
+		sub := unknownField.FindStringSubmatch(m)
+		if sub == nil {
+			continue
+		}
+		if w, ok := where[sub[2]]; ok {
+			msgs[i] = fmt.Sprintf("%s %s; the keys there are %s", sub[1], w.place, strings.Join(yamlKeys(w.v), ", "))
+		}
+	}
+	return errors.New(strings.Join(msgs, "; "))
+}
+
+// yamlKeys are the yaml keys of struct v's fields, in order.
+func yamlKeys(v any) []string {
+	t := reflect.TypeOf(v)
+	var keys []string
+	for i := range t.NumField() {
+		if k, _, _ := strings.Cut(t.Field(i).Tag.Get("yaml"), ","); k != "" && k != "-" {
+			keys = append(keys, k)
+		}
+	}
+	return keys
+}
+
 // Parse reads a matrix file and expands it into cells, sorted by
 // ID. It checks the file's shape; whether the plugins, experiments,
 // parameters and profiles exist is for the caller (lab matrix checks
@@ -130,7 +180,10 @@ func Parse(data []byte) (*Spec, []Cell, error) {
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	dec.KnownFields(true)
 	if err := dec.Decode(&spec); err != nil {
-		return nil, nil, fmt.Errorf("matrix file: %w", err)
+		if errors.Is(err, io.EOF) {
+			return nil, nil, errors.New("matrix file is empty: a matrix file is YAML listing cells, e.g.\n" + example + "(see lab matrix --help)")
+		}
+		return nil, nil, fmt.Errorf("matrix file: %w", decodeError(err))
 	}
 	if spec.Repeat == 0 {
 		spec.Repeat = 1

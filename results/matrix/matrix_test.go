@@ -222,3 +222,37 @@ func TestMatrixJUnitRegressedClaim(t *testing.T) {
 		}
 	}
 }
+
+// TestParseMatrixSaysWhatIsWrong: a misspelt key is named with the keys
+// that are valid where it stands, not with a Go type name, and an empty
+// file says it is empty and what a matrix file looks like, not "EOF"
+// (issue 22 item 12).
+func TestParseMatrixSaysWhatIsWrong(t *testing.T) {
+	for _, tt := range []struct {
+		name, body string
+		want       []string
+		notWant    string
+	}{
+		{"entry key", "cells:\n  - plugin: p\n    profiles: [a]\n    parms: {n: 1}\n",
+			[]string{"line 4", "parms", "plugin, experiment, experiments, profiles, params, sweep, repeat"}, "type"},
+		{"top-level key", "nmae: x\ncells:\n  - plugin: p\n    profiles: [a]\n",
+			[]string{"line 1", "nmae", "name, clock, repeat, parallel, timeout, cells"}, "type"},
+		{"empty", "", []string{"empty", "cells:", "plugin:", "profiles:"}, "EOF"},
+		{"comments only", "# nothing yet\n", []string{"empty", "cells:"}, "EOF"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			_, _, err := Parse([]byte(tt.body))
+			if err == nil {
+				t.Fatalf("Parse(%q) succeeded", tt.body)
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("Parse(%q) = %v, want it to contain %q", tt.body, err, w)
+				}
+			}
+			if strings.Contains(err.Error(), tt.notWant) {
+				t.Errorf("Parse(%q) = %v, want no %q in it", tt.body, err, tt.notWant)
+			}
+		})
+	}
+}

@@ -251,7 +251,7 @@ func (p *MatrixPlan) Run(ctx context.Context, opts MatrixOptions) (*Matrix, erro
 		st.Cells = append(st.Cells, cs)
 	}
 	for _, d := range []string{p.Store, filepath.Join(p.Out, "logs")} {
-		if err := os.MkdirAll(d, 0o755); err != nil {
+		if err := os.MkdirAll(d, 0o700); err != nil {
 			return nil, fmt.Errorf("matrix output: %w; choose another --out", err)
 		}
 	}
@@ -403,7 +403,7 @@ func (m *matrixRun) cell(ctx context.Context, c matrix.Cell, attempt int) (*resu
 		argv0 = p.Command[0]
 	}
 	logPath := filepath.Join(p.Out, "logs", strings.NewReplacer("/", "_", "=", "-", ",", "_", ";", "_", ":", "-").Replace(c.ID)+".log")
-	logf, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	logf, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
 	if err != nil {
 		return nil, "failed", err.Error(), err
 	}

@@ -47,6 +47,17 @@ func TestCLIMatrixInProcess(t *testing.T) {
 	if st.Cells[0].Error == "" || !strings.Contains(string(log), st.Cells[0].Error) {
 		t.Errorf("cell error %q is not in its log:\n%s", st.Cells[0].Error, log)
 	}
+	// Results and the logs of the runs that made them are private, as
+	// lab run's results are (issue 22 item 14).
+	for p, want := range map[string]os.FileMode{
+		matrix.StoreDir(out):       0o700,
+		filepath.Join(out, "logs"): 0o700,
+		filepath.Join(out, "logs", "celeron-2.4_forkbench_forktime_n-20.log"): 0o600,
+	} {
+		if fi, err := os.Stat(p); err != nil || fi.Mode().Perm() != want {
+			t.Errorf("%s: mode %v (%v), want %v", p, fi.Mode().Perm(), err, want)
+		}
+	}
 }
 
 // TestCLIMatrixChecksCreateNothing: `lab matrix --dry-run` and a matrix

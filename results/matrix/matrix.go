@@ -456,7 +456,7 @@ func Merge(out string, dirs []string) (*State, error) {
 			return nil, fmt.Errorf("cell result %s is missing: %w", f.src, err)
 		}
 	}
-	if err := os.MkdirAll(StoreDir(out), 0o755); err != nil {
+	if err := os.MkdirAll(StoreDir(out), 0o700); err != nil {
 		return nil, err
 	}
 	for _, f := range files {

@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"io"
 	"strings"
 	"text/tabwriter"
 
@@ -11,6 +10,7 @@ import (
 	"lab/plugins/host"
 	"lab/results"
 	rclaims "lab/results/claims"
+	"lab/results/render"
 )
 
 // claimRun is one stored run's verdict on a claim; claimStatus a claim
@@ -91,7 +91,7 @@ func claimsCommand(e *env) *cli.Command {
 					if i > 0 {
 						fmt.Fprintln(e.stdout)
 					}
-					writeClaim(e.stdout, s)
+					render.WriteClaim(e.stdout, s)
 				}
 				return nil
 			},
@@ -127,43 +127,4 @@ func (e *env) claimStatuses(dir string) ([]claimStatus, error) {
 		fmt.Fprintf(e.stderr, "warning: %v\n", err)
 	}
 	return rclaims.ClaimStatuses(claims, store), nil
-}
-
-func writeClaim(w io.Writer, s claimStatus) {
-	c := s.Claim
-	fmt.Fprintf(w, "%s: %s\n\n", c.ID, c.Statement)
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	machine := c.Machine
-	if c.Profile != "" {
-		machine += " (profile " + c.Profile + ")"
-	}
-	rows := [][2]string{{"source", c.Source}, {"machine", machine}, {"plugin", c.Plugin + ", experiment " + c.Bench},
-		{"kind", c.Kind}, {"decided", s.Rule}}
-	if c.Rationale != "" {
-		rows = append(rows, [2]string{"rationale", c.Rationale})
-	}
-	if len(c.Params) > 0 {
-		rows = append(rows, [2]string{"only runs with", results.FormatLabels(c.Params)})
-	}
-	rows = append(rows, [2]string{"verdict", s.Verdict})
-	for _, r := range rows {
-		fmt.Fprintf(tw, "%s\t%s\n", r[0], r[1])
-	}
-	tw.Flush()
-	fmt.Fprintln(w)
-	if len(s.Runs) == 0 {
-		fmt.Fprintf(w, "no stored run decided it: `lab run %s -e %s` (see `lab claims show %s` after)\n", c.Plugin, c.Bench, c.ID)
-		return
-	}
-	fmt.Fprintln(w, "runs that decided it, newest first:")
-	for _, r := range s.Runs {
-		fmt.Fprintf(w, "  %s  %s  (%s, %s, clock %s)\n", r.Verdict.Verdict, r.Run, r.Profile, r.Accelerator, r.Clock)
-		fmt.Fprintf(w, "      %s\n", r.Verdict.Reason)
-		if r.Verdict.Note != "" {
-			fmt.Fprintf(w, "      note: %s\n", r.Verdict.Note)
-		}
-		if len(r.Verdict.Runs) > 1 {
-			fmt.Fprintf(w, "      runs: %s\n", strings.Join(r.Verdict.Runs, ", "))
-		}
-	}
 }

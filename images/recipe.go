@@ -2,6 +2,8 @@ package images
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -25,14 +27,7 @@ var Recipes = map[string]Recipe{
 
 // RecipeIDs lists the kernels `lab image build ID` builds without
 // --config, sorted.
-func RecipeIDs() []string {
-	ids := make([]string, 0, len(Recipes))
-	for id := range Recipes {
-		ids = append(ids, id)
-	}
-	sort.Strings(ids)
-	return ids
-}
+func RecipeIDs() []string { return slices.Sorted(maps.Keys(Recipes)) }
 
 // ProfileRecipes lists the kernels lab builds that built-in profiles
 // name (what `make setup` builds), sorted.

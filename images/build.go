@@ -72,23 +72,6 @@ type Build struct {
 	Built   string  `json:"built"`
 }
 
-// Recipe is a kernel lab knows how to build: `make setup` builds the
-// recipes of the built-in profiles, and a profile naming one says how to
-// get it when it is missing.
-type Recipe struct {
-	Arch      string
-	Fragments []string
-}
-
-// Recipes are the era kernels of the built-in profiles. Profiles share
-// them where the era allows, to keep the number of builds small.
-var Recipes = map[string]Recipe{
-	"era-2.4-i386":  {Arch: "i386", Fragments: []string{"base", "era-2.4"}},
-	"era-2.6-i386":  {Arch: "i386", Fragments: []string{"base", "era-2.6"}},
-	"split-2g-i386": {Arch: "i386", Fragments: []string{"base", "vmsplit-2g"}},
-	"split-1g-i386": {Arch: "i386", Fragments: []string{"base", "vmsplit-1g"}},
-}
-
 // crossCompile is the toolchain prefix per guest arch.
 var crossCompile = map[string]string{"i386": "i686-linux-gnu-"}
 

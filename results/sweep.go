@@ -1,6 +1,7 @@
 package results
 
 import (
+	"fmt"
 	"maps"
 	"strconv"
 	"strings"
@@ -79,6 +80,26 @@ func (s *Sweep) String() string {
 		parts[i] = a.Key + "=" + strings.Join(a.Values, ",")
 	}
 	return strings.Join(parts, " ")
+}
+
+// Summary says how far the sweep got, for a run's summary: "sweep
+// n=50,100: 1 of 2 points done: n=100 interrupted (1 repeat(s) kept)".
+func (s *Sweep) Summary() string {
+	line := fmt.Sprintf("sweep %s: %d of %d points done", s.String(), s.Done(), len(s.Points))
+	var other []string
+	for _, p := range s.Points {
+		if p.Status != "ok" {
+			st := FormatLabels(p.Labels) + " " + p.Status
+			if p.Status == StatusInterrupted || p.Status == "failed" {
+				st += fmt.Sprintf(" (%d repeat(s) kept)", p.Repeats)
+			}
+			other = append(other, st)
+		}
+	}
+	if len(other) > 0 {
+		line += ": " + strings.Join(other, ", ")
+	}
+	return line
 }
 
 // SweepPoints returns the cross product of axes: one label set per point,

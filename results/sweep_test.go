@@ -242,3 +242,11 @@ func TestJudgeSweep(t *testing.T) {
 		t.Errorf("plain run verdicts %+v", plain.Verdicts)
 	}
 }
+
+func TestSweepSummary(t *testing.T) {
+	line := (&results.Sweep{Axes: []results.SweepAxis{{Key: "n", Values: []string{"50", "100"}}},
+		Points: []results.SweepPoint{{Labels: map[string]string{"n": "50"}, Status: "ok", Repeats: 2}, {Labels: map[string]string{"n": "100"}, Status: results.StatusInterrupted, Repeats: 1}}}).Summary()
+	if want := "sweep n=50,100: 1 of 2 points done: n=100 interrupted (1 repeat(s) kept)"; line != want {
+		t.Errorf("Summary = %q, want %q", line, want)
+	}
+}

@@ -100,6 +100,28 @@ func (h *Handle) LockRun(ctx context.Context, command []string, waiting func(hol
 // is.
 func (h *Handle) RunHolder() *RunHolder { return h.exclusiveHolder() }
 
+// WaitRun waits until no `lab run` holds h's run lock, polling, or ctx
+// ends.
+func (h *Handle) WaitRun(ctx context.Context) error {
+	for h.RunHolder() != nil {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+	return nil
+}
+
+// CommandLine is the run's command line as lab shows it ("lab run
+// ..."): the recorded argv[0] may be a path.
+func (h *RunHolder) CommandLine() []string {
+	if len(h.Command) == 0 {
+		return []string{"lab run"}
+	}
+	return append([]string{"lab"}, h.Command[1:]...)
+}
+
 // exclusiveHolder returns the run holding the lock exclusive, or nil if
 // the lock is held shared (by exec/cp commands): a shared lock can be taken
 // exactly when no run holds it.

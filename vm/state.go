@@ -154,3 +154,19 @@ func cleanStale(dir string, st *State) {
 	}
 	_ = os.RemoveAll(dir)
 }
+
+// Up lists the names of the VMs in r that are up (List's entries that
+// are not stale).
+func (r Root) Up() ([]string, error) {
+	entries, err := r.List()
+	if err != nil {
+		return nil, err
+	}
+	var names []string
+	for _, en := range entries {
+		if !en.Stale {
+			names = append(names, en.Name)
+		}
+	}
+	return names, nil
+}

@@ -1,11 +1,7 @@
 package main
 
 import (
-	"cmp"
 	"fmt"
-	"io"
-	"slices"
-	"strconv"
 	"strings"
 	"text/tabwriter"
 
@@ -14,6 +10,7 @@ import (
 	"lab/plugins/host"
 	"lab/results"
 	rclaims "lab/results/claims"
+	"lab/results/render"
 )
 
 // claimRun is one stored run's verdict on a claim; claimStatus a claim
@@ -76,25 +73,13 @@ func claimsCommand(e *env) *cli.Command {
 				if c.NArg() != 1 {
 					return fmt.Errorf("lab claims show needs one claim ID (see `lab claims`)")
 				}
-				id := c.Args().First()
 				sts, err := e.claimStatuses(c.String("results"))
 				if err != nil {
 					return err
 				}
-				var found []claimStatus
-				var ids []string
-				for _, s := range sts {
-					if strings.EqualFold(s.Claim.ID, id) {
-						found = append(found, s)
-					}
-					ids = append(ids, s.Claim.ID)
-				}
-				if len(found) == 0 {
-					known := "no installed plugin declares any"
-					if len(ids) > 0 {
-						known = "known: " + strings.Join(ids, ", ")
-					}
-					return fmt.Errorf("no claim %q among the installed plugins' claims (%s); see `lab claims`", id, known)
+				found, err := rclaims.Find(sts, c.Args().First())
+				if err != nil {
+					return err
 				}
 				if c.Bool("json") {
 					if len(found) == 1 {
@@ -106,7 +91,7 @@ func claimsCommand(e *env) *cli.Command {
 					if i > 0 {
 						fmt.Fprintln(e.stdout)
 					}
-					writeClaim(e.stdout, s)
+					render.WriteClaim(e.stdout, s)
 				}
 				return nil
 			},
@@ -125,7 +110,15 @@ func (e *env) claimStatuses(dir string) ([]claimStatus, error) {
 			return nil, err
 		}
 	}
-	claims := e.installedClaims()
+	descs, errs := e.roots.plugins.DescribeAll()
+	for _, err := range errs {
+		fmt.Fprintf(e.stderr, "warning: %v\n", err)
+	}
+	var claims []results.Claim
+	for _, d := range descs {
+		claims = append(claims, host.AllClaims(d)...)
+	}
+	rclaims.Sort(claims)
 	if len(claims) == 0 {
 		return nil, nil
 	}
@@ -135,102 +128,3 @@ func (e *env) claimStatuses(dir string) ([]claimStatus, error) {
 	}
 	return rclaims.ClaimStatuses(claims, store), nil
 }
-
-// installedClaims is every claim of every installed plugin, in id order
-// (E1.6 < E1.10 < E2.1); a plugin whose description does not read is a
-// warning.
-func (e *env) installedClaims() []results.Claim {
-	var claims []results.Claim
-	for _, name := range e.roots.plugins.List() {
-		d, err := e.roots.plugins.Describe(name)
-		if err != nil {
-			fmt.Fprintf(e.stderr, "warning: %v\n", err)
-			continue
-		}
-		claims = append(claims, host.AllClaims(d)...)
-	}
-	sortClaims(claims)
-	return claims
-}
-
-// sortClaims orders claims by id, numeric parts as numbers.
-func sortClaims(claims []results.Claim) {
-	slices.SortStableFunc(claims, func(a, b results.Claim) int { return compareIDs(a.ID, b.ID) })
-}
-
-func writeClaim(w io.Writer, s claimStatus) {
-	c := s.Claim
-	fmt.Fprintf(w, "%s: %s\n\n", c.ID, c.Statement)
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	machine := c.Machine
-	if c.Profile != "" {
-		machine += " (profile " + c.Profile + ")"
-	}
-	rows := [][2]string{{"source", c.Source}, {"machine", machine}, {"plugin", c.Plugin + ", experiment " + c.Bench},
-		{"kind", c.Kind}, {"decided", s.Rule}}
-	if c.Rationale != "" {
-		rows = append(rows, [2]string{"rationale", c.Rationale})
-	}
-	if len(c.Params) > 0 {
-		rows = append(rows, [2]string{"only runs with", results.FormatLabels(c.Params)})
-	}
-	rows = append(rows, [2]string{"verdict", s.Verdict})
-	for _, r := range rows {
-		fmt.Fprintf(tw, "%s\t%s\n", r[0], r[1])
-	}
-	tw.Flush()
-	fmt.Fprintln(w)
-	if len(s.Runs) == 0 {
-		fmt.Fprintf(w, "no stored run decided it: `lab run %s -e %s` (see `lab claims show %s` after)\n", c.Plugin, c.Bench, c.ID)
-		return
-	}
-	fmt.Fprintln(w, "runs that decided it, newest first:")
-	for _, r := range s.Runs {
-		fmt.Fprintf(w, "  %s  %s  (%s, %s, clock %s)\n", r.Verdict.Verdict, r.Run, r.Profile, r.Accelerator, r.Clock)
-		fmt.Fprintf(w, "      %s\n", r.Verdict.Reason)
-		if r.Verdict.Note != "" {
-			fmt.Fprintf(w, "      note: %s\n", r.Verdict.Note)
-		}
-		if len(r.Verdict.Runs) > 1 {
-			fmt.Fprintf(w, "      runs: %s\n", strings.Join(r.Verdict.Runs, ", "))
-		}
-	}
-}
-
-// compareIDs orders claim ids with their numeric parts as numbers:
-// E1.6 < E1.10 < E2.1.
-func compareIDs(a, b string) int {
-	pa, pb := idParts(a), idParts(b)
-	for i := range min(len(pa), len(pb)) {
-		na, ea := strconv.Atoi(pa[i])
-		nb, eb := strconv.Atoi(pb[i])
-		if ea == nil && eb == nil {
-			if c := cmp.Compare(na, nb); c != 0 {
-				return c
-			}
-			continue
-		}
-		if c := strings.Compare(pa[i], pb[i]); c != 0 {
-			return c
-		}
-	}
-	return cmp.Compare(len(pa), len(pb))
-}
-
-// idParts splits "E1.10" into "E", "1", "10": runs of digits and of the
-// rest.
-func idParts(s string) []string {
-	var parts []string
-	start := 0
-	for i := 1; i <= len(s); i++ {
-		if i == len(s) || isDigit(s[i]) != isDigit(s[i-1]) || s[i] == '.' || s[i-1] == '.' {
-			if p := s[start:i]; p != "." {
-				parts = append(parts, p)
-			}
-			start = i
-		}
-	}
-	return parts
-}
-
-func isDigit(c byte) bool { return c >= '0' && c <= '9' }

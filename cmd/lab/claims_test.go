@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -138,14 +137,5 @@ func TestCLIClaimsFromStore(t *testing.T) {
 	var one claimStatus
 	if err := json.Unmarshal([]byte(r.stdout), &one); err != nil || len(one.Runs) != 2 || one.Runs[1].Verdict.Verdict != results.NotReproduced || len(one.Runs[1].Verdict.Numbers) == 0 {
 		t.Errorf("lab claims show --json E1.7 = %s (%v)", r.stdout, err)
-	}
-}
-
-func TestCompareIDs(t *testing.T) {
-	ids := []string{"E2.1", "E1.10", "anchor", "E1.7", "E1.6"}
-	want := []string{"E1.6", "E1.7", "E1.10", "E2.1", "anchor"}
-	slices.SortFunc(ids, compareIDs)
-	if strings.Join(ids, " ") != strings.Join(want, " ") {
-		t.Errorf("sorted ids = %v, want %v", ids, want)
 	}
 }

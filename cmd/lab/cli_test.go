@@ -133,7 +133,7 @@ func TestCLIProfilesJSON(t *testing.T) {
 	cliEnv(t)
 	r := cliRun(t, "profiles", "--json")
 	wantOutput(t, r, "profiles --json", 0, "stdout")
-	var rows []profileRow
+	var rows []images.ProfileSummary
 	if err := json.Unmarshal([]byte(r.stdout), &rows); err != nil {
 		t.Fatalf("lab profiles --json is not JSON: %v\n%s", err, r.stdout)
 	}
@@ -469,41 +469,6 @@ func TestRemote(t *testing.T) {
 		name, p, ok := remote(tt.arg)
 		if name != tt.wantName || p != tt.wantPath || ok != tt.wantOK {
 			t.Errorf("remote(%q) = %q, %q, %v; want %q, %q, %v", tt.arg, name, p, ok, tt.wantName, tt.wantPath, tt.wantOK)
-		}
-	}
-}
-
-func TestShellQuote(t *testing.T) {
-	tests := []struct {
-		argv []string
-		want string
-	}{
-		{[]string{"qemu", "-m", "256"}, "qemu -m 256"},
-		{[]string{"-cpu", "qemu32,model-id=A B"}, "-cpu 'qemu32,model-id=A B'"},
-		{[]string{"it's"}, `'it'\''s'`},
-		{[]string{""}, "''"},
-		{[]string{"unix:/s/q.sock,server=on"}, "unix:/s/q.sock,server=on"},
-		{[]string{"a(R)"}, "'a(R)'"},
-	}
-	for _, tt := range tests {
-		if got := shellQuote(tt.argv); got != tt.want {
-			t.Errorf("shellQuote(%q) = %s, want %s", tt.argv, got, tt.want)
-		}
-	}
-}
-
-func TestCPUIdentity(t *testing.T) {
-	tests := []struct {
-		cpu  images.CPU
-		want string
-	}{
-		{images.CPU{Model: "max"}, "max"},
-		{images.CPU{Model: "core2duo", ModelID: "Intel(R) Xeon(R) CPU            5130  @ 2.00GHz", Family: 6, ModelNumber: 15}, "Intel(R) Xeon(R) CPU 5130 @ 2.00GHz (family 6 model 15)"},
-		{images.CPU{Model: "pentium3", Family: 6, ModelNumber: 8}, "pentium3 (family 6 model 8)"},
-	}
-	for _, tt := range tests {
-		if got := cpuIdentity(tt.cpu); got != tt.want {
-			t.Errorf("cpuIdentity(%+v) = %q, want %q", tt.cpu, got, tt.want)
 		}
 	}
 }

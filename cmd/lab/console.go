@@ -1,16 +1,11 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
-	"time"
 
 	"github.com/urfave/cli/v2"
-
-	"lab/vm"
 )
 
 func consoleCommand(e *env) *cli.Command {
@@ -34,28 +29,7 @@ func consoleCommand(e *env) *cli.Command {
 				}
 				return err
 			}
-			f, err := os.Open(filepath.Join(h.Dir, vm.ConsoleLog))
-			if err != nil {
-				return err
-			}
-			defer f.Close()
-			for {
-				if _, err := io.Copy(e.stdout, f); err != nil {
-					return err
-				}
-				if !c.Bool("follow") {
-					return nil
-				}
-				select {
-				case <-c.Context.Done():
-					return nil
-				case <-time.After(200 * time.Millisecond):
-				}
-				if _, err := os.Stat(h.Dir); errors.Is(err, os.ErrNotExist) {
-					_, _ = io.Copy(e.stdout, f)
-					return nil
-				}
-			}
+			return h.CopyConsole(c.Context, e.stdout, c.Bool("follow"))
 		},
 	}
 }

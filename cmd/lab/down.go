@@ -35,14 +35,9 @@ func downCommand(e *env) *cli.Command {
 				if c.NArg() > 0 {
 					return errors.New("give a NAME or --all, not both")
 				}
-				entries, err := e.roots.vm.List()
-				if err != nil {
+				var err error
+				if names, err = e.roots.vm.Up(); err != nil {
 					return err
-				}
-				for _, en := range entries {
-					if !en.Stale {
-						names = append(names, en.Name)
-					}
 				}
 				if len(names) == 0 {
 					fmt.Fprintln(e.stdout, "no VMs are up")
@@ -89,26 +84,10 @@ func (e *env) waitForRun(ctx context.Context, h *vm.Handle, force, wait bool) er
 	if holder == nil || force {
 		return nil
 	}
-	what := fmt.Sprintf("`%s` (pid %d, since %s)", strings.Join(holderCommand(holder), " "), holder.PID, holder.Started.Local().Format("15:04:05"))
+	what := fmt.Sprintf("`%s` (pid %d, since %s)", strings.Join(holder.CommandLine(), " "), holder.PID, holder.Started.Local().Format("15:04:05"))
 	if !wait {
 		return fmt.Errorf("vm %s: a lab run is measuring on it: %s; wait for it (`lab down --wait %s`) or interrupt it (`lab down --force %s`)", h.Name, what, h.Name, h.Name)
 	}
 	fmt.Fprintf(e.stderr, "vm %s: waiting for %s to end...\n", h.Name, what)
-	for h.RunHolder() != nil {
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(200 * time.Millisecond):
-		}
-	}
-	return nil
-}
-
-// holderCommand is the run's command line as lab would show it ("lab run
-// ..."): the recorded argv[0] may be a path.
-func holderCommand(h *vm.RunHolder) []string {
-	if len(h.Command) == 0 {
-		return []string{"lab run"}
-	}
-	return append([]string{"lab"}, h.Command[1:]...)
+	return h.WaitRun(ctx)
 }

@@ -9,7 +9,6 @@ import (
 	"slices"
 	"strings"
 	"syscall"
-	"time"
 
 	"github.com/urfave/cli/v2"
 	"golang.org/x/sys/unix"
@@ -99,15 +98,6 @@ func stdinPiped(r io.Reader) bool {
 	return true
 }
 
-// How long lab exec waits, once interrupted, for the guest program to exit
-// after the signal it forwarded (then it sends SIGKILL), and then after
-// SIGKILL (then it closes the stream). Together under the 2 s in which an
-// interrupted lab exec must be gone.
-const (
-	execKillAfter  = time.Second
-	execLetGoAfter = 500 * time.Millisecond
-)
-
 // interruptSignal is the signal that cancelled ctx (see main), SIGINT if
 // it was cancelled otherwise (tests, a caller's deadline).
 func interruptSignal(ctx context.Context) syscall.Signal {
@@ -138,40 +128,11 @@ func (e *env) exec(c *cli.Context, name string, argv []string) error {
 		return fmt.Errorf("vm %s: %w", h.Name, err)
 	}
 	if piped {
-		go func() {
-			in := p.Stdin()
-			_, _ = io.Copy(in, e.stdin)
-			in.Close()
-		}()
+		p.CopyStdin(e.stdin)
 	}
 	// Ctrl-C, SIGTERM, SIGHUP (main turns each into the cancellation of
-	// c.Context): the guest program gets the same signal whatever its stdin
-	// is doing, then SIGKILL if it lingers; if even that gets no exit (a
-	// guest that stopped answering), lab exec lets go of the stream and
-	// the agent kills the program's group when it sees the host gone.
-	go func() {
-		select {
-		case <-p.Done():
-			return
-		case <-c.Context.Done():
-		}
-		// In goroutines: a signal frame never waits behind stdin, but a
-		// write to a guest that stopped answering could block, and the
-		// escalation must go on regardless.
-		go func() { _ = p.Signal(int(interruptSignal(c.Context))) }()
-		select {
-		case <-p.Done():
-			return
-		case <-time.After(execKillAfter):
-		}
-		go func() { _ = p.Signal(int(syscall.SIGKILL)) }()
-		select {
-		case <-p.Done():
-			return
-		case <-time.After(execLetGoAfter):
-		}
-		_ = p.Close()
-	}()
+	// c.Context): the guest program gets the same signal, then SIGKILL.
+	p.StopOnCancel(c.Context, func() int { return int(interruptSignal(c.Context)) })
 	ex, err := p.Wait()
 	if err != nil {
 		if c.Context.Err() != nil {

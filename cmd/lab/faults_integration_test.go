@@ -11,6 +11,7 @@ import (
 
 	"lab/internal/labtest"
 	"lab/results"
+	"lab/vm"
 )
 
 // TestIntegrationQEMUKilled: a VM whose QEMU dies is not forgotten in
@@ -53,7 +54,7 @@ func TestIntegrationQEMUKilled(t *testing.T) {
 	}
 	// Once: the next status no longer lists it.
 	r = itMust(t, itCallTimeout, nil, "status", "--json")
-	var rows []statusRow
+	var rows []vm.Summary
 	if err := json.Unmarshal([]byte(r.stdout), &rows); err != nil {
 		t.Fatalf("lab status --json: %v\n%s", err, r.stdout)
 	}

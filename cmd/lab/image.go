@@ -2,16 +2,12 @@ package main
 
 import (
 	"fmt"
-	"os"
-	"path/filepath"
-	"sort"
 	"strings"
 	"text/tabwriter"
 
 	"github.com/urfave/cli/v2"
 
 	"lab/images"
-	"lab/vm"
 )
 
 func imageCommand(e *env) *cli.Command {
@@ -92,7 +88,7 @@ func imageCommand(e *env) *cli.Command {
 					"as kernel ID (`lab image rm ID` removes it). The build is keyed by the\n" +
 					"source's sha256, the fragments and the toolchain version: the same inputs again\n" +
 					"are a cache hit. A fragment is a file, or one lab ships: " + strings.Join(images.FragmentNames(), ", ") + ".\n" +
-					"Without --config, ID must be one of the kernels lab knows how to build: " + strings.Join(recipeIDs(), ", ") + ".\n\n" +
+					"Without --config, ID must be one of the kernels lab knows how to build: " + strings.Join(images.RecipeIDs(), ", ") + ".\n\n" +
 					"Examples:\n   lab image build era-2.4-i386\n" +
 					"   lab image build my-era --arch i386 --config base --config era-2.4 --config ./extra.config",
 				Flags: []cli.Flag{
@@ -107,9 +103,9 @@ func imageCommand(e *env) *cli.Command {
 						if c.NArg() != 0 || len(c.StringSlice("config")) > 0 {
 							return fmt.Errorf("lab image build --profiles takes no ID and no --config")
 						}
-						for _, id := range profileRecipes() {
-							r := images.Recipes[id]
-							k, b, hit, err := e.roots.cache.BuildKernel(c.Context, images.BuildOptions{ID: id, Arch: r.Arch, Fragments: r.Fragments, Jobs: c.Int("jobs"), Log: e.stderr})
+						for _, id := range images.ProfileRecipes() {
+							o, _ := images.BuildOptions{ID: id, Jobs: c.Int("jobs"), Log: e.stderr}.WithRecipe()
+							k, b, hit, err := e.roots.cache.BuildKernel(c.Context, o)
 							if err != nil {
 								return err
 							}
@@ -118,20 +114,11 @@ func imageCommand(e *env) *cli.Command {
 						return nil
 					}
 					if c.NArg() != 1 {
-						return fmt.Errorf("lab image build needs one ID (e.g. %s)", strings.Join(recipeIDs(), ", "))
+						return fmt.Errorf("lab image build needs one ID (e.g. %s)", strings.Join(images.RecipeIDs(), ", "))
 					}
-					o := images.BuildOptions{ID: c.Args().First(), Arch: c.String("arch"), Fragments: c.StringSlice("config"), Jobs: c.Int("jobs"), Log: e.stderr}
-					if r, ok := images.Recipes[o.ID]; ok {
-						if len(o.Fragments) > 0 && strings.Join(o.Fragments, ",") != strings.Join(r.Fragments, ",") {
-							return fmt.Errorf("kernel %s is built from %s for the built-in profiles; leave out --config, or choose another id", o.ID, strings.Join(r.Fragments, " + "))
-						}
-						if o.Arch != "" && o.Arch != r.Arch {
-							return fmt.Errorf("kernel %s is built for %s; leave out --arch, or choose another id", o.ID, r.Arch)
-						}
-						o.Fragments, o.Arch = r.Fragments, r.Arch
-					}
-					if o.Arch == "" {
-						return fmt.Errorf("lab image build %s: --arch is required (i386)", o.ID)
+					o, err := images.BuildOptions{ID: c.Args().First(), Arch: c.String("arch"), Fragments: c.StringSlice("config"), Jobs: c.Int("jobs"), Log: e.stderr}.WithRecipe()
+					if err != nil {
+						return err
 					}
 					k, b, hit, err := e.roots.cache.BuildKernel(c.Context, o)
 					if err != nil {
@@ -159,15 +146,13 @@ func imageCommand(e *env) *cli.Command {
 					if c.NArg() == 0 {
 						return fmt.Errorf("lab image rm needs the KERNEL-ID(s) to remove (see `lab image list`)")
 					}
-					entries, err := e.roots.vm.List()
+					inUse, err := e.roots.vm.KernelsInUse()
 					if err != nil {
 						return err
 					}
 					for _, id := range c.Args().Slice() {
-						for _, en := range entries {
-							if en.State != nil && !en.Stale && en.State.KernelID == id {
-								return fmt.Errorf("kernel %s: vm %s is up on it; `lab down %s` first (nothing was removed)", id, en.Name, en.Name)
-							}
+						if name, ok := inUse[id]; ok {
+							return fmt.Errorf("kernel %s: vm %s is up on it; `lab down %s` first (nothing was removed)", id, name, name)
 						}
 					}
 					for _, id := range c.Args().Slice() {
@@ -176,13 +161,7 @@ func imageCommand(e *env) *cli.Command {
 							return err
 						}
 						fmt.Fprintf(e.stdout, "removed kernel %s (%.1f MB freed)\n", id, float64(freed)/1e6)
-						var users []string
-						for _, p := range images.Builtin() {
-							if p.Kernel == id {
-								users = append(users, p.Name)
-							}
-						}
-						if len(users) > 0 {
+						if users := images.BuiltinBooting(id); len(users) > 0 {
 							fmt.Fprintf(e.stderr, "note: built-in profile(s) %s boot %s; `make setup` (or lab image fetch/build %s) brings it back\n", strings.Join(users, ", "), id, id)
 						}
 					}
@@ -199,7 +178,7 @@ func imageCommand(e *env) *cli.Command {
 					"and busybox stay.\n\n" +
 					"Example:\n   lab image prune",
 				Action: func(c *cli.Context) error {
-					n, bytes, err := e.pruneCache()
+					n, bytes, err := e.roots.vm.PruneCache(e.roots.cache)
 					if err != nil {
 						return err
 					}
@@ -259,72 +238,4 @@ func printBuild(e *env, k *images.Kernel, b *images.Build, hit bool) {
 		how = "cache hit"
 	}
 	fmt.Fprintf(e.stdout, "kernel %s: %s %s + %s (release %s; %s; config %.12s; %s)\n", k.ID, b.Source.Package, b.Source.Version, strings.Join(b.Fragments, " + "), k.Release, b.NotableString(), b.Config, how)
-}
-
-// profileRecipes lists the kernels lab builds that built-in profiles name.
-func profileRecipes() []string {
-	seen := map[string]bool{}
-	var ids []string
-	for _, p := range images.Builtin() {
-		if _, ok := images.Recipes[p.Kernel]; ok && !seen[p.Kernel] {
-			seen[p.Kernel] = true
-			ids = append(ids, p.Kernel)
-		}
-	}
-	sort.Strings(ids)
-	return ids
-}
-
-// recipeIDs lists the kernels `lab image build ID` builds without --config.
-func recipeIDs() []string {
-	ids := make([]string, 0, len(images.Recipes))
-	for id := range images.Recipes {
-		ids = append(ids, id)
-	}
-	sort.Strings(ids)
-	return ids
-}
-
-// pruneCache removes snapshots and initramfs images that no VM up uses.
-func (e *env) pruneCache() (files int, bytes int64, err error) {
-	inUse := map[string]bool{}
-	entries, err := e.roots.vm.List()
-	if err != nil {
-		return 0, 0, err
-	}
-	for _, en := range entries {
-		if en.State != nil && !en.Stale {
-			inUse[en.State.Initrd] = true
-			inUse[en.State.Initrd+".sha256"] = true
-			inUse[en.State.Snapshot] = true
-			inUse[en.State.Snapshot+".console"] = true
-			inUse[en.State.Snapshot+".sha256"] = true
-		}
-	}
-	// The temp files of snapshot saves cut short (their process is gone);
-	// other temp files are skipped below: they may be being written.
-	files, bytes, err = vm.RemoveStaleSnapshotTemps(string(e.roots.cache))
-	if err != nil {
-		return files, bytes, err
-	}
-	for _, dir := range []string{"snapshots", "initramfs"} {
-		des, err := os.ReadDir(filepath.Join(string(e.roots.cache), dir))
-		if err != nil && !os.IsNotExist(err) {
-			return files, bytes, err
-		}
-		for _, de := range des {
-			p := filepath.Join(string(e.roots.cache), dir, de.Name())
-			if de.IsDir() || inUse[p] || strings.Contains(de.Name(), ".tmp") {
-				continue
-			}
-			if fi, err := de.Info(); err == nil {
-				bytes += fi.Size()
-			}
-			if err := os.Remove(p); err != nil {
-				return files, bytes, err
-			}
-			files++
-		}
-	}
-	return files, bytes, nil
 }

@@ -534,7 +534,7 @@ func TestIntegrationLifecycle(t *testing.T) {
 	})
 	t.Run("StatusJSON", func(t *testing.T) {
 		r := itMust(t, itCallTimeout, nil, "status", "--json")
-		var rows []statusRow
+		var rows []vm.Summary
 		if err := json.Unmarshal([]byte(r.stdout), &rows); err != nil {
 			t.Fatalf("lab status --json does not parse: %v\n%s", err, r.stdout)
 		}
@@ -644,7 +644,7 @@ func TestIntegrationLifecycle(t *testing.T) {
 		}
 		itNoneLeft(t, root, name)
 		r = itMust(t, itCallTimeout, nil, "status", "--json")
-		var rows []statusRow
+		var rows []vm.Summary
 		if err := json.Unmarshal([]byte(r.stdout), &rows); err != nil || len(rows) != 0 {
 			t.Errorf("lab status --json after down: %v %q", err, r.stdout)
 		}

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -112,17 +111,8 @@ func (e *env) finishMatrix(ctx context.Context, f matrixFlags, m *engine.Matrix)
 		}
 	}
 	doc := matrix.JUnit(m.State, m.Runs, baseline)
-	for _, p := range []string{filepath.Join(f.out, "junit.xml"), f.junit} {
-		if p == "" {
-			continue
-		}
-		var b bytes.Buffer
-		if err := doc.Write(&b); err != nil {
-			return err
-		}
-		if err := os.WriteFile(p, b.Bytes(), 0o644); err != nil {
-			return fmt.Errorf("junit: %w", err)
-		}
+	if err := matrix.WriteJUnit(doc, filepath.Join(f.out, "junit.xml"), f.junit); err != nil {
+		return fmt.Errorf("junit: %w", err)
 	}
 	if f.json {
 		if err := printJSON(e.stdout, m.State); err != nil {
@@ -188,23 +178,11 @@ func mergeCommand(e *env) *cli.Command {
 			if err != nil {
 				return err
 			}
-			runs := map[string]*results.Result{}
-			for _, cs := range st.Cells {
-				if cs.Result == "" {
-					continue
-				}
-				r, err := results.Load(filepath.Join(matrix.StoreDir(out), cs.Result+".json"))
-				if err != nil {
-					return err
-				}
-				runs[cs.Result] = r
-			}
-			var b bytes.Buffer
-			doc := matrix.JUnit(st, runs, nil)
-			if err := doc.Write(&b); err != nil {
+			runs, err := matrix.LoadRuns(out, st)
+			if err != nil {
 				return err
 			}
-			if err := os.WriteFile(filepath.Join(out, "junit.xml"), b.Bytes(), 0o644); err != nil {
+			if err := matrix.WriteJUnit(matrix.JUnit(st, runs, nil), filepath.Join(out, "junit.xml")); err != nil {
 				return err
 			}
 			if c.Bool("json") {

@@ -22,14 +22,9 @@ func pluginsCommand(e *env) *cli.Command {
 			"Examples:\n   lab plugins\n   lab plugins show forkbench --json",
 		Flags: []cli.Flag{jsonFlag},
 		Action: func(c *cli.Context) error {
-			var descs []*plugins.Description
-			for _, name := range e.roots.plugins.List() {
-				d, err := e.roots.plugins.Describe(name)
-				if err != nil {
-					fmt.Fprintf(e.stderr, "warning: %v\n", err)
-					continue
-				}
-				descs = append(descs, d)
+			descs, errs := e.roots.plugins.DescribeAll()
+			for _, err := range errs {
+				fmt.Fprintf(e.stderr, "warning: %v\n", err)
 			}
 			if c.Bool("json") {
 				return printJSON(e.stdout, descs)

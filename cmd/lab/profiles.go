@@ -12,24 +12,6 @@ import (
 	"lab/vm"
 )
 
-// profileRow is one line of `lab profiles`.
-type profileRow struct {
-	Name     string `json:"name"`
-	Arch     string `json:"arch"`
-	CPU      string `json:"cpu"`
-	Online   int    `json:"cpus_online"`
-	Present  int    `json:"cpus_present"`
-	MemoryMB int    `json:"memory_mb"`
-	Kernel   string `json:"kernel"`
-	StackKB  int    `json:"stack_kb"`
-	// Console is the console kind: serial, vga or fb (virtual terminals
-	// on an emulated screen with the last two).
-	Console     string   `json:"console"`
-	Experiments []string `json:"experiments"`
-	Source      string   `json:"source"`
-	Summary     string   `json:"summary"`
-}
-
 func profilesCommand(e *env) *cli.Command {
 	return &cli.Command{
 		Name:  "profiles",
@@ -45,16 +27,7 @@ func profilesCommand(e *env) *cli.Command {
 			if err != nil {
 				return err
 			}
-			rows := []profileRow{}
-			for _, p := range cat.Profiles() {
-				stack := p.Guest.StackKB
-				if stack == 0 {
-					stack = 8192
-				}
-				rows = append(rows, profileRow{Name: p.Name, Arch: p.Arch, CPU: cpuIdentity(p.CPU),
-					Online: p.Topology.OnlineCPUs(), Present: p.Topology.Present(), MemoryMB: p.MemoryMB,
-					Kernel: p.Kernel, StackKB: stack, Console: p.ConsoleKind(), Experiments: p.Experiments, Source: cat.Source(p.Name), Summary: p.Summary})
-			}
+			rows := cat.Summaries()
 			if c.Bool("json") {
 				return printJSON(e.stdout, rows)
 			}
@@ -90,12 +63,7 @@ func profilesCommand(e *env) *cli.Command {
 				if err != nil {
 					return err
 				}
-				kernel, initrd := "KERNEL", "INITRD"
-				if k, err := e.roots.cache.LoadKernel(p.Kernel); err == nil {
-					sha, _ := k.BootImage(p, false)
-					kernel = e.roots.cache.BlobPath(sha)
-				}
-				argv, err := vm.Args(vm.Options{Profile: p, Kernel: kernel, Initrd: initrd, StateDir: e.roots.vm.Dir(p.Name), Accel: c.String("accel"), Clock: clock})
+				argv, err := e.roots.vm.CommandLine(e.roots.cache, p, c.String("accel"), clock)
 				if err != nil {
 					return err
 				}
@@ -106,36 +74,9 @@ func profilesCommand(e *env) *cli.Command {
 				if err != nil {
 					return err
 				}
-				fmt.Fprintf(e.stdout, "%s\n# QEMU command line (%s, clock %s):\n%s\n", b, c.String("accel"), clock, shellQuote(argv))
+				fmt.Fprintf(e.stdout, "%s\n# QEMU command line (%s, clock %s):\n%s\n", b, c.String("accel"), clock, vm.ShellQuote(argv))
 				return nil
 			},
 		}},
 	}
-}
-
-func cpuIdentity(c images.CPU) string {
-	id := c.ModelID
-	if id == "" {
-		id = c.Model
-	}
-	id = strings.Join(strings.Fields(id), " ")
-	if c.Family != 0 {
-		id += fmt.Sprintf(" (family %d model %d)", c.Family, c.ModelNumber)
-	}
-	return id
-}
-
-// shellQuote renders argv so it can be pasted into a shell.
-func shellQuote(argv []string) string {
-	out := make([]string, len(argv))
-	for i, a := range argv {
-		if a != "" && strings.IndexFunc(a, func(r rune) bool {
-			return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_=.,/:+", r))
-		}) < 0 {
-			out[i] = a
-			continue
-		}
-		out[i] = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
-	}
-	return strings.Join(out, " ")
 }

@@ -202,7 +202,7 @@ func (e *env) printRun(run *engine.Run, f runFlags) error {
 			return err
 		}
 		if res.Sweep != nil {
-			fmt.Fprintln(e.stdout, sweepLine(res.Sweep))
+			fmt.Fprintln(e.stdout, res.Sweep.Summary())
 		}
 		if path == "" {
 			// Nowhere to save it: the document itself is the output.
@@ -251,25 +251,6 @@ func (e *env) printRun(run *engine.Run, f runFlags) error {
 		return &exitCode{code: exitRunFailed, msg: strings.Join(msgs, "\n")}
 	}
 	return nil
-}
-
-// sweepLine says how far a sweep got, for the summary.
-func sweepLine(sw *results.Sweep) string {
-	line := fmt.Sprintf("sweep %s: %d of %d points done", sw.String(), sw.Done(), len(sw.Points))
-	var other []string
-	for _, p := range sw.Points {
-		if p.Status != "ok" {
-			s := results.FormatLabels(p.Labels) + " " + p.Status
-			if p.Status == results.StatusInterrupted || p.Status == "failed" {
-				s += fmt.Sprintf(" (%d repeat(s) kept)", p.Repeats)
-			}
-			other = append(other, s)
-		}
-	}
-	if len(other) > 0 {
-		line += ": " + strings.Join(other, ", ")
-	}
-	return line
 }
 
 // observer draws the engine's events on w: the progress of a run as a

@@ -60,14 +60,6 @@ func TestCLIRunSweepRefusedBeforeBoot(t *testing.T) {
 	}
 }
 
-func TestSweepLine(t *testing.T) {
-	line := sweepLine(&results.Sweep{Axes: []results.SweepAxis{{Key: "n", Values: []string{"50", "100"}}},
-		Points: []results.SweepPoint{{Labels: map[string]string{"n": "50"}, Status: "ok", Repeats: 2}, {Labels: map[string]string{"n": "100"}, Status: results.StatusInterrupted, Repeats: 1}}})
-	if want := "sweep n=50,100: 1 of 2 points done: n=100 interrupted (1 repeat(s) kept)"; line != want {
-		t.Errorf("sweepLine = %q, want %q", line, want)
-	}
-}
-
 // sweptResult is a finished two-point sweep of forkbench/forktime.
 func sweptResult(profile string, scale float64) *results.Result {
 	r := &results.Result{

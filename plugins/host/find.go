@@ -119,6 +119,22 @@ func (s SearchPath) Describe(name string) (*plugins.Description, error) {
 	return nil, first
 }
 
+// DescribeAll returns the description of every plugin List finds, in
+// its order, and an error for each whose description does not read.
+func (s SearchPath) DescribeAll() ([]*plugins.Description, []error) {
+	var descs []*plugins.Description
+	var errs []error
+	for _, name := range s.List() {
+		d, err := s.Describe(name)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		descs = append(descs, d)
+	}
+	return descs, errs
+}
+
 // errNoBuild marks a plugin directory without a build for the arch asked.
 var errNoBuild = errors.New("not built")
 

@@ -1,6 +1,8 @@
 package claims
 
 import (
+	"fmt"
+	"strings"
 	"time"
 
 	"lab/results"
@@ -53,4 +55,44 @@ func ClaimStatuses(claims []results.Claim, store []*results.Result) []ClaimStatu
 		out[i] = s
 	}
 	return out
+}
+
+// Find is the statuses of the claims with id (case aside; two plugins
+// may declare one id), or an error listing the ids sts has.
+func Find(sts []ClaimStatus, id string) ([]ClaimStatus, error) {
+	var found []ClaimStatus
+	var ids []string
+	for _, s := range sts {
+		if strings.EqualFold(s.Claim.ID, id) {
+			found = append(found, s)
+		}
+		ids = append(ids, s.Claim.ID)
+	}
+	if len(found) == 0 {
+		known := "no installed plugin declares any"
+		if len(ids) > 0 {
+			known = "known: " + strings.Join(ids, ", ")
+		}
+		return nil, fmt.Errorf("no claim %q among the installed plugins' claims (%s); see `lab claims`", id, known)
+	}
+	return found, nil
+}
+
+// Counts says how many of sts have each verdict: "2 reproduced, 5 not
+// run", or "none".
+func Counts(sts []ClaimStatus) string {
+	n := map[string]int{}
+	for _, s := range sts {
+		n[s.Verdict]++
+	}
+	var parts []string
+	for _, v := range []string{results.Reproduced, results.NotReproduced, results.Inconclusive, results.NotComparable, results.NotRun} {
+		if n[v] > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", n[v], v))
+		}
+	}
+	if len(parts) == 0 {
+		return "none"
+	}
+	return strings.Join(parts, ", ")
 }

@@ -518,6 +518,40 @@ func Regressed(r *results.Result, baseline []*results.Result) []string {
 	return out
 }
 
+// WriteJUnit writes doc to each of paths; an empty path is skipped.
+func WriteJUnit(doc *render.JUnitSuites, paths ...string) error {
+	for _, p := range paths {
+		if p == "" {
+			continue
+		}
+		var b bytes.Buffer
+		if err := doc.Write(&b); err != nil {
+			return err
+		}
+		if err := os.WriteFile(p, b.Bytes(), 0o644); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// LoadRuns loads, by ID, the results of the cells of s that saved one,
+// from the store of the output directory out.
+func LoadRuns(out string, s *State) (map[string]*results.Result, error) {
+	runs := map[string]*results.Result{}
+	for _, cs := range s.Cells {
+		if cs.Result == "" {
+			continue
+		}
+		r, err := results.Load(filepath.Join(StoreDir(out), cs.Result+".json"))
+		if err != nil {
+			return nil, err
+		}
+		runs[cs.Result] = r
+	}
+	return runs, nil
+}
+
 // JUnit is the matrix as JUnit XML: one suite, a test case per
 // cell. A cell fails when its run failed or never saved a result, or when
 // a claim the baseline's run of the same cell reproduced is not

@@ -1,4 +1,4 @@
-package main
+package host
 
 import (
 	"bytes"
@@ -40,13 +40,13 @@ int main(int argc, char **argv)
 `
 
 // tempPlugin writes a plugin directory NAME whose Go program does
-// nothing (buildPlugin only builds it) and whose workloads are srcs
+// nothing (Build only builds it) and whose workloads are srcs
 // (file name: C source).
 func tempPlugin(t *testing.T, name string, srcs map[string]string) string {
 	t.Helper()
-	for _, b := range archBuilds {
-		if _, err := exec.LookPath(b.cc); err != nil {
-			labtest.Unavailable(t, "%s (the %s workload compiler) not installed: %v", b.cc, b.arch, err)
+	for _, b := range ArchBuilds {
+		if _, err := exec.LookPath(b.CC); err != nil {
+			labtest.Unavailable(t, "%s (the %s workload compiler) not installed: %v", b.CC, b.Arch, err)
 		}
 	}
 	dir := filepath.Join(t.TempDir(), name)
@@ -75,8 +75,8 @@ func buildTempPlugin(t *testing.T, dir string) (string, error) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	var stdout, stderr bytes.Buffer
-	return buildPlugin(ctx, dir, t.TempDir(), &env{stdout: &stdout, stderr: &stderr})
+	var stderr bytes.Buffer
+	return Build(ctx, dir, t.TempDir(), &stderr)
 }
 
 // TestPluginBuildLabH: a plugin outside lab's tree includes <lab.h>, which
@@ -86,9 +86,9 @@ func TestPluginBuildLabH(t *testing.T) {
 	if err != nil {
 		t.Fatalf("lab plugin build of a workload including <lab.h>: %v", err)
 	}
-	for _, b := range archBuilds {
-		if _, err := os.Stat(filepath.Join(out, b.arch, "workload", "labh")); err != nil {
-			t.Errorf("no %s build of the workload: %v", b.arch, err)
+	for _, b := range ArchBuilds {
+		if _, err := os.Stat(filepath.Join(out, b.Arch, "workload", "labh")); err != nil {
+			t.Errorf("no %s build of the workload: %v", b.Arch, err)
 		}
 	}
 	if runtime.GOARCH != "amd64" || runtime.GOOS != "linux" {

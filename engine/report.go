@@ -1,0 +1,78 @@
+package engine
+
+import (
+	"time"
+
+	"lab/plugins"
+	"lab/plugins/host"
+	"lab/results"
+	rclaims "lab/results/claims"
+	"lab/results/render"
+)
+
+// ReportRequest says what a report shows: the runs of the store Store
+// that Filter passes (all of them with AllRuns, else render.ChooseRuns's
+// choice) and the experiments and claims of the plugins Plugins finds.
+type ReportRequest struct {
+	Store     string
+	Filter    results.Filter
+	AllRuns   bool
+	Plugins   host.SearchPath
+	Generated time.Time
+	// Version is lab's version line, printed on the page.
+	Version string
+}
+
+// Report gathers what render.WriteReport draws: every installed
+// plugin's experiments (those the filter's plugin and experiment pick),
+// the write-ups they all declare, the runs the filter passes and the
+// claims' statuses over them. warnings are the plugins whose description
+// does not read and write-ups declared twice; skipped the result files
+// that do not load (the page names them too).
+func Report(req ReportRequest) (in render.ReportInput, warnings, skipped []error) {
+	in = render.ReportInput{Generated: req.Generated, Version: req.Version, Store: req.Store, Filter: req.Filter,
+		AllRuns: req.AllRuns, SearchPath: req.Plugins.Dirs()}
+	descs, warnings := req.Plugins.DescribeAll()
+	var all []render.ReportExperiment
+	for _, d := range descs {
+		for i := range d.Experiments {
+			all = append(all, reportExperiment(d, &d.Experiments[i]))
+		}
+	}
+	f := req.Filter
+	for _, x := range all {
+		if (f.Plugin == "" || x.Plugin == f.Plugin) && (f.Experiment == "" || x.Name == f.Experiment) {
+			in.Experiments = append(in.Experiments, x)
+		}
+	}
+	// The sections: the write-ups every installed plugin declares.
+	var err error
+	if in.WriteUps, err = render.WriteUpsOf(all); err != nil {
+		warnings = append(warnings, err)
+	}
+	var claims []results.Claim
+	for _, x := range in.Experiments {
+		claims = append(claims, x.Claims...)
+	}
+	rclaims.Sort(claims)
+	in.Runs, skipped = results.Select(req.Store, f)
+	for _, err := range skipped {
+		in.Skipped = append(in.Skipped, err.Error())
+	}
+	in.Claims = rclaims.ClaimStatuses(claims, in.Runs)
+	return in, warnings, skipped
+}
+
+// reportExperiment is what the report shows of experiment x of plugin d:
+// its metrics, published figures, claims and views.
+func reportExperiment(d *plugins.Description, x *plugins.Experiment) render.ReportExperiment {
+	re := render.ReportExperiment{Plugin: d.Name, PluginVersion: d.Version, Name: x.Name, Summary: x.Summary,
+		References: host.References(x), Claims: host.Claims(d.Name, x), Views: host.Views(x), ParamHelp: map[string]string{}}
+	for _, m := range x.Metrics {
+		re.Metrics = append(re.Metrics, m.Name)
+	}
+	for _, p := range x.Params {
+		re.ParamHelp[p.Name] = p.Help
+	}
+	return re
+}

@@ -124,8 +124,9 @@ func (c Cell) Args() []string {
 	return args
 }
 
-// example is the smallest useful matrix file, for messages.
-const example = "  cells:\n    - plugin: forkbench\n      experiment: forktime\n      profiles: [celeron-2.4]\n"
+// example is the smallest useful matrix file, for messages (`lab plugins`
+// and `lab profiles` list the names to put in it).
+const example = "  cells:\n    - plugin: PLUGIN\n      experiment: EXPERIMENT\n      profiles: [PROFILE]\n"
 
 // unknownField is yaml.v3's message for a key KnownFields refuses.
 var unknownField = regexp.MustCompile(`^(line \d+: field \S+ not found) in type (\S+)$`)

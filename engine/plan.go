@@ -147,6 +147,9 @@ func NewPlan(req Request) (*Plan, error) {
 		if err != nil {
 			return nil, fmt.Errorf("profile %s: %w", p.Name, err)
 		}
+		if err := plan.CheckNeeds(p); err != nil {
+			return nil, err
+		}
 		plan.Profiles = append(plan.Profiles, p)
 		plan.Clocks = append(plan.Clocks, clock)
 	}
@@ -155,6 +158,33 @@ func NewPlan(req Request) (*Plan, error) {
 	plan.Refs = host.References(exp)
 	plan.Claims = host.Claims(desc.Name, exp)
 	return plan, nil
+}
+
+// CheckNeeds says whether the plan's parameter values (each sweep
+// point's too) can run on profile p: a value the plugin declares needs a
+// console p lacks is refused, before anything boots.
+func (plan *Plan) CheckNeeds(p images.Profile) error {
+	sets := []map[string]string{plan.Resolved}
+	if len(plan.Points) > 0 {
+		sets = sets[:0]
+		for _, pt := range plan.Points {
+			sets = append(sets, pt.Params)
+		}
+	}
+	console := p.Console
+	if console == "" {
+		console = "serial"
+	}
+	for _, params := range sets {
+		for i := range plan.Exp.Params {
+			prm := &plan.Exp.Params[i]
+			if why := prm.Unmet(params[prm.Name], console); why != "" {
+				return fmt.Errorf("%s/%s: %s; profile %s has console %s: choose a profile with one of those consoles (`lab profiles` shows each profile's) or another %s",
+					plan.Desc.Name, plan.Exp.Name, strings.Replace(why, ", and the machine has console "+console, "", 1), p.Name, console, prm.Name)
+			}
+		}
+	}
+	return nil
 }
 
 // ParseParams parses -p flags, each KEY=VALUE.

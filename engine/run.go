@@ -175,6 +175,8 @@ func execute(ctx context.Context, plan *Plan, profile *images.Profile, clock vm.
 		}
 	} else if h, err = plan.Roots.VMs.OpenDefault(plan.VM); err != nil {
 		return nil, err
+	} else if err := plan.CheckNeeds(h.State.Profile); err != nil {
+		return nil, fmt.Errorf("vm %s: %w", h.Name, err)
 	}
 	unlock, err := h.LockRun(ctx, plan.Command, func(holder *vm.RunHolder) {
 		opts.emit(Waiting{VM: h.Name, Holder: holder})

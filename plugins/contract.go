@@ -152,6 +152,30 @@ type Param struct {
 	// Choices, if set, are the only values allowed.
 	Choices []string `json:"choices,omitempty"`
 	Help    string   `json:"help"`
+	// Needs are what the machine must have for some of the values: a run
+	// asking for one on a profile without it is refused before anything
+	// boots.
+	Needs []Need `json:"needs,omitempty"`
+}
+
+// Need is what the machine must have for a parameter's Values: one of
+// Consoles (a profile's console: serial, vga or fb). Why says what the
+// values need it for ("virtual terminals on a screen").
+type Need struct {
+	Values   []string `json:"values"`
+	Consoles []string `json:"consoles"`
+	Why      string   `json:"why"`
+}
+
+// Unmet says why value of this parameter cannot run on a machine with
+// console, or "" if it can.
+func (p *Param) Unmet(value, console string) string {
+	for _, n := range p.Needs {
+		if slices.Contains(n.Values, value) && !slices.Contains(n.Consoles, console) {
+			return fmt.Sprintf("%s=%s needs %s (console %s), and the machine has console %s", p.Name, value, n.Why, strings.Join(n.Consoles, " or "), console)
+		}
+	}
+	return ""
 }
 
 // Metric is one quantity an experiment reports.
@@ -308,6 +332,16 @@ func (d *Description) Validate() error {
 			params[p.Name] = true
 			if _, err := p.Check(p.Default); err != nil {
 				return fmt.Errorf("experiment %s: bad default: %w", where, err)
+			}
+			for _, n := range p.Needs {
+				if len(n.Values) == 0 || len(n.Consoles) == 0 || n.Why == "" {
+					return fmt.Errorf("experiment %s: parameter %s: a need names values, consoles and why", where, p.Name)
+				}
+				for _, v := range n.Values {
+					if _, err := p.Check(v); err != nil {
+						return fmt.Errorf("experiment %s: parameter %s: a need's value: %w", where, p.Name, err)
+					}
+				}
 			}
 		}
 		metrics := map[string]bool{}

@@ -50,8 +50,12 @@ func descriptionToWire(d *Description) *wire.Description {
 	for _, e := range d.Experiments {
 		we := &wire.Experiment{Name: e.Name, Summary: e.Summary}
 		for _, p := range e.Params {
-			we.Params = append(we.Params, &wire.Param{Name: p.Name, Type: p.Type, Default: p.Default,
-				Min: clonePtr(p.Min), Max: clonePtr(p.Max), Choices: clone(p.Choices), Help: p.Help})
+			wp := &wire.Param{Name: p.Name, Type: p.Type, Default: p.Default,
+				Min: clonePtr(p.Min), Max: clonePtr(p.Max), Choices: clone(p.Choices), Help: p.Help}
+			for _, n := range p.Needs {
+				wp.Needs = append(wp.Needs, &wire.Need{Values: clone(n.Values), Consoles: clone(n.Consoles), Why: n.Why})
+			}
+			we.Params = append(we.Params, wp)
 		}
 		for _, m := range e.Metrics {
 			we.Metrics = append(we.Metrics, &wire.Metric{Name: m.Name, Unit: m.Unit, Help: m.Help})
@@ -91,8 +95,12 @@ func descriptionFromWire(w *wire.Description) *Description {
 	for _, we := range w.GetExperiments() {
 		e := Experiment{Name: we.GetName(), Summary: we.GetSummary()}
 		for _, p := range we.GetParams() {
-			e.Params = append(e.Params, Param{Name: p.GetName(), Type: p.GetType(), Default: p.GetDefault(),
-				Min: clonePtr(p.Min), Max: clonePtr(p.Max), Choices: clone(p.GetChoices()), Help: p.GetHelp()})
+			ep := Param{Name: p.GetName(), Type: p.GetType(), Default: p.GetDefault(),
+				Min: clonePtr(p.Min), Max: clonePtr(p.Max), Choices: clone(p.GetChoices()), Help: p.GetHelp()}
+			for _, n := range p.GetNeeds() {
+				ep.Needs = append(ep.Needs, Need{Values: clone(n.GetValues()), Consoles: clone(n.GetConsoles()), Why: n.GetWhy()})
+			}
+			e.Params = append(e.Params, ep)
 		}
 		for _, m := range we.GetMetrics() {
 			e.Metrics = append(e.Metrics, Metric{Name: m.GetName(), Unit: m.GetUnit(), Help: m.GetHelp()})

@@ -147,3 +147,30 @@ func TestFinishInterruptedSweep(t *testing.T) {
 		t.Errorf("temporary plot files left: %v", left)
 	}
 }
+
+// TestCLIRunNeedsRefusedBeforeBoot: a parameter value the plugin declares
+// needs a console the profile lacks (printfbench's VT targets on a serial
+// console) is refused before anything boots, naming the value, the
+// console it needs and the profile's (issue 22 item 12: the VM booted,
+// then the plugin failed).
+func TestCLIRunNeedsRefusedBeforeBoot(t *testing.T) {
+	for _, args := range [][]string{
+		{"-e", "targets", "-p", "target=vt_shown", "--profile", "celeron-2.4"},
+		{"-e", "targets", "--sweep", "target=null,vt_hidden", "--profile", "celeron-2.4"},
+	} {
+		root := cliEnv(t)
+		all := append([]string{"run", "printfbench", "--out", t.TempDir()}, args...)
+		r := cliRun(t, all...)
+		wantOutput(t, r, strings.Join(all, " "), 1, "stderr", "target=vt_", "console vga or fb", "profile celeron-2.4 has console serial", "lab profiles")
+		if strings.Contains(r.stderr, "booting") {
+			t.Errorf("lab run booted before refusing:\n%s", r.stderr)
+		}
+		noVMDirs(t, root)
+	}
+	// target=all skips the VT targets on such a guest: not refused.
+	cliEnv(t)
+	r := cliRun(t, "run", "printfbench", "--out", t.TempDir(), "-e", "targets", "--profile", "celeron-2.4", "--timeout", "1ms")
+	if strings.Contains(r.stderr, "console vga or fb") {
+		t.Errorf("target=all refused on a serial console:\n%s", r.stderr)
+	}
+}

@@ -827,8 +827,10 @@ type Param struct {
 	Min *float64 `protobuf:"fixed64,4,opt,name=min,proto3,oneof" json:"min,omitempty"`
 	Max *float64 `protobuf:"fixed64,5,opt,name=max,proto3,oneof" json:"max,omitempty"`
 	// If set, the only values allowed.
-	Choices       []string `protobuf:"bytes,6,rep,name=choices,proto3" json:"choices,omitempty"`
-	Help          string   `protobuf:"bytes,7,opt,name=help,proto3" json:"help,omitempty"`
+	Choices []string `protobuf:"bytes,6,rep,name=choices,proto3" json:"choices,omitempty"`
+	Help    string   `protobuf:"bytes,7,opt,name=help,proto3" json:"help,omitempty"`
+	// What the machine must have for some of the values.
+	Needs         []*Need `protobuf:"bytes,8,rep,name=needs,proto3" json:"needs,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -912,6 +914,75 @@ func (x *Param) GetHelp() string {
 	return ""
 }
 
+func (x *Param) GetNeeds() []*Need {
+	if x != nil {
+		return x.Needs
+	}
+	return nil
+}
+
+// What the machine must have for a parameter's values: one of consoles
+// (serial, vga, fb); why says what for.
+type Need struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Values        []string               `protobuf:"bytes,1,rep,name=values,proto3" json:"values,omitempty"`
+	Consoles      []string               `protobuf:"bytes,2,rep,name=consoles,proto3" json:"consoles,omitempty"`
+	Why           string                 `protobuf:"bytes,3,opt,name=why,proto3" json:"why,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Need) Reset() {
+	*x = Need{}
+	mi := &file_benchmark_proto_msgTypes[10]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Need) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Need) ProtoMessage() {}
+
+func (x *Need) ProtoReflect() protoreflect.Message {
+	mi := &file_benchmark_proto_msgTypes[10]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Need.ProtoReflect.Descriptor instead.
+func (*Need) Descriptor() ([]byte, []int) {
+	return file_benchmark_proto_rawDescGZIP(), []int{10}
+}
+
+func (x *Need) GetValues() []string {
+	if x != nil {
+		return x.Values
+	}
+	return nil
+}
+
+func (x *Need) GetConsoles() []string {
+	if x != nil {
+		return x.Consoles
+	}
+	return nil
+}
+
+func (x *Need) GetWhy() string {
+	if x != nil {
+		return x.Why
+	}
+	return ""
+}
+
 type Metric struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Name          string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
@@ -923,7 +994,7 @@ type Metric struct {
 
 func (x *Metric) Reset() {
 	*x = Metric{}
-	mi := &file_benchmark_proto_msgTypes[10]
+	mi := &file_benchmark_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -935,7 +1006,7 @@ func (x *Metric) String() string {
 func (*Metric) ProtoMessage() {}
 
 func (x *Metric) ProtoReflect() protoreflect.Message {
-	mi := &file_benchmark_proto_msgTypes[10]
+	mi := &file_benchmark_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -948,7 +1019,7 @@ func (x *Metric) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Metric.ProtoReflect.Descriptor instead.
 func (*Metric) Descriptor() ([]byte, []int) {
-	return file_benchmark_proto_rawDescGZIP(), []int{10}
+	return file_benchmark_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *Metric) GetName() string {
@@ -994,7 +1065,7 @@ type Reference struct {
 
 func (x *Reference) Reset() {
 	*x = Reference{}
-	mi := &file_benchmark_proto_msgTypes[11]
+	mi := &file_benchmark_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1006,7 +1077,7 @@ func (x *Reference) String() string {
 func (*Reference) ProtoMessage() {}
 
 func (x *Reference) ProtoReflect() protoreflect.Message {
-	mi := &file_benchmark_proto_msgTypes[11]
+	mi := &file_benchmark_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1019,7 +1090,7 @@ func (x *Reference) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Reference.ProtoReflect.Descriptor instead.
 func (*Reference) Descriptor() ([]byte, []int) {
-	return file_benchmark_proto_rawDescGZIP(), []int{11}
+	return file_benchmark_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *Reference) GetExperiment() string {
@@ -1123,7 +1194,7 @@ type Claim struct {
 
 func (x *Claim) Reset() {
 	*x = Claim{}
-	mi := &file_benchmark_proto_msgTypes[12]
+	mi := &file_benchmark_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1135,7 +1206,7 @@ func (x *Claim) String() string {
 func (*Claim) ProtoMessage() {}
 
 func (x *Claim) ProtoReflect() protoreflect.Message {
-	mi := &file_benchmark_proto_msgTypes[12]
+	mi := &file_benchmark_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1148,7 +1219,7 @@ func (x *Claim) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Claim.ProtoReflect.Descriptor instead.
 func (*Claim) Descriptor() ([]byte, []int) {
-	return file_benchmark_proto_rawDescGZIP(), []int{12}
+	return file_benchmark_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *Claim) GetId() string {
@@ -1340,7 +1411,7 @@ type RatioClaim struct {
 
 func (x *RatioClaim) Reset() {
 	*x = RatioClaim{}
-	mi := &file_benchmark_proto_msgTypes[13]
+	mi := &file_benchmark_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1352,7 +1423,7 @@ func (x *RatioClaim) String() string {
 func (*RatioClaim) ProtoMessage() {}
 
 func (x *RatioClaim) ProtoReflect() protoreflect.Message {
-	mi := &file_benchmark_proto_msgTypes[13]
+	mi := &file_benchmark_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1365,7 +1436,7 @@ func (x *RatioClaim) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RatioClaim.ProtoReflect.Descriptor instead.
 func (*RatioClaim) Descriptor() ([]byte, []int) {
-	return file_benchmark_proto_rawDescGZIP(), []int{13}
+	return file_benchmark_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *RatioClaim) GetNumerator() string {
@@ -1432,7 +1503,7 @@ type RangeClaim struct {
 
 func (x *RangeClaim) Reset() {
 	*x = RangeClaim{}
-	mi := &file_benchmark_proto_msgTypes[14]
+	mi := &file_benchmark_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1444,7 +1515,7 @@ func (x *RangeClaim) String() string {
 func (*RangeClaim) ProtoMessage() {}
 
 func (x *RangeClaim) ProtoReflect() protoreflect.Message {
-	mi := &file_benchmark_proto_msgTypes[14]
+	mi := &file_benchmark_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1457,7 +1528,7 @@ func (x *RangeClaim) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RangeClaim.ProtoReflect.Descriptor instead.
 func (*RangeClaim) Descriptor() ([]byte, []int) {
-	return file_benchmark_proto_rawDescGZIP(), []int{14}
+	return file_benchmark_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *RangeClaim) GetMetric() string {
@@ -1510,7 +1581,7 @@ type NearClaim struct {
 
 func (x *NearClaim) Reset() {
 	*x = NearClaim{}
-	mi := &file_benchmark_proto_msgTypes[15]
+	mi := &file_benchmark_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1522,7 +1593,7 @@ func (x *NearClaim) String() string {
 func (*NearClaim) ProtoMessage() {}
 
 func (x *NearClaim) ProtoReflect() protoreflect.Message {
-	mi := &file_benchmark_proto_msgTypes[15]
+	mi := &file_benchmark_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1535,7 +1606,7 @@ func (x *NearClaim) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use NearClaim.ProtoReflect.Descriptor instead.
 func (*NearClaim) Descriptor() ([]byte, []int) {
-	return file_benchmark_proto_rawDescGZIP(), []int{15}
+	return file_benchmark_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *NearClaim) GetMetric() string {
@@ -1598,7 +1669,7 @@ type CrossoverClaim struct {
 
 func (x *CrossoverClaim) Reset() {
 	*x = CrossoverClaim{}
-	mi := &file_benchmark_proto_msgTypes[16]
+	mi := &file_benchmark_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1610,7 +1681,7 @@ func (x *CrossoverClaim) String() string {
 func (*CrossoverClaim) ProtoMessage() {}
 
 func (x *CrossoverClaim) ProtoReflect() protoreflect.Message {
-	mi := &file_benchmark_proto_msgTypes[16]
+	mi := &file_benchmark_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1623,7 +1694,7 @@ func (x *CrossoverClaim) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CrossoverClaim.ProtoReflect.Descriptor instead.
 func (*CrossoverClaim) Descriptor() ([]byte, []int) {
-	return file_benchmark_proto_rawDescGZIP(), []int{16}
+	return file_benchmark_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *CrossoverClaim) GetFirst() string {
@@ -1708,7 +1779,7 @@ type SpeedupClaim struct {
 
 func (x *SpeedupClaim) Reset() {
 	*x = SpeedupClaim{}
-	mi := &file_benchmark_proto_msgTypes[17]
+	mi := &file_benchmark_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1720,7 +1791,7 @@ func (x *SpeedupClaim) String() string {
 func (*SpeedupClaim) ProtoMessage() {}
 
 func (x *SpeedupClaim) ProtoReflect() protoreflect.Message {
-	mi := &file_benchmark_proto_msgTypes[17]
+	mi := &file_benchmark_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1733,7 +1804,7 @@ func (x *SpeedupClaim) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SpeedupClaim.ProtoReflect.Descriptor instead.
 func (*SpeedupClaim) Descriptor() ([]byte, []int) {
-	return file_benchmark_proto_rawDescGZIP(), []int{17}
+	return file_benchmark_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *SpeedupClaim) GetMetric() string {
@@ -1792,7 +1863,7 @@ type CrashClaim struct {
 
 func (x *CrashClaim) Reset() {
 	*x = CrashClaim{}
-	mi := &file_benchmark_proto_msgTypes[18]
+	mi := &file_benchmark_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1804,7 +1875,7 @@ func (x *CrashClaim) String() string {
 func (*CrashClaim) ProtoMessage() {}
 
 func (x *CrashClaim) ProtoReflect() protoreflect.Message {
-	mi := &file_benchmark_proto_msgTypes[18]
+	mi := &file_benchmark_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1817,7 +1888,7 @@ func (x *CrashClaim) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CrashClaim.ProtoReflect.Descriptor instead.
 func (*CrashClaim) Descriptor() ([]byte, []int) {
-	return file_benchmark_proto_rawDescGZIP(), []int{18}
+	return file_benchmark_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *CrashClaim) GetSignal() string {
@@ -1859,7 +1930,7 @@ type OrderClaim struct {
 
 func (x *OrderClaim) Reset() {
 	*x = OrderClaim{}
-	mi := &file_benchmark_proto_msgTypes[19]
+	mi := &file_benchmark_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1871,7 +1942,7 @@ func (x *OrderClaim) String() string {
 func (*OrderClaim) ProtoMessage() {}
 
 func (x *OrderClaim) ProtoReflect() protoreflect.Message {
-	mi := &file_benchmark_proto_msgTypes[19]
+	mi := &file_benchmark_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1884,7 +1955,7 @@ func (x *OrderClaim) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OrderClaim.ProtoReflect.Descriptor instead.
 func (*OrderClaim) Descriptor() ([]byte, []int) {
-	return file_benchmark_proto_rawDescGZIP(), []int{19}
+	return file_benchmark_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *OrderClaim) GetMetric() string {
@@ -1944,7 +2015,7 @@ type RunRequest struct {
 
 func (x *RunRequest) Reset() {
 	*x = RunRequest{}
-	mi := &file_benchmark_proto_msgTypes[20]
+	mi := &file_benchmark_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1956,7 +2027,7 @@ func (x *RunRequest) String() string {
 func (*RunRequest) ProtoMessage() {}
 
 func (x *RunRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_benchmark_proto_msgTypes[20]
+	mi := &file_benchmark_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1969,7 +2040,7 @@ func (x *RunRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RunRequest.ProtoReflect.Descriptor instead.
 func (*RunRequest) Descriptor() ([]byte, []int) {
-	return file_benchmark_proto_rawDescGZIP(), []int{20}
+	return file_benchmark_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *RunRequest) GetExperiment() string {
@@ -2013,7 +2084,7 @@ type RunEvent struct {
 
 func (x *RunEvent) Reset() {
 	*x = RunEvent{}
-	mi := &file_benchmark_proto_msgTypes[21]
+	mi := &file_benchmark_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2025,7 +2096,7 @@ func (x *RunEvent) String() string {
 func (*RunEvent) ProtoMessage() {}
 
 func (x *RunEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_benchmark_proto_msgTypes[21]
+	mi := &file_benchmark_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2038,7 +2109,7 @@ func (x *RunEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RunEvent.ProtoReflect.Descriptor instead.
 func (*RunEvent) Descriptor() ([]byte, []int) {
-	return file_benchmark_proto_rawDescGZIP(), []int{21}
+	return file_benchmark_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *RunEvent) GetEvent() isRunEvent_Event {
@@ -2097,7 +2168,7 @@ type Progress struct {
 
 func (x *Progress) Reset() {
 	*x = Progress{}
-	mi := &file_benchmark_proto_msgTypes[22]
+	mi := &file_benchmark_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2109,7 +2180,7 @@ func (x *Progress) String() string {
 func (*Progress) ProtoMessage() {}
 
 func (x *Progress) ProtoReflect() protoreflect.Message {
-	mi := &file_benchmark_proto_msgTypes[22]
+	mi := &file_benchmark_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2122,7 +2193,7 @@ func (x *Progress) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Progress.ProtoReflect.Descriptor instead.
 func (*Progress) Descriptor() ([]byte, []int) {
-	return file_benchmark_proto_rawDescGZIP(), []int{22}
+	return file_benchmark_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *Progress) GetDone() int32 {
@@ -2167,7 +2238,7 @@ type Done struct {
 
 func (x *Done) Reset() {
 	*x = Done{}
-	mi := &file_benchmark_proto_msgTypes[23]
+	mi := &file_benchmark_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2179,7 +2250,7 @@ func (x *Done) String() string {
 func (*Done) ProtoMessage() {}
 
 func (x *Done) ProtoReflect() protoreflect.Message {
-	mi := &file_benchmark_proto_msgTypes[23]
+	mi := &file_benchmark_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2192,7 +2263,7 @@ func (x *Done) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Done.ProtoReflect.Descriptor instead.
 func (*Done) Descriptor() ([]byte, []int) {
-	return file_benchmark_proto_rawDescGZIP(), []int{23}
+	return file_benchmark_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *Done) GetResponse() *RunResponse {
@@ -2223,7 +2294,7 @@ type RunResponse struct {
 
 func (x *RunResponse) Reset() {
 	*x = RunResponse{}
-	mi := &file_benchmark_proto_msgTypes[24]
+	mi := &file_benchmark_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2235,7 +2306,7 @@ func (x *RunResponse) String() string {
 func (*RunResponse) ProtoMessage() {}
 
 func (x *RunResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_benchmark_proto_msgTypes[24]
+	mi := &file_benchmark_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2248,7 +2319,7 @@ func (x *RunResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RunResponse.ProtoReflect.Descriptor instead.
 func (*RunResponse) Descriptor() ([]byte, []int) {
-	return file_benchmark_proto_rawDescGZIP(), []int{24}
+	return file_benchmark_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *RunResponse) GetSamples() []*Sample {
@@ -2295,7 +2366,7 @@ type Sample struct {
 
 func (x *Sample) Reset() {
 	*x = Sample{}
-	mi := &file_benchmark_proto_msgTypes[25]
+	mi := &file_benchmark_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2307,7 +2378,7 @@ func (x *Sample) String() string {
 func (*Sample) ProtoMessage() {}
 
 func (x *Sample) ProtoReflect() protoreflect.Message {
-	mi := &file_benchmark_proto_msgTypes[25]
+	mi := &file_benchmark_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2320,7 +2391,7 @@ func (x *Sample) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Sample.ProtoReflect.Descriptor instead.
 func (*Sample) Descriptor() ([]byte, []int) {
-	return file_benchmark_proto_rawDescGZIP(), []int{25}
+	return file_benchmark_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *Sample) GetMetric() string {
@@ -2379,7 +2450,7 @@ type GuestEnv struct {
 
 func (x *GuestEnv) Reset() {
 	*x = GuestEnv{}
-	mi := &file_benchmark_proto_msgTypes[26]
+	mi := &file_benchmark_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2391,7 +2462,7 @@ func (x *GuestEnv) String() string {
 func (*GuestEnv) ProtoMessage() {}
 
 func (x *GuestEnv) ProtoReflect() protoreflect.Message {
-	mi := &file_benchmark_proto_msgTypes[26]
+	mi := &file_benchmark_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2404,7 +2475,7 @@ func (x *GuestEnv) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GuestEnv.ProtoReflect.Descriptor instead.
 func (*GuestEnv) Descriptor() ([]byte, []int) {
-	return file_benchmark_proto_rawDescGZIP(), []int{26}
+	return file_benchmark_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *GuestEnv) GetUname() string {
@@ -2488,7 +2559,7 @@ type Outcome struct {
 
 func (x *Outcome) Reset() {
 	*x = Outcome{}
-	mi := &file_benchmark_proto_msgTypes[27]
+	mi := &file_benchmark_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2500,7 +2571,7 @@ func (x *Outcome) String() string {
 func (*Outcome) ProtoMessage() {}
 
 func (x *Outcome) ProtoReflect() protoreflect.Message {
-	mi := &file_benchmark_proto_msgTypes[27]
+	mi := &file_benchmark_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2513,7 +2584,7 @@ func (x *Outcome) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Outcome.ProtoReflect.Descriptor instead.
 func (*Outcome) Descriptor() ([]byte, []int) {
-	return file_benchmark_proto_rawDescGZIP(), []int{27}
+	return file_benchmark_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *Outcome) GetStatus() Status {
@@ -2602,7 +2673,7 @@ const file_benchmark_proto_rawDesc = "" +
 	"\x05param\x18\x01 \x01(\tR\x05param\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value\x12\x1a\n" +
 	"\bworkload\x18\x03 \x01(\tR\bworkload\x12\x12\n" +
-	"\x04args\x18\x04 \x03(\tR\x04args\"\xb5\x01\n" +
+	"\x04args\x18\x04 \x03(\tR\x04args\"\xe0\x01\n" +
 	"\x05Param\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x12\n" +
 	"\x04type\x18\x02 \x01(\tR\x04type\x12\x18\n" +
@@ -2610,9 +2681,14 @@ const file_benchmark_proto_rawDesc = "" +
 	"\x03min\x18\x04 \x01(\x01H\x00R\x03min\x88\x01\x01\x12\x15\n" +
 	"\x03max\x18\x05 \x01(\x01H\x01R\x03max\x88\x01\x01\x12\x18\n" +
 	"\achoices\x18\x06 \x03(\tR\achoices\x12\x12\n" +
-	"\x04help\x18\a \x01(\tR\x04helpB\x06\n" +
+	"\x04help\x18\a \x01(\tR\x04help\x12)\n" +
+	"\x05needs\x18\b \x03(\v2\x13.lab.plugin.v1.NeedR\x05needsB\x06\n" +
 	"\x04_minB\x06\n" +
-	"\x04_max\"D\n" +
+	"\x04_max\"L\n" +
+	"\x04Need\x12\x16\n" +
+	"\x06values\x18\x01 \x03(\tR\x06values\x12\x1a\n" +
+	"\bconsoles\x18\x02 \x03(\tR\bconsoles\x12\x10\n" +
+	"\x03why\x18\x03 \x01(\tR\x03why\"D\n" +
 	"\x06Metric\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x12\n" +
 	"\x04unit\x18\x02 \x01(\tR\x04unit\x12\x12\n" +
@@ -2815,7 +2891,7 @@ func file_benchmark_proto_rawDescGZIP() []byte {
 }
 
 var file_benchmark_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_benchmark_proto_msgTypes = make([]protoimpl.MessageInfo, 42)
+var file_benchmark_proto_msgTypes = make([]protoimpl.MessageInfo, 43)
 var file_benchmark_proto_goTypes = []any{
 	(Status)(0),             // 0: lab.plugin.v1.Status
 	(*DescribeRequest)(nil), // 1: lab.plugin.v1.DescribeRequest
@@ -2828,91 +2904,93 @@ var file_benchmark_proto_goTypes = []any{
 	(*WriteUp)(nil),         // 8: lab.plugin.v1.WriteUp
 	(*Peer)(nil),            // 9: lab.plugin.v1.Peer
 	(*Param)(nil),           // 10: lab.plugin.v1.Param
-	(*Metric)(nil),          // 11: lab.plugin.v1.Metric
-	(*Reference)(nil),       // 12: lab.plugin.v1.Reference
-	(*Claim)(nil),           // 13: lab.plugin.v1.Claim
-	(*RatioClaim)(nil),      // 14: lab.plugin.v1.RatioClaim
-	(*RangeClaim)(nil),      // 15: lab.plugin.v1.RangeClaim
-	(*NearClaim)(nil),       // 16: lab.plugin.v1.NearClaim
-	(*CrossoverClaim)(nil),  // 17: lab.plugin.v1.CrossoverClaim
-	(*SpeedupClaim)(nil),    // 18: lab.plugin.v1.SpeedupClaim
-	(*CrashClaim)(nil),      // 19: lab.plugin.v1.CrashClaim
-	(*OrderClaim)(nil),      // 20: lab.plugin.v1.OrderClaim
-	(*RunRequest)(nil),      // 21: lab.plugin.v1.RunRequest
-	(*RunEvent)(nil),        // 22: lab.plugin.v1.RunEvent
-	(*Progress)(nil),        // 23: lab.plugin.v1.Progress
-	(*Done)(nil),            // 24: lab.plugin.v1.Done
-	(*RunResponse)(nil),     // 25: lab.plugin.v1.RunResponse
-	(*Sample)(nil),          // 26: lab.plugin.v1.Sample
-	(*GuestEnv)(nil),        // 27: lab.plugin.v1.GuestEnv
-	(*Outcome)(nil),         // 28: lab.plugin.v1.Outcome
-	nil,                     // 29: lab.plugin.v1.Table.RowsEntry
-	nil,                     // 30: lab.plugin.v1.Reference.LabelsEntry
-	nil,                     // 31: lab.plugin.v1.Claim.ParamsEntry
-	nil,                     // 32: lab.plugin.v1.RatioClaim.LabelsEntry
-	nil,                     // 33: lab.plugin.v1.RatioClaim.NumeratorLabelsEntry
-	nil,                     // 34: lab.plugin.v1.RatioClaim.DenominatorLabelsEntry
-	nil,                     // 35: lab.plugin.v1.RangeClaim.LabelsEntry
-	nil,                     // 36: lab.plugin.v1.NearClaim.LabelsEntry
-	nil,                     // 37: lab.plugin.v1.CrossoverClaim.FirstLabelsEntry
-	nil,                     // 38: lab.plugin.v1.CrossoverClaim.SecondLabelsEntry
-	nil,                     // 39: lab.plugin.v1.SpeedupClaim.LabelsEntry
-	nil,                     // 40: lab.plugin.v1.OrderClaim.LabelsEntry
-	nil,                     // 41: lab.plugin.v1.RunRequest.ParamsEntry
-	nil,                     // 42: lab.plugin.v1.Sample.LabelsEntry
+	(*Need)(nil),            // 11: lab.plugin.v1.Need
+	(*Metric)(nil),          // 12: lab.plugin.v1.Metric
+	(*Reference)(nil),       // 13: lab.plugin.v1.Reference
+	(*Claim)(nil),           // 14: lab.plugin.v1.Claim
+	(*RatioClaim)(nil),      // 15: lab.plugin.v1.RatioClaim
+	(*RangeClaim)(nil),      // 16: lab.plugin.v1.RangeClaim
+	(*NearClaim)(nil),       // 17: lab.plugin.v1.NearClaim
+	(*CrossoverClaim)(nil),  // 18: lab.plugin.v1.CrossoverClaim
+	(*SpeedupClaim)(nil),    // 19: lab.plugin.v1.SpeedupClaim
+	(*CrashClaim)(nil),      // 20: lab.plugin.v1.CrashClaim
+	(*OrderClaim)(nil),      // 21: lab.plugin.v1.OrderClaim
+	(*RunRequest)(nil),      // 22: lab.plugin.v1.RunRequest
+	(*RunEvent)(nil),        // 23: lab.plugin.v1.RunEvent
+	(*Progress)(nil),        // 24: lab.plugin.v1.Progress
+	(*Done)(nil),            // 25: lab.plugin.v1.Done
+	(*RunResponse)(nil),     // 26: lab.plugin.v1.RunResponse
+	(*Sample)(nil),          // 27: lab.plugin.v1.Sample
+	(*GuestEnv)(nil),        // 28: lab.plugin.v1.GuestEnv
+	(*Outcome)(nil),         // 29: lab.plugin.v1.Outcome
+	nil,                     // 30: lab.plugin.v1.Table.RowsEntry
+	nil,                     // 31: lab.plugin.v1.Reference.LabelsEntry
+	nil,                     // 32: lab.plugin.v1.Claim.ParamsEntry
+	nil,                     // 33: lab.plugin.v1.RatioClaim.LabelsEntry
+	nil,                     // 34: lab.plugin.v1.RatioClaim.NumeratorLabelsEntry
+	nil,                     // 35: lab.plugin.v1.RatioClaim.DenominatorLabelsEntry
+	nil,                     // 36: lab.plugin.v1.RangeClaim.LabelsEntry
+	nil,                     // 37: lab.plugin.v1.NearClaim.LabelsEntry
+	nil,                     // 38: lab.plugin.v1.CrossoverClaim.FirstLabelsEntry
+	nil,                     // 39: lab.plugin.v1.CrossoverClaim.SecondLabelsEntry
+	nil,                     // 40: lab.plugin.v1.SpeedupClaim.LabelsEntry
+	nil,                     // 41: lab.plugin.v1.OrderClaim.LabelsEntry
+	nil,                     // 42: lab.plugin.v1.RunRequest.ParamsEntry
+	nil,                     // 43: lab.plugin.v1.Sample.LabelsEntry
 }
 var file_benchmark_proto_depIdxs = []int32{
 	3,  // 0: lab.plugin.v1.Description.experiments:type_name -> lab.plugin.v1.Experiment
 	10, // 1: lab.plugin.v1.Experiment.params:type_name -> lab.plugin.v1.Param
-	11, // 2: lab.plugin.v1.Experiment.metrics:type_name -> lab.plugin.v1.Metric
-	12, // 3: lab.plugin.v1.Experiment.references:type_name -> lab.plugin.v1.Reference
-	13, // 4: lab.plugin.v1.Experiment.claims:type_name -> lab.plugin.v1.Claim
+	12, // 2: lab.plugin.v1.Experiment.metrics:type_name -> lab.plugin.v1.Metric
+	13, // 3: lab.plugin.v1.Experiment.references:type_name -> lab.plugin.v1.Reference
+	14, // 4: lab.plugin.v1.Experiment.claims:type_name -> lab.plugin.v1.Claim
 	9,  // 5: lab.plugin.v1.Experiment.peer:type_name -> lab.plugin.v1.Peer
 	4,  // 6: lab.plugin.v1.Experiment.tables:type_name -> lab.plugin.v1.Table
 	7,  // 7: lab.plugin.v1.Experiment.charts:type_name -> lab.plugin.v1.Chart
 	8,  // 8: lab.plugin.v1.Experiment.writeups:type_name -> lab.plugin.v1.WriteUp
-	29, // 9: lab.plugin.v1.Table.rows:type_name -> lab.plugin.v1.Table.RowsEntry
+	30, // 9: lab.plugin.v1.Table.rows:type_name -> lab.plugin.v1.Table.RowsEntry
 	5,  // 10: lab.plugin.v1.Table.columns:type_name -> lab.plugin.v1.Column
 	7,  // 11: lab.plugin.v1.Table.chart:type_name -> lab.plugin.v1.Chart
 	6,  // 12: lab.plugin.v1.Column.baseline:type_name -> lab.plugin.v1.Baseline
-	12, // 13: lab.plugin.v1.WriteUp.references:type_name -> lab.plugin.v1.Reference
-	30, // 14: lab.plugin.v1.Reference.labels:type_name -> lab.plugin.v1.Reference.LabelsEntry
-	31, // 15: lab.plugin.v1.Claim.params:type_name -> lab.plugin.v1.Claim.ParamsEntry
-	14, // 16: lab.plugin.v1.Claim.ratio:type_name -> lab.plugin.v1.RatioClaim
-	15, // 17: lab.plugin.v1.Claim.range:type_name -> lab.plugin.v1.RangeClaim
-	16, // 18: lab.plugin.v1.Claim.near:type_name -> lab.plugin.v1.NearClaim
-	17, // 19: lab.plugin.v1.Claim.crossover:type_name -> lab.plugin.v1.CrossoverClaim
-	18, // 20: lab.plugin.v1.Claim.speedup:type_name -> lab.plugin.v1.SpeedupClaim
-	19, // 21: lab.plugin.v1.Claim.crash:type_name -> lab.plugin.v1.CrashClaim
-	20, // 22: lab.plugin.v1.Claim.order:type_name -> lab.plugin.v1.OrderClaim
-	32, // 23: lab.plugin.v1.RatioClaim.labels:type_name -> lab.plugin.v1.RatioClaim.LabelsEntry
-	33, // 24: lab.plugin.v1.RatioClaim.numerator_labels:type_name -> lab.plugin.v1.RatioClaim.NumeratorLabelsEntry
-	34, // 25: lab.plugin.v1.RatioClaim.denominator_labels:type_name -> lab.plugin.v1.RatioClaim.DenominatorLabelsEntry
-	35, // 26: lab.plugin.v1.RangeClaim.labels:type_name -> lab.plugin.v1.RangeClaim.LabelsEntry
-	36, // 27: lab.plugin.v1.NearClaim.labels:type_name -> lab.plugin.v1.NearClaim.LabelsEntry
-	37, // 28: lab.plugin.v1.CrossoverClaim.first_labels:type_name -> lab.plugin.v1.CrossoverClaim.FirstLabelsEntry
-	38, // 29: lab.plugin.v1.CrossoverClaim.second_labels:type_name -> lab.plugin.v1.CrossoverClaim.SecondLabelsEntry
-	39, // 30: lab.plugin.v1.SpeedupClaim.labels:type_name -> lab.plugin.v1.SpeedupClaim.LabelsEntry
-	40, // 31: lab.plugin.v1.OrderClaim.labels:type_name -> lab.plugin.v1.OrderClaim.LabelsEntry
-	41, // 32: lab.plugin.v1.RunRequest.params:type_name -> lab.plugin.v1.RunRequest.ParamsEntry
-	23, // 33: lab.plugin.v1.RunEvent.progress:type_name -> lab.plugin.v1.Progress
-	24, // 34: lab.plugin.v1.RunEvent.done:type_name -> lab.plugin.v1.Done
-	26, // 35: lab.plugin.v1.Progress.samples:type_name -> lab.plugin.v1.Sample
-	25, // 36: lab.plugin.v1.Done.response:type_name -> lab.plugin.v1.RunResponse
-	26, // 37: lab.plugin.v1.RunResponse.samples:type_name -> lab.plugin.v1.Sample
-	27, // 38: lab.plugin.v1.RunResponse.env:type_name -> lab.plugin.v1.GuestEnv
-	28, // 39: lab.plugin.v1.RunResponse.outcome:type_name -> lab.plugin.v1.Outcome
-	42, // 40: lab.plugin.v1.Sample.labels:type_name -> lab.plugin.v1.Sample.LabelsEntry
-	0,  // 41: lab.plugin.v1.Outcome.status:type_name -> lab.plugin.v1.Status
-	1,  // 42: lab.plugin.v1.Benchmark.Describe:input_type -> lab.plugin.v1.DescribeRequest
-	21, // 43: lab.plugin.v1.Benchmark.Run:input_type -> lab.plugin.v1.RunRequest
-	2,  // 44: lab.plugin.v1.Benchmark.Describe:output_type -> lab.plugin.v1.Description
-	22, // 45: lab.plugin.v1.Benchmark.Run:output_type -> lab.plugin.v1.RunEvent
-	44, // [44:46] is the sub-list for method output_type
-	42, // [42:44] is the sub-list for method input_type
-	42, // [42:42] is the sub-list for extension type_name
-	42, // [42:42] is the sub-list for extension extendee
-	0,  // [0:42] is the sub-list for field type_name
+	13, // 13: lab.plugin.v1.WriteUp.references:type_name -> lab.plugin.v1.Reference
+	11, // 14: lab.plugin.v1.Param.needs:type_name -> lab.plugin.v1.Need
+	31, // 15: lab.plugin.v1.Reference.labels:type_name -> lab.plugin.v1.Reference.LabelsEntry
+	32, // 16: lab.plugin.v1.Claim.params:type_name -> lab.plugin.v1.Claim.ParamsEntry
+	15, // 17: lab.plugin.v1.Claim.ratio:type_name -> lab.plugin.v1.RatioClaim
+	16, // 18: lab.plugin.v1.Claim.range:type_name -> lab.plugin.v1.RangeClaim
+	17, // 19: lab.plugin.v1.Claim.near:type_name -> lab.plugin.v1.NearClaim
+	18, // 20: lab.plugin.v1.Claim.crossover:type_name -> lab.plugin.v1.CrossoverClaim
+	19, // 21: lab.plugin.v1.Claim.speedup:type_name -> lab.plugin.v1.SpeedupClaim
+	20, // 22: lab.plugin.v1.Claim.crash:type_name -> lab.plugin.v1.CrashClaim
+	21, // 23: lab.plugin.v1.Claim.order:type_name -> lab.plugin.v1.OrderClaim
+	33, // 24: lab.plugin.v1.RatioClaim.labels:type_name -> lab.plugin.v1.RatioClaim.LabelsEntry
+	34, // 25: lab.plugin.v1.RatioClaim.numerator_labels:type_name -> lab.plugin.v1.RatioClaim.NumeratorLabelsEntry
+	35, // 26: lab.plugin.v1.RatioClaim.denominator_labels:type_name -> lab.plugin.v1.RatioClaim.DenominatorLabelsEntry
+	36, // 27: lab.plugin.v1.RangeClaim.labels:type_name -> lab.plugin.v1.RangeClaim.LabelsEntry
+	37, // 28: lab.plugin.v1.NearClaim.labels:type_name -> lab.plugin.v1.NearClaim.LabelsEntry
+	38, // 29: lab.plugin.v1.CrossoverClaim.first_labels:type_name -> lab.plugin.v1.CrossoverClaim.FirstLabelsEntry
+	39, // 30: lab.plugin.v1.CrossoverClaim.second_labels:type_name -> lab.plugin.v1.CrossoverClaim.SecondLabelsEntry
+	40, // 31: lab.plugin.v1.SpeedupClaim.labels:type_name -> lab.plugin.v1.SpeedupClaim.LabelsEntry
+	41, // 32: lab.plugin.v1.OrderClaim.labels:type_name -> lab.plugin.v1.OrderClaim.LabelsEntry
+	42, // 33: lab.plugin.v1.RunRequest.params:type_name -> lab.plugin.v1.RunRequest.ParamsEntry
+	24, // 34: lab.plugin.v1.RunEvent.progress:type_name -> lab.plugin.v1.Progress
+	25, // 35: lab.plugin.v1.RunEvent.done:type_name -> lab.plugin.v1.Done
+	27, // 36: lab.plugin.v1.Progress.samples:type_name -> lab.plugin.v1.Sample
+	26, // 37: lab.plugin.v1.Done.response:type_name -> lab.plugin.v1.RunResponse
+	27, // 38: lab.plugin.v1.RunResponse.samples:type_name -> lab.plugin.v1.Sample
+	28, // 39: lab.plugin.v1.RunResponse.env:type_name -> lab.plugin.v1.GuestEnv
+	29, // 40: lab.plugin.v1.RunResponse.outcome:type_name -> lab.plugin.v1.Outcome
+	43, // 41: lab.plugin.v1.Sample.labels:type_name -> lab.plugin.v1.Sample.LabelsEntry
+	0,  // 42: lab.plugin.v1.Outcome.status:type_name -> lab.plugin.v1.Status
+	1,  // 43: lab.plugin.v1.Benchmark.Describe:input_type -> lab.plugin.v1.DescribeRequest
+	22, // 44: lab.plugin.v1.Benchmark.Run:input_type -> lab.plugin.v1.RunRequest
+	2,  // 45: lab.plugin.v1.Benchmark.Describe:output_type -> lab.plugin.v1.Description
+	23, // 46: lab.plugin.v1.Benchmark.Run:output_type -> lab.plugin.v1.RunEvent
+	45, // [45:47] is the sub-list for method output_type
+	43, // [43:45] is the sub-list for method input_type
+	43, // [43:43] is the sub-list for extension type_name
+	43, // [43:43] is the sub-list for extension extendee
+	0,  // [0:43] is the sub-list for field type_name
 }
 
 func init() { file_benchmark_proto_init() }
@@ -2921,7 +2999,7 @@ func file_benchmark_proto_init() {
 		return
 	}
 	file_benchmark_proto_msgTypes[9].OneofWrappers = []any{}
-	file_benchmark_proto_msgTypes[12].OneofWrappers = []any{
+	file_benchmark_proto_msgTypes[13].OneofWrappers = []any{
 		(*Claim_Ratio)(nil),
 		(*Claim_Range)(nil),
 		(*Claim_Near)(nil),
@@ -2930,11 +3008,11 @@ func file_benchmark_proto_init() {
 		(*Claim_Crash)(nil),
 		(*Claim_Order)(nil),
 	}
-	file_benchmark_proto_msgTypes[13].OneofWrappers = []any{}
 	file_benchmark_proto_msgTypes[14].OneofWrappers = []any{}
-	file_benchmark_proto_msgTypes[16].OneofWrappers = []any{}
+	file_benchmark_proto_msgTypes[15].OneofWrappers = []any{}
 	file_benchmark_proto_msgTypes[17].OneofWrappers = []any{}
-	file_benchmark_proto_msgTypes[21].OneofWrappers = []any{
+	file_benchmark_proto_msgTypes[18].OneofWrappers = []any{}
+	file_benchmark_proto_msgTypes[22].OneofWrappers = []any{
 		(*RunEvent_Progress)(nil),
 		(*RunEvent_Done)(nil),
 	}
@@ -2944,7 +3022,7 @@ func file_benchmark_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_benchmark_proto_rawDesc), len(file_benchmark_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   42,
+			NumMessages:   43,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

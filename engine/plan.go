@@ -179,8 +179,8 @@ func (plan *Plan) CheckNeeds(p images.Profile) error {
 		for i := range plan.Exp.Params {
 			prm := &plan.Exp.Params[i]
 			if why := prm.Unmet(params[prm.Name], console); why != "" {
-				return fmt.Errorf("%s/%s: %s; profile %s has console %s: choose a profile with one of those consoles (`lab profiles` shows each profile's) or another %s",
-					plan.Desc.Name, plan.Exp.Name, strings.Replace(why, ", and the machine has console "+console, "", 1), p.Name, console, prm.Name)
+				return fmt.Errorf("%s/%s: %s; profile %s has console %s: run it on a profile with one of those consoles (%s) or choose another %s",
+					plan.Desc.Name, plan.Exp.Name, strings.Replace(why, ", and the machine has console "+console, "", 1), p.Name, console, withConsole(prm, params[prm.Name]), prm.Name)
 			}
 		}
 	}
@@ -338,4 +338,19 @@ func checkCreatable(dir string) error {
 			return fmt.Errorf("results directory %s: no existing ancestor", dir)
 		}
 	}
+}
+
+// withConsole names the built-in profiles whose console meets what value
+// of prm needs, for the refusal to suggest.
+func withConsole(prm *plugins.Param, value string) string {
+	var names []string
+	for _, p := range images.Builtin() {
+		if prm.Unmet(value, p.Console) == "" && p.Console != "" {
+			names = append(names, p.Name)
+		}
+	}
+	if len(names) == 0 {
+		return "`lab profiles` shows each profile's console"
+	}
+	return "built in: " + strings.Join(names, ", ")
 }

@@ -161,7 +161,7 @@ func TestCLIRunNeedsRefusedBeforeBoot(t *testing.T) {
 		root := cliEnv(t)
 		all := append([]string{"run", "printfbench", "--out", t.TempDir()}, args...)
 		r := cliRun(t, all...)
-		wantOutput(t, r, strings.Join(all, " "), 1, "stderr", "target=vt_", "console vga or fb", "profile celeron-2.4 has console serial", "lab profiles")
+		wantOutput(t, r, strings.Join(all, " "), 1, "stderr", "target=vt_", "console vga or fb", "profile celeron-2.4 has console serial", "built in: xeon5130-fb")
 		if strings.Contains(r.stderr, "booting") {
 			t.Errorf("lab run booted before refusing:\n%s", r.stderr)
 		}

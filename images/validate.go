@@ -1,12 +1,15 @@
 package images
 
 import (
+	_ "embed"
 	"errors"
 	"fmt"
 	"regexp"
 	"slices"
 	"strconv"
 	"strings"
+
+	"gopkg.in/yaml.v3"
 )
 
 // Limits a profile must respect.
@@ -34,8 +37,9 @@ var (
 	// Consoles are the accepted console kinds: the serial port only; a
 	// VGA text console; a VESA framebuffer console (see FBMode).
 	Consoles = []string{"serial", "vga", "fb"}
-	// Experiments are the experiments of SEEDS.md.
-	Experiments = []string{"E1", "E2", "E3", "E4", "E5"}
+	// Experiments are the experiments a profile may name: the list in
+	// experiments.yaml.
+	Experiments = mustExperiments()
 
 	// nameRE admits '_' because the built-in modern-x86_64 needs it.
 	nameRE   = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]*$`)
@@ -272,4 +276,15 @@ func CheckMemory(arch string, mb int) error {
 		return fmt.Errorf("%d out of range %d..%d for arch %s", mb, MinMemoryMB, maxMem, arch)
 	}
 	return nil
+}
+
+//go:embed experiments.yaml
+var experimentsYAML []byte
+
+func mustExperiments() []string {
+	var ids []string
+	if err := yaml.Unmarshal(experimentsYAML, &ids); err != nil || len(ids) == 0 {
+		panic(fmt.Sprintf("images: embedded experiments.yaml: %v (%d ids)", err, len(ids)))
+	}
+	return ids
 }

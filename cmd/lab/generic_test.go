@@ -5,6 +5,7 @@ import (
 	"go/parser"
 	"go/token"
 	"io/fs"
+	"lab/images"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -22,11 +23,7 @@ var genericPackages = []string{"results", "plugins/host", "cmd/lab", "engine", "
 var notGeneric = []string{"results/internal/fixture"}
 
 // knownNames are literals left for another change, by file, with why.
-var knownNames = map[string][]string{
-	// Profiles name the write-ups they reproduce; the list of ids a
-	// profile may name is still images' own (left to the images work).
-	"images/validate.go": {`"E1"`, `"E2"`, `"E3"`, `"E4"`, `"E5"`},
-}
+var knownNames = map[string][]string{}
 
 // pluginWord matches a plugin's name; writeUpLiteral a literal that is a
 // write-up id.
@@ -106,4 +103,31 @@ func namingLiterals(t *testing.T, path string) []literal {
 		return true
 	})
 	return out
+}
+
+// TestProfileExperimentsDeclared: every experiment a profile may name
+// (images/experiments.yaml) is a write-up some plugin of lab's declares,
+// and every write-up a plugin declares is one a profile may name.
+func TestProfileExperimentsDeclared(t *testing.T) {
+	all, errs := testRoots().plugins.DescribeAll()
+	for _, err := range errs {
+		t.Error(err)
+	}
+	declared := map[string]bool{}
+	for _, d := range all {
+		for _, e := range d.Experiments {
+			for _, w := range e.WriteUps {
+				declared[w.ID] = true
+			}
+		}
+	}
+	for _, id := range images.Experiments {
+		if !declared[id] {
+			t.Errorf("images/experiments.yaml names %s, which no plugin declares as a write-up", id)
+		}
+		delete(declared, id)
+	}
+	for id := range declared {
+		t.Errorf("a plugin declares write-up %s, which images/experiments.yaml does not list", id)
+	}
 }

@@ -21,7 +21,7 @@ import (
 	"lab/vm/link"
 )
 
-func itProfile(t *testing.T, name string) images.Profile {
+func itProfile(t testing.TB, name string) images.Profile {
 	t.Helper()
 	p, err := images.Lookup("", name)
 	if err != nil {
@@ -31,11 +31,11 @@ func itProfile(t *testing.T, name string) images.Profile {
 }
 
 // itRoot is a private state root for an integration test.
-func itRoot(t *testing.T) Root { return Root(labtest.TempRoot(t)) }
+func itRoot(t testing.TB) Root { return Root(labtest.TempRoot(t)) }
 
 // itMachine boots profile as a Machine in this process. snapshot is the
 // Config's snapshot file ("" for a cold boot that saves nothing).
-func itMachine(t *testing.T, profile, snapshot string) *Machine {
+func itMachine(t testing.TB, profile, snapshot string) *Machine {
 	t.Helper()
 	p := itProfile(t, profile)
 	labtest.RequireBoot(t, p)
@@ -138,7 +138,7 @@ func TestIntegrationSnapshotRestore(t *testing.T) {
 
 // itMachineAgain boots prev's configuration again in prev's directory
 // (prev must not be a restored machine: its argv has -incoming).
-func itMachineAgain(t *testing.T, prev *Machine, snapshot string) *Machine {
+func itMachineAgain(t testing.TB, prev *Machine, snapshot string) *Machine {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()

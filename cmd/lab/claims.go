@@ -7,8 +7,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"lab/plugins/host"
-	"lab/results"
+	"lab/engine"
 	rclaims "lab/results/claims"
 	"lab/results/render"
 )
@@ -99,10 +98,8 @@ func claimsCommand(e *env) *cli.Command {
 	}
 }
 
-// claimStatuses gathers every installed plugin's claims and, from the
-// result store in dir (the default one if ""), the runs that decided
-// each, newest first. An empty or missing store is fine: every claim is
-// then `not run`.
+// claimStatuses are the installed plugins' claims with their verdicts
+// in the result store dir (the default one if ""): engine.ClaimStatuses.
 func (e *env) claimStatuses(dir string) ([]claimStatus, error) {
 	if dir == "" {
 		var err error
@@ -110,21 +107,9 @@ func (e *env) claimStatuses(dir string) ([]claimStatus, error) {
 			return nil, err
 		}
 	}
-	descs, errs := e.roots.plugins.DescribeAll()
-	for _, err := range errs {
+	sts, warnings := engine.ClaimStatuses(e.roots.plugins, dir)
+	for _, err := range warnings {
 		fmt.Fprintf(e.stderr, "warning: %v\n", err)
 	}
-	var claims []results.Claim
-	for _, d := range descs {
-		claims = append(claims, host.AllClaims(d)...)
-	}
-	rclaims.Sort(claims)
-	if len(claims) == 0 {
-		return nil, nil
-	}
-	store, errs := results.LoadAll(dir)
-	for _, err := range errs {
-		fmt.Fprintf(e.stderr, "warning: %v\n", err)
-	}
-	return rclaims.ClaimStatuses(claims, store), nil
+	return sts, nil
 }

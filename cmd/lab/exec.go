@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"slices"
 	"strings"
 	"syscall"
@@ -83,19 +82,10 @@ func splitNameCmd(args []string) (string, []string, error) {
 	return "", args, nil
 }
 
-// stdinPiped says whether r should be forwarded: anything but a terminal.
+// stdinPiped says whether r should be forwarded: anything but a terminal
+// (no interactive sessions, yet).
 func stdinPiped(r io.Reader) bool {
-	if r == nil {
-		return false
-	}
-	f, ok := r.(*os.File)
-	if !ok {
-		return true
-	}
-	if _, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS); err == nil {
-		return false // a terminal: no interactive sessions (yet)
-	}
-	return true
+	return r != nil && !isTerminal(r)
 }
 
 // interruptSignal is the signal that cancelled ctx (see main), SIGINT if

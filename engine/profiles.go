@@ -15,6 +15,8 @@ type Profiles struct {
 	Runs []*Run
 	// Comparison compares their results (nil if none started).
 	Comparison *compare.Profiles
+	// Left are the profiles not run: ctx was cancelled before their turn.
+	Left []string
 	// Plot is the sweeps' plot together (path; "" if none), and PlotMsg
 	// the line saying what became of it.
 	Plot, PlotMsg string
@@ -47,6 +49,9 @@ func ExecuteProfiles(ctx context.Context, plan *Plan, opts Options, each func(pr
 			each(p.Name, run, err)
 		}
 		if ctx.Err() != nil {
+			for _, q := range plan.Profiles[i+1:] {
+				out.Left = append(out.Left, q.Name)
+			}
 			break
 		}
 	}

@@ -12,15 +12,6 @@ import (
 	"lab/results/render"
 )
 
-// claimRun is one stored run's verdict on a claim; claimStatus a claim
-// with its latest verdict (`not run` when no stored run decided it) and,
-// for `lab claims show`, every run that did (results.ClaimStatuses, which
-// `lab report` uses too).
-type (
-	claimRun    = rclaims.ClaimRun
-	claimStatus = rclaims.ClaimStatus
-)
-
 func claimsCommand(e *env) *cli.Command {
 	resultsFlag := &cli.StringFlag{Name: "results", Usage: "result store `DIR` (default: $LAB_RESULTS_DIR, else $XDG_DATA_HOME/lab/results, else ~/.local/share/lab/results)"}
 	return &cli.Command{
@@ -43,7 +34,7 @@ func claimsCommand(e *env) *cli.Command {
 			}
 			if c.Bool("json") {
 				if sts == nil {
-					sts = []claimStatus{}
+					sts = []rclaims.ClaimStatus{}
 				}
 				return printJSON(e.stdout, sts)
 			}
@@ -100,7 +91,7 @@ func claimsCommand(e *env) *cli.Command {
 
 // claimStatuses are the installed plugins' claims with their verdicts
 // in the result store dir (the default one if ""): engine.ClaimStatuses.
-func (e *env) claimStatuses(dir string) ([]claimStatus, error) {
+func (e *env) claimStatuses(dir string) ([]rclaims.ClaimStatus, error) {
 	if dir == "" {
 		var err error
 		if dir, err = e.roots.resultsDir(); err != nil {

@@ -73,10 +73,7 @@ func compareCommand(e *env) *cli.Command {
 				return err
 			}
 			if len(rep.Regressions) > 0 {
-				var names []string
-				for _, r := range rep.Regressions {
-					names = append(names, r.Summary())
-				}
+				names := compare.Summaries(rep.Regressions)
 				return &exitCode{code: 1, msg: fmt.Sprintf("%d regression(s) beyond %g%%: %s", len(names), pct, strings.Join(names, ", "))}
 			}
 			return nil

@@ -4,11 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 
 	"lab/engine"
-	"lab/images"
 	"lab/results"
 	"lab/results/compare"
 	"lab/results/render"
@@ -50,10 +48,8 @@ func (e *env) runProfiles(ctx context.Context, plan *engine.Plan, f runFlags, op
 		}
 	})
 	if ctx.Err() != nil {
-		if i := slices.IndexFunc(plan.Profiles, func(p images.Profile) bool { return p.Name == last }); i >= 0 {
-			if left := len(plan.Profiles) - i - 1; left > 0 {
-				msgs = append(msgs, fmt.Sprintf("interrupted: the %d profile(s) after %s were not run", left, last))
-			}
+		if len(ran.Left) > 0 {
+			msgs = append(msgs, fmt.Sprintf("interrupted: the %d profile(s) after %s were not run", len(ran.Left), last))
 		}
 		code = exitInterrupted
 	}

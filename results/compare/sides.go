@@ -87,6 +87,15 @@ func Sides(a, b Side, force bool, pct float64) (*Report, error) {
 	return rep, nil
 }
 
+// Summaries are the changes cs a line each (Summary).
+func Summaries(cs []Change) []string {
+	var out []string
+	for _, c := range cs {
+		out = append(out, c.Summary())
+	}
+	return out
+}
+
 // Summary is the change in a line: "forktime {n=50} +7.2%".
 func (c Change) Summary() string {
 	return fmt.Sprintf("%s %+.1f%%", results.SeriesBraced(c.Metric, c.Labels), c.Percent)

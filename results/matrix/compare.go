@@ -105,8 +105,8 @@ func CompareStores(aDir, bDir string, force bool, pct float64) (c *StoreComparis
 		cell := StoreCell{Cell: k, A: sa.Name, B: sb.Name, Changes: compare.CompareSides(sa, sb), a: sa, b: sb}
 		c.Cells = append(c.Cells, cell)
 		if pct >= 0 {
-			for _, r := range compare.Regressions(cell.Changes, pct) {
-				c.Regressions = append(c.Regressions, k+": "+r.Summary())
+			for _, r := range compare.Summaries(compare.Regressions(cell.Changes, pct)) {
+				c.Regressions = append(c.Regressions, k+": "+r)
 			}
 		}
 	}

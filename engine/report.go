@@ -76,3 +76,22 @@ func reportExperiment(d *plugins.Description, x *plugins.Experiment) render.Repo
 	}
 	return re
 }
+
+// ClaimStatuses gathers every claim the plugins on the search path
+// declare, in order, and from the result store dir the runs that decided
+// each, newest first. An empty or missing store is fine: every claim is
+// then `not run`. warnings are the plugins whose description does not
+// read and the result files that do not load.
+func ClaimStatuses(path host.SearchPath, dir string) (sts []rclaims.ClaimStatus, warnings []error) {
+	descs, warnings := path.DescribeAll()
+	var claims []results.Claim
+	for _, d := range descs {
+		claims = append(claims, host.AllClaims(d)...)
+	}
+	rclaims.Sort(claims)
+	if len(claims) == 0 {
+		return nil, warnings
+	}
+	store, skipped := results.LoadAll(dir)
+	return rclaims.ClaimStatuses(claims, store), append(warnings, skipped...)
+}

@@ -68,6 +68,28 @@ type Run struct {
 	Plots Plots
 }
 
+// Problems say what went wrong, a message each: the run failed (with
+// the tail of the plugin's stderr), saving it in Dir failed (and where
+// the result went instead); none when it ended well.
+func (r *Run) Problems() []string {
+	var msgs []string
+	if o := r.Result.Outcome; o.Status == "failed" {
+		msg := "run failed: " + o.Reason
+		if o.StderrTail != "" {
+			msg += "\nplugin stderr (tail):\n" + o.StderrTail
+		}
+		msgs = append(msgs, msg)
+	}
+	if r.SaveErr != nil {
+		where := "printed in full on stdout above"
+		if r.Path != "" {
+			where = "saved to " + r.Path + " instead"
+		}
+		msgs = append(msgs, fmt.Sprintf("saving the result in %s failed: %v; the result was %s (move it into your results directory)", r.Dir, r.SaveErr, where))
+	}
+	return msgs
+}
+
 // Plots are the lines saying what was drawn beside a result.
 type Plots struct{ Sweep, Chart, Table string }
 

@@ -269,6 +269,26 @@ func notableString(n map[string]string) string {
 	return strings.Join(parts, " ")
 }
 
+// BuildString is how kernel k was built, for a listing: its fragments
+// and notable options, "-" for a kernel lab did not build.
+func (c Cache) BuildString(k *Kernel) string {
+	b, err := c.LoadBuild(k)
+	if err != nil {
+		return "-"
+	}
+	return strings.Join(b.Fragments, "+") + " " + b.NotableString()
+}
+
+// Summary is the build of kernel k in a line, as `lab image build`
+// prints it; hit says it was a cache hit.
+func (b *Build) Summary(k *Kernel, hit bool) string {
+	how := fmt.Sprintf("built in %.0f s", b.Seconds)
+	if hit {
+		how = "cache hit"
+	}
+	return fmt.Sprintf("kernel %s: %s %s + %s (release %s; %s; config %.12s; %s)", k.ID, b.Source.Package, b.Source.Version, strings.Join(b.Fragments, " + "), k.Release, b.NotableString(), b.Config, how)
+}
+
 // NotableString is the build's notable options as one line.
 func (b *Build) NotableString() string { return notableString(b.Notable) }
 

@@ -58,6 +58,35 @@ func (c Cache) LoadBusybox(arch string) (*Busybox, error) {
 	return &b, nil
 }
 
+// Fetch makes the kernels ids (every one KernelIDs lists if none) and
+// busybox for each of their arches available in the cache (FetchKernel,
+// FetchBusybox), calling kernel and busybox with each as it is ready.
+func (c Cache) Fetch(ctx context.Context, ids []string, log io.Writer, kernel func(*Kernel), busybox func(arch string, b *Busybox)) error {
+	if len(ids) == 0 {
+		ids = KernelIDs()
+	}
+	arches := map[string]bool{}
+	for _, id := range ids {
+		k, err := c.FetchKernel(ctx, id, log)
+		if err != nil {
+			return err
+		}
+		arches[k.Arch] = true
+		kernel(k)
+	}
+	for _, arch := range Arches {
+		if !arches[arch] {
+			continue
+		}
+		b, err := c.FetchBusybox(ctx, arch, log)
+		if err != nil {
+			return err
+		}
+		busybox(arch, b)
+	}
+	return nil
+}
+
 // FetchBusybox makes Debian's static busybox for arch available in the
 // cache (downloading busybox-static:<debian arch>, never installing it) and
 // returns it. A cached, verified copy is returned without touching apt.

@@ -183,6 +183,15 @@ func SeriesLabel(metric string, labels map[string]string) string {
 	return metric + " at " + FormatLabels(labels)
 }
 
+// SeriesBraced is a metric with the labels picking one of its series in
+// braces, as benchstat names a series: "real_s {mode=thread}".
+func SeriesBraced(metric string, labels map[string]string) string {
+	if len(labels) == 0 {
+		return metric
+	}
+	return metric + " {" + FormatLabels(labels) + "}"
+}
+
 // MergeLabels is a with b's labels added (b's win), nil when both are
 // empty.
 func MergeLabels(a, b map[string]string) map[string]string {

@@ -253,6 +253,29 @@ func Resolve(dir, ref string) (string, error) {
 	}
 }
 
+// LoadRef loads the run ref names in dir (see Resolve). For "latest" the
+// files that did not load are returned beside it, for the caller to name.
+func LoadRef(dir, ref string) (*Result, []error, error) {
+	var (
+		path    string
+		skipped []error
+		err     error
+	)
+	if ref == "latest" {
+		path, skipped, err = Latest(dir)
+	} else {
+		path, err = Resolve(dir, ref)
+	}
+	if err != nil {
+		return nil, skipped, err
+	}
+	r, err := Load(path)
+	if err != nil {
+		return nil, skipped, fmt.Errorf("%w (a corrupt or truncated result file)", err)
+	}
+	return r, skipped, nil
+}
+
 // Latest returns the path of the newest run in dir by its recorded start
 // (then finish, then ID), among the files that load: a file name says
 // nothing of when its run started (a run copied in under another name, a

@@ -1,6 +1,7 @@
 package vm
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -24,6 +25,21 @@ func (r Root) KernelsInUse() (map[string]string, error) {
 		}
 	}
 	return users, nil
+}
+
+// CheckRemovable refuses to let the kernels ids go while a VM that is up
+// boots one, naming the VM.
+func (r Root) CheckRemovable(ids []string) error {
+	inUse, err := r.KernelsInUse()
+	if err != nil {
+		return err
+	}
+	for _, id := range ids {
+		if name, ok := inUse[id]; ok {
+			return fmt.Errorf("kernel %s: vm %s is up on it; `lab down %s` first (nothing was removed)", id, name, name)
+		}
+	}
+	return nil
 }
 
 // PruneCache removes from cache the booted snapshots and initramfs images

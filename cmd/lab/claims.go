@@ -7,19 +7,9 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"lab/plugins/host"
-	"lab/results"
+	"lab/engine"
 	rclaims "lab/results/claims"
 	"lab/results/render"
-)
-
-// claimRun is one stored run's verdict on a claim; claimStatus a claim
-// with its latest verdict (`not run` when no stored run decided it) and,
-// for `lab claims show`, every run that did (results.ClaimStatuses, which
-// `lab report` uses too).
-type (
-	claimRun    = rclaims.ClaimRun
-	claimStatus = rclaims.ClaimStatus
 )
 
 func claimsCommand(e *env) *cli.Command {
@@ -44,7 +34,7 @@ func claimsCommand(e *env) *cli.Command {
 			}
 			if c.Bool("json") {
 				if sts == nil {
-					sts = []claimStatus{}
+					sts = []rclaims.ClaimStatus{}
 				}
 				return printJSON(e.stdout, sts)
 			}
@@ -99,32 +89,18 @@ func claimsCommand(e *env) *cli.Command {
 	}
 }
 
-// claimStatuses gathers every installed plugin's claims and, from the
-// result store in dir (the default one if ""), the runs that decided
-// each, newest first. An empty or missing store is fine: every claim is
-// then `not run`.
-func (e *env) claimStatuses(dir string) ([]claimStatus, error) {
+// claimStatuses are the installed plugins' claims with their verdicts
+// in the result store dir (the default one if ""): engine.ClaimStatuses.
+func (e *env) claimStatuses(dir string) ([]rclaims.ClaimStatus, error) {
 	if dir == "" {
 		var err error
 		if dir, err = e.roots.resultsDir(); err != nil {
 			return nil, err
 		}
 	}
-	descs, errs := e.roots.plugins.DescribeAll()
-	for _, err := range errs {
+	sts, warnings := engine.ClaimStatuses(e.roots.plugins, dir)
+	for _, err := range warnings {
 		fmt.Fprintf(e.stderr, "warning: %v\n", err)
 	}
-	var claims []results.Claim
-	for _, d := range descs {
-		claims = append(claims, host.AllClaims(d)...)
-	}
-	rclaims.Sort(claims)
-	if len(claims) == 0 {
-		return nil, nil
-	}
-	store, errs := results.LoadAll(dir)
-	for _, err := range errs {
-		fmt.Fprintf(e.stderr, "warning: %v\n", err)
-	}
-	return rclaims.ClaimStatuses(claims, store), nil
+	return sts, nil
 }

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"lab/results"
+	rclaims "lab/results/claims"
 )
 
 // TestIntegrationClaims runs both forkbench experiments in a real
@@ -54,7 +55,7 @@ func TestIntegrationClaims(t *testing.T) {
 	}
 
 	r = itMust(t, itCallTimeout, nil, "claims", "--json", "--results", dir)
-	var sts []claimStatus
+	var sts []rclaims.ClaimStatus
 	if err := json.Unmarshal([]byte(r.stdout), &sts); err != nil {
 		t.Fatalf("lab claims --json: %v\n%s", err, r.stdout)
 	}

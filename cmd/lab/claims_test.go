@@ -55,7 +55,7 @@ func TestCLIClaimsEmptyStore(t *testing.T) {
 		t.Errorf("E1.10 listed before E1.7:\n%s", r.stdout)
 	}
 	r = cliRun(t, "claims", "--json")
-	var got []claimStatus
+	var got []rclaims.ClaimStatus
 	if err := json.Unmarshal([]byte(r.stdout), &got); err != nil || len(got) != 2 {
 		t.Fatalf("lab claims --json = %s (%v), want 2 claims", r.stdout, err)
 	}
@@ -109,12 +109,12 @@ func TestCLIClaimsFromStore(t *testing.T) {
 	}
 
 	r := cliRun(t, "claims", "--json")
-	var got []claimStatus
+	var got []rclaims.ClaimStatus
 	if err := json.Unmarshal([]byte(r.stdout), &got); err != nil || len(got) != 2 {
 		t.Fatalf("lab claims --json = %s (%v)", r.stdout, err)
 	}
 	wantOutput(t, r, "claims --json", 0, "stderr", "broken.json")
-	byID := map[string]claimStatus{}
+	byID := map[string]rclaims.ClaimStatus{}
 	for _, s := range got {
 		byID[s.Claim.ID] = s
 	}
@@ -134,7 +134,7 @@ func TestCLIClaimsFromStore(t *testing.T) {
 		t.Errorf("runs not newest first:\n%s", r.stdout)
 	}
 	r = cliRun(t, "claims", "show", "--json", "E1.7")
-	var one claimStatus
+	var one rclaims.ClaimStatus
 	if err := json.Unmarshal([]byte(r.stdout), &one); err != nil || len(one.Runs) != 2 || one.Runs[1].Verdict.Verdict != results.NotReproduced || len(one.Runs[1].Verdict.Numbers) == 0 {
 		t.Errorf("lab claims show --json E1.7 = %s (%v)", r.stdout, err)
 	}

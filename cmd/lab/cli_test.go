@@ -447,32 +447,6 @@ func TestSplitNameCmd(t *testing.T) {
 	}
 }
 
-func TestRemote(t *testing.T) {
-	tests := []struct {
-		arg      string
-		wantName string
-		wantPath string
-		wantOK   bool
-	}{
-		{"vm:/root/x", "vm", "/root/x", true},
-		{"vm:rel/x", "vm", "rel/x", true},
-		{"vm:", "vm", "", true},
-		{"celeron-2.4:/a:b", "celeron-2.4", "/a:b", true},
-		{"file", "", "", false},
-		{"/abs/file", "", "", false},
-		{"./odd:name", "", "", false},
-		{"dir/odd:name", "", "", false},
-		{":x", "", "", false},
-		{"", "", "", false},
-	}
-	for _, tt := range tests {
-		name, p, ok := remote(tt.arg)
-		if name != tt.wantName || p != tt.wantPath || ok != tt.wantOK {
-			t.Errorf("remote(%q) = %q, %q, %v; want %q, %q, %v", tt.arg, name, p, ok, tt.wantName, tt.wantPath, tt.wantOK)
-		}
-	}
-}
-
 func TestStackString(t *testing.T) {
 	if got := stackString(-1); got != "unlimited" {
 		t.Errorf("stackString(-1) = %q", got)

@@ -2,12 +2,10 @@ package main
 
 import (
 	"fmt"
-	"os"
-	"path"
-	"path/filepath"
-	"strings"
 
 	"github.com/urfave/cli/v2"
+
+	"lab/vm"
 )
 
 func cpCommand(e *env) *cli.Command {
@@ -29,74 +27,30 @@ func cpCommand(e *env) *cli.Command {
 	}
 }
 
-// remote splits "NAME:PATH"; ok is false for a host path.
-func remote(arg string) (name, p string, ok bool) {
-	i := strings.Index(arg, ":")
-	if i <= 0 || strings.Contains(arg[:i], "/") {
-		return "", "", false
-	}
-	return arg[:i], arg[i+1:], true
-}
-
 func (e *env) cp(c *cli.Context, src, dst string) error {
-	sname, spath, sremote := remote(src)
-	dname, dpath, dremote := remote(dst)
+	sname, spath, sremote := vm.SplitPath(src)
+	dname, dpath, dremote := vm.SplitPath(dst)
 	switch {
 	case sremote && dremote:
 		return fmt.Errorf("both %q and %q name a VM; copy through the host in two steps", src, dst)
 	case !sremote && !dremote:
 		return fmt.Errorf("neither %q nor %q names a VM (write NAME:PATH)", src, dst)
-	case dremote:
-		h, err := e.roots.vm.Open(dname)
-		if err != nil {
-			return err
-		}
-		release, err := e.lockGuest(c, h)
-		if err != nil {
-			return err
-		}
-		defer release()
-		if dpath == "" || strings.HasSuffix(dpath, "/") {
-			dpath += filepath.Base(src)
-		}
-		if !path.IsAbs(dpath) {
-			dpath = "/root/" + dpath
-		}
-		if _, err := h.Link().PutFile(c.Context, src, dpath, 0); err != nil {
-			return fmt.Errorf("vm %s: %w", dname, err)
-		}
-		return nil
-	default:
-		h, err := e.roots.vm.Open(sname)
-		if err != nil {
-			return err
-		}
-		release, err := e.lockGuest(c, h)
-		if err != nil {
-			return err
-		}
-		defer release()
-		if !path.IsAbs(spath) {
-			spath = "/root/" + spath
-		}
-		if fi, err := os.Stat(dst); err == nil && fi.IsDir() {
-			dst = filepath.Join(dst, path.Base(spath))
-		}
-		tmp, err := os.CreateTemp(filepath.Dir(dst), "."+filepath.Base(dst)+".lab-*")
-		if err != nil {
-			return err
-		}
-		defer os.Remove(tmp.Name())
-		mode, err := h.Link().Get(c.Context, spath, tmp)
-		if cerr := tmp.Close(); err == nil {
-			err = cerr
-		}
-		if err != nil {
-			return fmt.Errorf("vm %s: %w", sname, err)
-		}
-		if err := os.Chmod(tmp.Name(), mode.Perm()); err != nil {
-			return err
-		}
-		return os.Rename(tmp.Name(), dst)
 	}
+	name := dname
+	if sremote {
+		name = sname
+	}
+	h, err := e.roots.vm.Open(name)
+	if err != nil {
+		return err
+	}
+	release, err := e.lockGuest(c, h)
+	if err != nil {
+		return err
+	}
+	defer release()
+	if dremote {
+		return h.CopyIn(c.Context, src, dpath)
+	}
+	return h.CopyOut(c.Context, spath, dst)
 }

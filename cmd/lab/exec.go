@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"slices"
 	"strings"
 	"syscall"
@@ -83,19 +82,10 @@ func splitNameCmd(args []string) (string, []string, error) {
 	return "", args, nil
 }
 
-// stdinPiped says whether r should be forwarded: anything but a terminal.
+// stdinPiped says whether r should be forwarded: anything but a terminal
+// (no interactive sessions, yet).
 func stdinPiped(r io.Reader) bool {
-	if r == nil {
-		return false
-	}
-	f, ok := r.(*os.File)
-	if !ok {
-		return true
-	}
-	if _, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS); err == nil {
-		return false // a terminal: no interactive sessions (yet)
-	}
-	return true
+	return r != nil && !isTerminal(r)
 }
 
 // interruptSignal is the signal that cancelled ctx (see main), SIGINT if
@@ -118,28 +108,18 @@ func (e *env) exec(c *cli.Context, name string, argv []string) error {
 		return err
 	}
 	defer release()
-	piped := stdinPiped(e.stdin)
-	p, err := h.Link().Start(c.Context, &link.ExecRequest{Argv: argv, Stdin: piped}, link.StartOptions{Stdout: e.stdout, Stderr: e.stderr})
-	if err != nil {
-		var se *link.StartError
-		if errors.As(err, &se) {
-			return &exitCode{code: se.Code, msg: se.Msg}
-		}
-		return fmt.Errorf("vm %s: %w", h.Name, err)
-	}
-	if piped {
-		p.CopyStdin(e.stdin)
+	var stdin io.Reader
+	if stdinPiped(e.stdin) {
+		stdin = e.stdin
 	}
 	// Ctrl-C, SIGTERM, SIGHUP (main turns each into the cancellation of
 	// c.Context): the guest program gets the same signal, then SIGKILL.
-	p.StopOnCancel(c.Context, func() int { return int(interruptSignal(c.Context)) })
-	ex, err := p.Wait()
-	if err != nil {
-		if c.Context.Err() != nil {
-			// Closed after SIGINT/SIGTERM/SIGHUP and SIGKILL went unanswered.
-			return fmt.Errorf("vm %s: %s not seen to exit after %v and SIGKILL; the guest agent kills its process group: %w", h.Name, argv[0], interruptSignal(c.Context), context.Cause(c.Context))
-		}
-		return fmt.Errorf("vm %s: %w", h.Name, err)
+	ex, err := h.Exec(c.Context, argv, stdin, e.stdout, e.stderr, func() syscall.Signal { return interruptSignal(c.Context) })
+	var se *link.StartError
+	if errors.As(err, &se) {
+		return &exitCode{code: se.Code, msg: se.Msg}
+	} else if err != nil {
+		return err
 	}
 	if ex.Code != 0 {
 		msg := ""

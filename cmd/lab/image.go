@@ -27,30 +27,11 @@ func imageCommand(e *env) *cli.Command {
 					"Idempotent: what is in the cache and verifies is not fetched again.\n\n" +
 					"Example:\n   lab image fetch debian-6.1-686",
 				Action: func(c *cli.Context) error {
-					ids := c.Args().Slice()
-					if len(ids) == 0 {
-						ids = images.KernelIDs()
-					}
-					arches := map[string]bool{}
-					for _, id := range ids {
-						k, err := e.roots.cache.FetchKernel(c.Context, id, e.stderr)
-						if err != nil {
-							return err
-						}
-						arches[k.Arch] = true
+					return e.roots.cache.Fetch(c.Context, c.Args().Slice(), e.stderr, func(k *images.Kernel) {
 						fmt.Fprintf(e.stdout, "kernel %s: %s %s (%s)\n", k.ID, k.Package, k.Version, k.Release)
-					}
-					for _, arch := range []string{"i386", "x86_64"} {
-						if !arches[arch] {
-							continue
-						}
-						bb, err := e.roots.cache.FetchBusybox(c.Context, arch, e.stderr)
-						if err != nil {
-							return err
-						}
+					}, func(arch string, bb *images.Busybox) {
 						fmt.Fprintf(e.stdout, "busybox %s: %s %s\n", arch, bb.Package, bb.Version)
-					}
-					return nil
+					})
 				},
 			},
 			{
@@ -109,7 +90,7 @@ func imageCommand(e *env) *cli.Command {
 							if err != nil {
 								return err
 							}
-							printBuild(e, k, b, hit)
+							fmt.Fprintln(e.stdout, b.Summary(k, hit))
 						}
 						return nil
 					}
@@ -127,7 +108,7 @@ func imageCommand(e *env) *cli.Command {
 					if c.Bool("json") {
 						return printJSON(e.stdout, map[string]any{"kernel": k, "build": b, "cached": hit})
 					}
-					printBuild(e, k, b, hit)
+					fmt.Fprintln(e.stdout, b.Summary(k, hit))
 					return nil
 				},
 			},
@@ -146,14 +127,8 @@ func imageCommand(e *env) *cli.Command {
 					if c.NArg() == 0 {
 						return fmt.Errorf("lab image rm needs the KERNEL-ID(s) to remove (see `lab image list`)")
 					}
-					inUse, err := e.roots.vm.KernelsInUse()
-					if err != nil {
+					if err := e.roots.vm.CheckRemovable(c.Args().Slice()); err != nil {
 						return err
-					}
-					for _, id := range c.Args().Slice() {
-						if name, ok := inUse[id]; ok {
-							return fmt.Errorf("kernel %s: vm %s is up on it; `lab down %s` first (nothing was removed)", id, name, name)
-						}
 					}
 					for _, id := range c.Args().Slice() {
 						freed, err := e.roots.cache.RemoveKernel(id)
@@ -210,12 +185,8 @@ func imageCommand(e *env) *cli.Command {
 					tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
 					fmt.Fprintln(tw, "ID\tARCH\tRELEASE\tPACKAGE\tSHA256\tBOOTS\tCONFIG\tSTATUS")
 					for _, k := range ks {
-						cfg := "-"
-						if b, err := e.roots.cache.LoadBuild(k.Kernel); err == nil {
-							cfg = strings.Join(b.Fragments, "+") + " " + b.NotableString()
-						}
 						_, entry := k.BootImage(images.Profile{}, false)
-						fmt.Fprintf(tw, "%s\t%s\t%s\t%s %s\t%.12s\t%s\t%s\t%s\n", k.ID, k.Arch, k.Release, k.Package, k.Version, k.Vmlinuz, entry, cfg, k.Status)
+						fmt.Fprintf(tw, "%s\t%s\t%s\t%s %s\t%.12s\t%s\t%s\t%s\n", k.ID, k.Arch, k.Release, k.Package, k.Version, k.Vmlinuz, entry, e.roots.cache.BuildString(k.Kernel), k.Status)
 					}
 					if err := tw.Flush(); err != nil {
 						return err
@@ -230,12 +201,4 @@ func imageCommand(e *env) *cli.Command {
 			},
 		},
 	}
-}
-
-func printBuild(e *env, k *images.Kernel, b *images.Build, hit bool) {
-	how := fmt.Sprintf("built in %.0f s", b.Seconds)
-	if hit {
-		how = "cache hit"
-	}
-	fmt.Fprintf(e.stdout, "kernel %s: %s %s + %s (release %s; %s; config %.12s; %s)\n", k.ID, b.Source.Package, b.Source.Version, strings.Join(b.Fragments, " + "), k.Release, b.NotableString(), b.Config, how)
 }

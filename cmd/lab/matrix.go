@@ -7,8 +7,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"strings"
-	"text/tabwriter"
 
 	"github.com/urfave/cli/v2"
 
@@ -119,16 +117,7 @@ func (e *env) finishMatrix(ctx context.Context, f matrixFlags, m *engine.Matrix)
 			return err
 		}
 	} else {
-		tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "CELL\tSTATUS\tSECONDS\tATTEMPTS\tRESULT\tCLAIMS")
-		for _, c := range m.State.Cells {
-			claims := "-"
-			if r := m.Runs[c.Result]; r != nil {
-				claims = verdictCounts(r)
-			}
-			fmt.Fprintf(tw, "%s\t%s\t%.1f\t%d\t%s\t%s\n", c.ID, c.Status, c.Seconds, c.Attempts, orDash(c.Result), claims)
-		}
-		tw.Flush()
+		matrix.WriteState(e.stdout, m.State, m.Runs)
 	}
 	s := doc.Suites[0]
 	fmt.Fprintf(e.stderr, "junit: %s (%d cells: %d failed, %d errors, %d not run)\n", filepath.Join(f.out, "junit.xml"), s.Tests, s.Failures, s.Errors, s.Skipped)
@@ -149,16 +138,7 @@ func writeCells(w io.Writer, cells []matrix.Cell, all int, shard matrix.Shard, a
 		}
 		return printJSON(w, cells)
 	}
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "CELL\tCOMMAND")
-	for _, c := range cells {
-		fmt.Fprintf(tw, "%s\tlab %s\n", c.ID, strings.Join(c.Args(), " "))
-	}
-	if err := tw.Flush(); err != nil {
-		return err
-	}
-	fmt.Fprintf(w, "%d of %d cells (shard %s)\n", len(cells), all, shard)
-	return nil
+	return matrix.WriteCells(w, cells, all, shard)
 }
 
 func mergeCommand(e *env) *cli.Command {

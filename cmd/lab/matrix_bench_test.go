@@ -127,7 +127,7 @@ func BenchmarkReproducibility(b *testing.B) {
 		benchLab(b, "down", name)
 		for j, s := range wanted {
 			m, lo, hi := benchStats(vals[j])
-			rows = append(rows, []string{clock, s.plugin + " " + s.metric + labelsSuffix(s.labels), fmt.Sprintf("%.4g", m),
+			rows = append(rows, []string{clock, s.plugin + " " + results.SeriesBraced(s.metric, s.labels), fmt.Sprintf("%.4g", m),
 				fmt.Sprintf("%.4g..%.4g", lo, hi), fmt.Sprintf("%.2f%%", stats.Describe(vals[j]).CV*100), strconv.Itoa(len(vals[j]))})
 		}
 	}

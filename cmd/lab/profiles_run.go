@@ -4,75 +4,20 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"slices"
 	"strings"
-	"text/tabwriter"
 
 	"lab/engine"
-	"lab/images"
 	"lab/results"
+	"lab/results/compare"
+	"lab/results/render"
 )
-
-// writeComparison prints c as a table.
-func writeComparison(w io.Writer, c *engine.Comparison) error {
-	fmt.Fprintf(w, "\ncomparison of %s (speed-up: median time on %s / median time on the other; above 1 = faster than %s; r: ratio other / %s for quantities that are not times; p: Mann-Whitney U that the two differ)\n",
-		strings.Join(c.Profiles, ", "), c.Baseline, c.Baseline, c.Baseline)
-	tw := tabwriter.NewWriter(w, 0, 8, 2, ' ', 0)
-	head := []string{"metric", "labels", "unit"}
-	head = append(head, c.Profiles...)
-	for _, p := range c.Profiles[1:] {
-		head = append(head, "speed-up "+p, "p")
-	}
-	fmt.Fprintln(tw, strings.Join(head, "\t"))
-	for _, r := range c.Rows {
-		cells := []string{r.Metric, labelOrDash(r.Labels), r.Unit}
-		for _, p := range c.Profiles {
-			if m, ok := r.Medians[p]; ok {
-				cells = append(cells, results.FormatValue(m))
-			} else {
-				cells = append(cells, "-")
-			}
-		}
-		for _, p := range c.Profiles[1:] {
-			switch {
-			case r.Speedup != nil && r.Speedup[p] != 0:
-				cells = append(cells, results.FormatValue(r.Speedup[p])+"x")
-			case r.Ratio != nil && r.Ratio[p] != 0:
-				cells = append(cells, "r "+results.FormatValue(r.Ratio[p]))
-			default:
-				cells = append(cells, "-")
-			}
-			if pv, ok := r.P[p]; ok {
-				cells = append(cells, fmt.Sprintf("%.3g", pv))
-			} else {
-				cells = append(cells, "-")
-			}
-		}
-		fmt.Fprintln(tw, strings.Join(cells, "\t"))
-	}
-	if err := tw.Flush(); err != nil {
-		return err
-	}
-	for _, n := range c.Notes {
-		fmt.Fprintln(w, "note: "+n)
-	}
-	return nil
-}
-
-func labelOrDash(l map[string]string) string {
-	if s := results.FormatLabels(l); s != "" {
-		return s
-	}
-	return "-"
-}
 
 // profilesOutput is what `lab run --profile A --profile B --json` prints.
 type profilesOutput struct {
-	Results    []*results.Result  `json:"results"`
-	Paths      []string           `json:"paths"`
-	Comparison *engine.Comparison `json:"comparison"`
-	Plot       string             `json:"plot,omitempty"`
+	Results    []*results.Result `json:"results"`
+	Paths      []string          `json:"paths"`
+	Comparison *compare.Profiles `json:"comparison"`
+	Plot       string            `json:"plot,omitempty"`
 }
 
 // runProfiles runs plan on each of its profiles in turn (see
@@ -103,10 +48,8 @@ func (e *env) runProfiles(ctx context.Context, plan *engine.Plan, f runFlags, op
 		}
 	})
 	if ctx.Err() != nil {
-		if i := slices.IndexFunc(plan.Profiles, func(p images.Profile) bool { return p.Name == last }); i >= 0 {
-			if left := len(plan.Profiles) - i - 1; left > 0 {
-				msgs = append(msgs, fmt.Sprintf("interrupted: the %d profile(s) after %s were not run", left, last))
-			}
+		if len(ran.Left) > 0 {
+			msgs = append(msgs, fmt.Sprintf("interrupted: the %d profile(s) after %s were not run", len(ran.Left), last))
 		}
 		code = exitInterrupted
 	}
@@ -122,7 +65,7 @@ func (e *env) runProfiles(ctx context.Context, plan *engine.Plan, f runFlags, op
 			return err
 		}
 	} else if out.Comparison != nil && len(out.Results) > 1 {
-		if err := writeComparison(e.stdout, out.Comparison); err != nil {
+		if err := render.WriteProfiles(e.stdout, out.Comparison); err != nil {
 			return err
 		}
 	}

@@ -17,6 +17,7 @@ import (
 
 	"lab/internal/labtest"
 	"lab/results"
+	rclaims "lab/results/claims"
 )
 
 // TestIntegrationReport makes real runs in a celeron-2.4 guest
@@ -64,7 +65,7 @@ func TestIntegrationReport(t *testing.T) {
 
 	// The verdicts `lab claims` gives, which the report must show.
 	r := itMust(t, itCallTimeout, nil, "claims", "--json", "--results", dir)
-	var sts []claimStatus
+	var sts []rclaims.ClaimStatus
 	if err := json.Unmarshal([]byte(r.stdout), &sts); err != nil || len(sts) == 0 {
 		t.Fatalf("lab claims --json: %v\n%s", err, r.stdout)
 	}
@@ -147,7 +148,7 @@ func itReport(t *testing.T, labBin string, args ...string) (string, string) {
 
 // itCheckClaims checks that the claims table of html lists every claim
 // of sts with its verdict.
-func itCheckClaims(t *testing.T, html string, sts []claimStatus) {
+func itCheckClaims(t *testing.T, html string, sts []rclaims.ClaimStatus) {
 	t.Helper()
 	row := regexp.MustCompile(`<tr><td class="id"><a href="#claim-[^"]*">([^<]*)</a></td><td><span class="badge [a-z-]+">([^<]*)</span>`)
 	got := map[string]string{}

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"io"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -59,17 +58,6 @@ func warnSkipped(w io.Writer, errs []error) {
 	}
 }
 
-// resolveRun finds the run ref names in dir (results.Resolve); for
-// latest it names the files it skipped.
-func (e *env) resolveRun(dir, ref string) (string, error) {
-	if ref != "latest" {
-		return results.Resolve(dir, ref)
-	}
-	path, skipped, err := results.Latest(dir)
-	warnSkipped(e.stderr, skipped)
-	return path, err
-}
-
 func resultsCommand(e *env) *cli.Command {
 	return &cli.Command{
 		Name:  "results",
@@ -120,14 +108,7 @@ func resultsCommand(e *env) *cli.Command {
 				fmt.Fprintf(e.stdout, "%s in %s; `lab run PLUGIN` makes one\n", what, dir)
 				return nil
 			}
-			tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "ID\tSTARTED\tPROFILE\tPLUGIN/EXPERIMENT\tOUTCOME\tREPEATS\tCLOCK\tCLAIMS")
-			for _, r := range runs {
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s/%s\t%s\t%d\t%s\t%s\n", r.ID, r.Started.Local().Format("2006-01-02 15:04"),
-					orDash(results.ProfileName(r.Machine)), r.Plugin, r.Experiment, orDash(r.Outcome.Status), repeats(r),
-					orDash(r.Machine.Clock), verdictCounts(r))
-			}
-			return tw.Flush()
+			return render.WriteRuns(e.stdout, runs)
 		},
 		Subcommands: []*cli.Command{mergeCommand(e), {
 			Name:        "show",
@@ -143,13 +124,10 @@ func resultsCommand(e *env) *cli.Command {
 				if err != nil {
 					return err
 				}
-				path, err := e.resolveRun(dir, c.Args().First())
+				r, skipped, err := results.LoadRef(dir, c.Args().First())
+				warnSkipped(e.stderr, skipped)
 				if err != nil {
 					return err
-				}
-				r, err := results.Load(path)
-				if err != nil {
-					return fmt.Errorf("%w (a corrupt or truncated result file)", err)
 				}
 				format := c.String("format")
 				if c.Bool("json") {
@@ -166,32 +144,4 @@ func orDash(s string) string {
 		return "-"
 	}
 	return s
-}
-
-// repeats is how many repeats a run's samples span.
-func repeats(r *results.Result) int {
-	n := 0
-	for _, s := range r.Samples {
-		n = max(n, s.Repeat+1)
-	}
-	return n
-}
-
-// verdictCounts is "2 reproduced, 1 inconclusive", "-" without claims.
-func verdictCounts(r *results.Result) string {
-	order := []string{results.Reproduced, results.NotReproduced, results.Inconclusive, results.NotComparable, results.NotRun}
-	n := map[string]int{}
-	for _, v := range r.Verdicts {
-		n[v.Verdict]++
-	}
-	var parts []string
-	for _, k := range order {
-		if n[k] > 0 {
-			parts = append(parts, fmt.Sprintf("%d %s", n[k], k))
-		}
-	}
-	if len(parts) == 0 {
-		return "-"
-	}
-	return strings.Join(parts, ", ")
 }

@@ -66,7 +66,7 @@ func TestIntegrationResultsAndCompare(t *testing.T) {
 	}
 	r = itMust(t, itCallTimeout, nil, "compare", a.ID, b.ID, "--results", dir, "--json", "--force")
 	t.Logf("lab compare A B --force:\n%s", itMust(t, itCallTimeout, nil, "compare", a.ID, b.ID, "--results", dir, "--force").stdout)
-	var rep compareReport
+	var rep compare.Report
 	if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil {
 		t.Fatalf("lab compare --json: %v\n%s", err, r.stdout)
 	}

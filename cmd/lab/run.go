@@ -228,20 +228,8 @@ func (e *env) printRun(run *engine.Run, f runFlags) error {
 	if run.Plots.Table != "" {
 		fmt.Fprintln(e.stderr, run.Plots.Table)
 	}
-	var msgs []string
-	if res.Outcome.Status == "failed" {
-		msg := "run failed: " + res.Outcome.Reason
-		if res.Outcome.StderrTail != "" {
-			msg += "\nplugin stderr (tail):\n" + res.Outcome.StderrTail
-		}
-		msgs = append(msgs, msg)
-	}
+	msgs := run.Problems()
 	if run.SaveErr != nil {
-		where := "printed in full on stdout above"
-		if path != "" {
-			where = "saved to " + path + " instead"
-		}
-		msgs = append(msgs, fmt.Sprintf("saving the result in %s failed: %v; the result was %s (move it into your results directory)", run.Dir, run.SaveErr, where))
 		return &exitCode{code: exitSaveFailed, msg: strings.Join(msgs, "\n")}
 	}
 	if res.Outcome.Status == results.StatusInterrupted {
@@ -305,8 +293,9 @@ type progress struct {
 	point  string
 }
 
-func isTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
+// isTerminal says whether x (a reader or writer) is a terminal.
+func isTerminal(x any) bool {
+	f, ok := x.(*os.File)
 	if !ok {
 		return false
 	}

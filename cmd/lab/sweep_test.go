@@ -83,20 +83,6 @@ func sweptResult(profile string, scale float64) *results.Result {
 	return r
 }
 
-func TestWriteComparison(t *testing.T) {
-	one, two := sweptResult("xeon5130-1core", 1), sweptResult("xeon5130-2core", 0.5)
-	c := engine.CompareProfiles([]*results.Result{one, two})
-	var b bytes.Buffer
-	if err := writeComparison(&b, c); err != nil {
-		t.Fatal(err)
-	}
-	for _, w := range []string{"comparison of xeon5130-1core, xeon5130-2core", "speed-up xeon5130-2core", "fork_wait_us", "n=50", "2x", "r 1"} {
-		if !strings.Contains(b.String(), w) {
-			t.Errorf("the comparison table does not show %q:\n%s", w, b.String())
-		}
-	}
-}
-
 // An interrupted sweep is saved whole with its points, exits 130, and its
 // plot is written beside it.
 func TestFinishInterruptedSweep(t *testing.T) {

@@ -6,7 +6,6 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"lab/engine"
-	"lab/images"
 	"lab/plugins/host"
 	"lab/vm"
 )
@@ -63,21 +62,9 @@ func upCommand(e *env) *cli.Command {
 }
 
 func (e *env) up(c *cli.Context, f upFlags) error {
-	p, err := images.Lookup(e.roots.profiles, f.profile, f.files...)
+	p, clock, err := engine.UpProfile(e.roots.engine(), f.profile, f.files, f.clock, f.memory)
 	if err != nil {
 		return err
-	}
-	clock, err := engine.ResolveClock(f.clock, p)
-	if err != nil {
-		return err
-	}
-	if f.memory < 0 {
-		return fmt.Errorf("--memory %d: must be a positive number of MB", f.memory)
-	}
-	if f.memory > 0 {
-		if err := images.CheckMemory(p.Arch, f.memory); err != nil {
-			return fmt.Errorf("--memory %d: %w MB; give a size in that range, or leave --memory out for the profile's %d MB", f.memory, err, p.MemoryMB)
-		}
 	}
 	if f.name == "" {
 		f.name = p.Name

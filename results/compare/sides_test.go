@@ -156,3 +156,26 @@ func TestCheckComparableExperiment(t *testing.T) {
 		t.Errorf("CheckComparable of two sweeps over count = %v, want comparable (points pair by label)", err)
 	}
 }
+
+func TestSides(t *testing.T) {
+	base := []float64{100, 101, 99, 100.5, 99.5, 100.2, 99.8}
+	side := func(id, metric string, vals []float64) compare.Side {
+		return compare.Side{Name: id, Runs: []*results.Result{fixture.Run(id, "c", "host", fixture.Series(metric, "ms", map[string]string{"n": "5"}, vals...))}}
+	}
+	rep, err := compare.Sides(side("a", "t", base), side("b", "t", scaled(base, 1.10)), false, 5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.A.Name != "a" || !slices.Equal(rep.B.Runs, []string{"b"}) || len(rep.Changes) != 1 || len(rep.Regressions) != 1 {
+		t.Errorf("report %+v", rep)
+	}
+	if got, want := compare.Summaries(rep.Regressions), []string{"t {n=5} +10.0%"}; !slices.Equal(got, want) {
+		t.Errorf("Summaries = %q, want %q", got, want)
+	}
+	if rep, err := compare.Sides(side("a", "t", base), side("b", "t", base), false, -1); err != nil || rep.Regressions != nil {
+		t.Errorf("no threshold: %+v, %v; want no regressions", rep, err)
+	}
+	if _, err := compare.Sides(side("a", "t", base), side("b", "u", base), false, -1); err == nil || !strings.Contains(err.Error(), "share no metric") {
+		t.Errorf("no common metric: %v", err)
+	}
+}

@@ -49,7 +49,7 @@ func Crossover(pairs []Pair, r CrossoverRule) Decision {
 	before := 0.0
 	beforeText := r.First + " below " + r.Second
 	if r.NotAbove {
-		before = math.Log1p(r.Margin)
+		before = math.Log(1 + r.Margin)
 		beforeText = fmt.Sprintf("%s not above %s by %s%%", r.First, r.Second, results.FormatValue(100*r.Margin))
 	}
 	var tests []Test

@@ -133,10 +133,10 @@ func rsTest(name string, refutes bool, x, y []float64, greater bool) Test {
 
 // minRankSumN is the smallest n a side with which a one-sided
 // Mann-Whitney test can reject at alpha/k: its smallest p-value is
-// 1/C(2n, n).
+// 1/C(2n, n), and it must be below alpha/k (3 and 3 give exactly 0.05).
 func minRankSumN(alpha float64, k int) int {
 	n := 1
-	for 1/binom(2*n, n) > alpha/float64(max(k, 1)) {
+	for 1/binom(2*n, n) >= alpha/float64(max(k, 1)) {
 		n++
 	}
 	return n
@@ -196,7 +196,11 @@ func settle(base string, tests []Test, nums []results.Number, need int, short sh
 			idx = append(idx, i)
 		}
 	}
-	reject, err := stats.Holm(ps, stats.Alpha)
+	// §0 rejects when p < alpha (at Holm's steps, p < alpha/(k-i));
+	// stats.Holm rejects at p <= its alpha, so it gets the float just
+	// below: an exact p of 1/20 (3 and 3 samples) does not reject at
+	// 0.05, as the minimum n of §0 assumes.
+	reject, err := stats.Holm(ps, math.Nextafter(stats.Alpha, 0))
 	if err != nil {
 		reject = make([]bool, len(ps)) // p-values are in [0, 1] by construction
 	}
@@ -205,7 +209,7 @@ func settle(base string, tests []Test, nums []results.Number, need int, short sh
 	}
 	for i := range tests {
 		if !tests[i].Refutes {
-			tests[i].Rejected = tests[i].P <= stats.Alpha
+			tests[i].Rejected = tests[i].P < stats.Alpha
 		}
 	}
 	for _, t := range tests {

@@ -431,8 +431,8 @@ func saveFallback(res *results.Result) string {
 	return ""
 }
 
-func machineOf(st *vm.State) results.Machine {
-	return results.Machine{
+func machineOf(st *vm.State) results.MachineRecord {
+	return results.MachineRecord{
 		Name: st.Name, Profile: st.Profile, QEMUArgv: st.Argv, QEMUVersion: st.QEMUVersion,
 		Accelerator: st.Accel, Clock: st.Clock.String(),
 		KernelID: st.KernelID, KernelSHA256: st.KernelSHA256, KernelEntry: st.KernelEntry, KernelPackage: st.KernelPackage, Boot: st.Boot,

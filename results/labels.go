@@ -88,7 +88,7 @@ func ConvertUnit(v float64, from, to string) (float64, bool) {
 // a Name field, or a map after Load); this package must not import images,
 // so the name is read through its JSON form ("name" or "Name"). A string
 // Profile is the name itself. Without one it falls back to Machine.Name.
-func ProfileName(m Machine) string {
+func ProfileName(m MachineRecord) string {
 	if s, ok := m.Profile.(string); ok && s != "" {
 		return s
 	}
@@ -103,7 +103,7 @@ func ProfileName(m Machine) string {
 // on m answers to: the run's profile, or, for a kernel variant (a profile
 // with variant_of: the era profiles, the same machine on another kernel),
 // the profile it is a variant of.
-func FiguresProfile(m Machine) string {
+func FiguresProfile(m MachineRecord) string {
 	if v := ProfileField(m.Profile, "variant_of", "VariantOf"); v != "" {
 		return v
 	}

@@ -35,8 +35,9 @@ type Reference struct {
 	Bench string `json:"bench,omitempty"`
 }
 
-// Machine describes the VM a run used, as resolved on the host.
-type Machine struct {
+// MachineRecord describes the VM a run used, as resolved on the host: the
+// record of a machine, not the machine (vm.Machine).
+type MachineRecord struct {
 	Name         string   `json:"name"`
 	Profile      any      `json:"profile"` // the resolved images.Profile
 	QEMUArgv     []string `json:"qemu_argv"`
@@ -74,7 +75,7 @@ type Result struct {
 	Started       time.Time         `json:"started"`
 	Finished      time.Time         `json:"finished"`
 	Command       []string          `json:"command"`
-	Machine       Machine           `json:"machine"`
+	Machine       MachineRecord     `json:"machine"`
 	Guest         GuestEnv          `json:"guest"`
 	Plugin        string            `json:"plugin"`
 	PluginVersion string            `json:"plugin_version"`

@@ -144,7 +144,7 @@ func TestPlotMetrics(t *testing.T) {
 // is ratios[v], with 4 repeats each.
 func ratioSweep(id, profile string, ratios map[string]float64, order []string) *results.Result {
 	r := &results.Result{ID: id, Plugin: "forkbench", Experiment: "forktime",
-		Machine:    results.Machine{Profile: profile, Accelerator: "tcg", Clock: "host"},
+		Machine:    results.MachineRecord{Profile: profile, Accelerator: "tcg", Clock: "host"},
 		Parameters: map[string]string{"n": strings.Join(order, ","), "repeat": "4"},
 		Outcome:    results.Outcome{Status: "ok"},
 		Sweep:      &results.Sweep{Axes: []results.SweepAxis{{Key: "n", Values: order}}}}

@@ -14,8 +14,9 @@ import (
 	"lab/images"
 )
 
-// Verdict is the cached result of proving KVM on this host.
-type Verdict struct {
+// KVMProbe is the cached result of proving KVM on this host (not a
+// claim's verdict: results.Verdict).
+type KVMProbe struct {
 	BootID string    `json:"boot_id"`
 	KVM    bool      `json:"kvm"`
 	Reason string    `json:"reason"`
@@ -91,14 +92,14 @@ func ChooseAccel(ctx context.Context, want, qemu, kernel, cacheDir string) (acce
 		return "", "", fmt.Errorf("--accel %q: want auto, kvm or tcg", want)
 	}
 	path := filepath.Join(cacheDir, "accel.json")
-	var v Verdict
+	var v KVMProbe
 	if b, err := os.ReadFile(path); err == nil && json.Unmarshal(b, &v) == nil && v.BootID == bootID() {
 		if v.KVM {
 			return "kvm", "", nil
 		}
 		return "tcg", "", nil
 	}
-	v = Verdict{BootID: bootID(), When: time.Now()}
+	v = KVMProbe{BootID: bootID(), When: time.Now()}
 	if _, err := os.Stat("/dev/kvm"); err != nil {
 		v.Reason = "/dev/kvm is not available"
 	} else if err := RunProbe(ctx, qemu, "kvm", kernel, probeTimeout); err != nil {

@@ -97,7 +97,7 @@ func TestChooseAccelCachedVerdict(t *testing.T) {
 	}{{true, "kvm"}, {false, "tcg"}}
 	for _, tt := range tests {
 		dir := t.TempDir()
-		v := Verdict{BootID: bootID(), KVM: tt.kvm, Reason: "test", When: time.Now()}
+		v := KVMProbe{BootID: bootID(), KVM: tt.kvm, Reason: "test", When: time.Now()}
 		b, _ := json.Marshal(v)
 		if err := os.WriteFile(filepath.Join(dir, "accel.json"), b, 0o644); err != nil {
 			t.Fatal(err)
@@ -116,7 +116,7 @@ func TestChooseAccelCachedVerdict(t *testing.T) {
 func TestChooseAccelFallsBackAndCaches(t *testing.T) {
 	dir := t.TempDir()
 	// A verdict from another boot of the host is not trusted.
-	old, _ := json.Marshal(Verdict{BootID: "another-boot", KVM: true})
+	old, _ := json.Marshal(KVMProbe{BootID: "another-boot", KVM: true})
 	if err := os.WriteFile(filepath.Join(dir, "accel.json"), old, 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -134,7 +134,7 @@ func TestChooseAccelFallsBackAndCaches(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var v Verdict
+	var v KVMProbe
 	if err := json.Unmarshal(b, &v); err != nil {
 		t.Fatal(err)
 	}

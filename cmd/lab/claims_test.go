@@ -89,7 +89,7 @@ func TestCLIClaimsFromStore(t *testing.T) {
 	save := func(id, clock string, started time.Time, p, q []float64) {
 		t.Helper()
 		r := &results.Result{ID: id, Started: started, Plugin: "cb", Experiment: "create", Outcome: results.Outcome{Status: "ok"},
-			Machine: results.Machine{Profile: map[string]any{"name": "celeron-2.4"}, Accelerator: "tcg", Clock: clock}}
+			Machine: results.MachineRecord{Profile: map[string]any{"name": "celeron-2.4"}, Accelerator: "tcg", Clock: clock}}
 		for i := range p {
 			r.Samples = append(r.Samples, results.Sample{Metric: "p", Value: p[i], Unit: "ms", Repeat: i},
 				results.Sample{Metric: "q", Value: q[i], Unit: "ms", Repeat: i})

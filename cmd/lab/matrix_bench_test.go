@@ -67,7 +67,7 @@ func BenchmarkMatrixParallel(b *testing.B) {
 			}
 			cw, _, _ := benchStats(cellWall)
 			rows = append(rows, []string{strconv.Itoa(par), fmt.Sprintf("%.1f", wall), fmt.Sprintf("%.1f", 6/wall*60), fmt.Sprintf("%.1f", cw),
-				fmt.Sprintf("%.4g (%.4g..%.4g)", m, lo, hi), fmt.Sprintf("%.2f%%", stats.Describe(med).CV*100), fmt.Sprintf("%.3f", m/base)})
+				fmt.Sprintf("%.4g (%.4g..%.4g)", m, lo, hi), fmt.Sprintf("%.2f%%", stats.SummaryOf(med).CV*100), fmt.Sprintf("%.3f", m/base)})
 		}
 		benchTable(b, "lab matrix of 6 cells (forkbench forktime -p n=300 --repeat 5, celeron-2.4, TCG, restored boots), clock "+clock+", at 1, 2 and 3 VMs at once",
 			"PARALLEL\tWALL S\tCELLS/MIN\tCELL S (MEDIAN)\tFORK_WAIT_US MEDIAN OF CELLS (RANGE)\tCV ACROSS CELLS\tVS 1 AT A TIME", rows)
@@ -128,7 +128,7 @@ func BenchmarkReproducibility(b *testing.B) {
 		for j, s := range wanted {
 			m, lo, hi := benchStats(vals[j])
 			rows = append(rows, []string{clock, s.plugin + " " + results.SeriesBraced(s.metric, s.labels), fmt.Sprintf("%.4g", m),
-				fmt.Sprintf("%.4g..%.4g", lo, hi), fmt.Sprintf("%.2f%%", stats.Describe(vals[j]).CV*100), strconv.Itoa(len(vals[j]))})
+				fmt.Sprintf("%.4g..%.4g", lo, hi), fmt.Sprintf("%.2f%%", stats.SummaryOf(vals[j]).CV*100), strconv.Itoa(len(vals[j]))})
 		}
 	}
 	benchTable(b, fmt.Sprintf("run-to-run spread on celeron-2.4 (TCG), %d runs per clock, one VM each: forktime -p n=500, hello -p workers=32 -p count=50", runs),

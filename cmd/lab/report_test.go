@@ -25,7 +25,7 @@ func TestCLIReport(t *testing.T) {
 		t.Helper()
 		r := &results.Result{ID: id, Started: started, Plugin: "cb", Experiment: "create", Outcome: results.Outcome{Status: "ok"},
 			Parameters: map[string]string{"repeat": "6"},
-			Machine:    results.Machine{Profile: map[string]any{"name": "celeron-2.4"}, Accelerator: "tcg", Clock: "host", QEMUVersion: "QEMU emulator version 7.2.22"}}
+			Machine:    results.MachineRecord{Profile: map[string]any{"name": "celeron-2.4"}, Accelerator: "tcg", Clock: "host", QEMUVersion: "QEMU emulator version 7.2.22"}}
 		for i := range 6 {
 			f := 1 + float64(i)/1000
 			r.Samples = append(r.Samples, results.Sample{Metric: "p", Value: p * f, Unit: "ms", Repeat: i},

@@ -17,7 +17,7 @@ func storedRun(t *testing.T, dir, id, experiment string, start time.Time, params
 	r := &results.Result{
 		ID: id, Started: start, Finished: start.Add(time.Minute),
 		Plugin: "forkbench", Experiment: experiment, Parameters: params,
-		Machine: results.Machine{Profile: map[string]any{"name": "celeron-2.4"}, Accelerator: "tcg", Clock: "host"},
+		Machine: results.MachineRecord{Profile: map[string]any{"name": "celeron-2.4"}, Accelerator: "tcg", Clock: "host"},
 		Outcome: results.Outcome{Status: "ok"},
 	}
 	for i, v := range vals {

@@ -81,7 +81,7 @@ func finishResult() *results.Result {
 	return &results.Result{
 		ID: "20260102T150405.000000Z-forkbench-forktime-abcdef", Started: time.Date(2026, 1, 2, 15, 4, 5, 0, time.UTC),
 		Command: []string{"lab", "run", "forkbench"}, Plugin: "forkbench", Experiment: "forktime",
-		Machine: results.Machine{Name: "celeron-2.4", Profile: "celeron-2.4", Accelerator: "tcg", Clock: "host"},
+		Machine: results.MachineRecord{Name: "celeron-2.4", Profile: "celeron-2.4", Accelerator: "tcg", Clock: "host"},
 		Samples: []results.Sample{{Metric: "fork_wait_us", Value: 80, Unit: "us"}, {Metric: "fork_wait_us", Value: 90, Unit: "us", Repeat: 1}},
 		Outcome: results.Outcome{Status: "ok"},
 	}

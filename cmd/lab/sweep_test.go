@@ -64,7 +64,7 @@ func TestCLIRunSweepRefusedBeforeBoot(t *testing.T) {
 func sweptResult(profile string, scale float64) *results.Result {
 	r := &results.Result{
 		ID: "20261201T120000.000000Z-forkbench-forktime-" + profile, Plugin: "forkbench", Experiment: "forktime",
-		Machine:    results.Machine{Name: profile + "-run-1", Profile: profile, Accelerator: "tcg", Clock: "host", KernelID: "debian-6.1-686"},
+		Machine:    results.MachineRecord{Name: profile + "-run-1", Profile: profile, Accelerator: "tcg", Clock: "host", KernelID: "debian-6.1-686"},
 		Parameters: map[string]string{"n": "50,100", "repeat": "4"},
 		Outcome:    results.Outcome{Status: "ok"},
 		Sweep: &results.Sweep{Axes: []results.SweepAxis{{Key: "n", Values: []string{"50", "100"}}}, Points: []results.SweepPoint{

@@ -212,7 +212,7 @@ func TestClaims(t *testing.T) {
 	}
 	want := []string{contract.KindRatio, contract.KindNear, contract.KindRange, contract.KindCrossover, contract.KindSpeedup, contract.KindCrash}
 	for i, c := range got {
-		if c.Kind != want[i] || c.Plugin != "forkbench" || c.Bench != "create" || c.ID != exp.Claims[i].ID || claims.Describe(&c) == "no rule" {
+		if c.Kind != want[i] || c.Plugin != "forkbench" || c.Bench != "create" || c.ID != exp.Claims[i].ID || claims.RuleText(&c) == "no rule" {
 			t.Errorf("claim %d = %+v, want kind %s of forkbench/create", i, c, want[i])
 		}
 	}

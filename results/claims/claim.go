@@ -27,8 +27,8 @@ const (
 	SignRule = "two-sided exact sign test against each bound at alpha 0.05, which needs at least 6 samples"
 )
 
-// Describe says in words how the claim is decided: its rule and the test.
-func Describe(c *results.Claim) string {
+// RuleText says in words how the claim is decided: its rule and the test.
+func RuleText(c *results.Claim) string {
 	switch {
 	case c.Ratio != nil:
 		r := c.Ratio
@@ -110,7 +110,7 @@ func absoluteNote(unit string) string {
 // under icount:N the guest's time is deterministic (one instruction =
 // 2^N ns); under the host clock they are the speed of TCG's emulation
 // (or, under KVM, of this host's CPU).
-func ClockNote(m results.Machine) (string, bool) {
+func ClockNote(m results.MachineRecord) (string, bool) {
 	if shift, ok := strings.CutPrefix(m.Clock, "icount:"); ok {
 		if n, err := strconv.Atoi(shift); err == nil {
 			return fmt.Sprintf("guest time deterministic, one instruction = 2^%d ns (clock %s)", n, m.Clock), true
@@ -142,7 +142,7 @@ func Decide(c *results.Claim, r *results.Result, store []*results.Result) result
 	v := decide(c, r, store)
 	v.Claim, v.Kind, v.Statement = c.ID, c.Kind, c.Statement
 	if v.Rule == "" {
-		v.Rule = Describe(c)
+		v.Rule = RuleText(c)
 	}
 	if v.Decided() && len(v.Runs) == 0 && r.ID != "" {
 		v.Runs = []string{r.ID}

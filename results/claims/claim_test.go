@@ -30,7 +30,7 @@ func series(metric, unit string, labels map[string]string, vals ...float64) []re
 // run is a result on profile with clock and samples.
 func run(id, profile, clock string, samples ...[]results.Sample) *results.Result {
 	r := &results.Result{ID: id, Plugin: "p", Experiment: "e", Parameters: map[string]string{"n": "10"},
-		Machine: results.Machine{Profile: map[string]any{"name": profile}, Accelerator: "tcg", Clock: clock},
+		Machine: results.MachineRecord{Profile: map[string]any{"name": profile}, Accelerator: "tcg", Clock: clock},
 		Outcome: results.Outcome{Status: "ok"}}
 	for _, s := range samples {
 		r.Samples = append(r.Samples, s...)

@@ -36,7 +36,7 @@ type ClaimStatus struct {
 func ClaimStatuses(claims []results.Claim, store []*results.Result) []ClaimStatus {
 	out := make([]ClaimStatus, len(claims))
 	for i, c := range claims {
-		s := ClaimStatus{Claim: c, Rule: Describe(&c), Verdict: results.NotRun}
+		s := ClaimStatus{Claim: c, Rule: RuleText(&c), Verdict: results.NotRun}
 		for _, r := range store {
 			if r.Plugin != c.Plugin || r.Experiment != c.Bench {
 				continue

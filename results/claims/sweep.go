@@ -47,7 +47,7 @@ func JudgeSweep(r *results.Result, claims []results.Claim, store []*results.Resu
 			r.Verdicts = append(r.Verdicts, *notRun)
 		default:
 			r.Verdicts = append(r.Verdicts, results.Verdict{Claim: c.ID, Kind: c.Kind, Statement: c.Statement, Verdict: results.NotRun,
-				Rule: Describe(c), Reason: "no point of the sweep ran"})
+				Rule: RuleText(c), Reason: "no point of the sweep ran"})
 		}
 	}
 }

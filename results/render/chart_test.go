@@ -18,7 +18,7 @@ import (
 func targetsRun() *results.Result {
 	r := &results.Result{ID: "run-1", Plugin: "printfbench", Experiment: "targets",
 		Parameters: map[string]string{"lines": "1000", "repeat": "2", "buffering": "auto"},
-		Machine:    results.Machine{Profile: map[string]any{"name": "xeon5130-fb", "console": "fb"}, Clock: "host", Accelerator: "tcg", KernelID: "debian-6.1-686"},
+		Machine:    results.MachineRecord{Profile: map[string]any{"name": "xeon5130-fb", "console": "fb"}, Clock: "host", Accelerator: "tcg", KernelID: "debian-6.1-686"},
 		Outcome:    results.Outcome{Status: "ok"}}
 	add := func(target string, real, user, sys float64) {
 		for rep := range 2 {

@@ -25,7 +25,7 @@ func sweepRun(profile, key string, values []string, metrics map[string]string, r
 	f func(metric string, x float64, rest map[string]string, k int) float64) *results.Result {
 	r := &results.Result{
 		ID: "20261201T120000.000000Z-bench-exp-" + profile, Plugin: "bench", Experiment: "exp",
-		Machine: results.Machine{Name: profile + "-run-1", Profile: profile, Accelerator: "tcg", Clock: "host",
+		Machine: results.MachineRecord{Name: profile + "-run-1", Profile: profile, Accelerator: "tcg", Clock: "host",
 			KernelID: "debian-6.1-686", KernelPackage: "linux-image-6.1.0-44-686 6.1.164-1", Boot: "snapshot"},
 		Guest:      results.GuestEnv{KernelRelease: "6.1.0-44-686"},
 		Parameters: map[string]string{"repeat": fmt.Sprint(repeats), key: strings.Join(values, ",")},

@@ -290,7 +290,7 @@ func ownMachine(cs []results.Comparison) []results.Comparison {
 // quantities the clock does not scale (ratios, counts), and for times
 // only under icount, where guest time is deterministic (marked "g").
 // Under the host clock a time is emulation speed: no ratio.
-func ratioCell(c results.Comparison, m results.Machine) string {
+func ratioCell(c results.Comparison, m results.MachineRecord) string {
 	if c.Published == 0 {
 		return "-"
 	}
@@ -304,7 +304,7 @@ func ratioCell(c results.Comparison, m results.Machine) string {
 }
 
 // ratioNote explains the ratios of times, if the table has any.
-func ratioNote(cs []results.Comparison, m results.Machine) string {
+func ratioNote(cs []results.Comparison, m results.MachineRecord) string {
 	for _, c := range cs {
 		if results.IsTimeUnit(c.Unit) {
 			note, ok := claims.ClockNote(m)

@@ -88,7 +88,7 @@ func renderFixtures(t testing.TB) map[string]*results.Result {
 	crashed := fixture.Result()
 	crashed.ID = "20260102T150405.000000Z-threads-sweep-abcdef"
 	crashed.Plugin, crashed.PluginVersion, crashed.Experiment = "threads", "", "sweep"
-	crashed.Machine = results.Machine{Profile: nil, Accelerator: "tcg", Clock: "icount"}
+	crashed.Machine = results.MachineRecord{Profile: nil, Accelerator: "tcg", Clock: "icount"}
 	crashed.Guest = results.GuestEnv{StackKB: -1}
 	crashed.Parameters = nil
 	crashed.Samples = []results.Sample{
@@ -150,15 +150,15 @@ func TestFormatValue(t *testing.T) {
 func TestProfileName(t *testing.T) {
 	tests := []struct {
 		name string
-		m    results.Machine
+		m    results.MachineRecord
 		want string
 	}{
-		{"struct", results.Machine{Name: "vm", Profile: profile{Name: "celeron-2.4"}}, "celeron-2.4"},
-		{"pointer", results.Machine{Name: "vm", Profile: &profile{Name: "celeron-2.4"}}, "celeron-2.4"},
-		{"loaded map", results.Machine{Name: "vm", Profile: map[string]any{"name": "p4-2.4"}}, "p4-2.4"},
-		{"string", results.Machine{Name: "vm", Profile: "xeon5130-1core"}, "xeon5130-1core"},
-		{"none", results.Machine{Name: "vm"}, "vm"},
-		{"unencodable", results.Machine{Name: "vm", Profile: func() {}}, "vm"},
+		{"struct", results.MachineRecord{Name: "vm", Profile: profile{Name: "celeron-2.4"}}, "celeron-2.4"},
+		{"pointer", results.MachineRecord{Name: "vm", Profile: &profile{Name: "celeron-2.4"}}, "celeron-2.4"},
+		{"loaded map", results.MachineRecord{Name: "vm", Profile: map[string]any{"name": "p4-2.4"}}, "p4-2.4"},
+		{"string", results.MachineRecord{Name: "vm", Profile: "xeon5130-1core"}, "xeon5130-1core"},
+		{"none", results.MachineRecord{Name: "vm"}, "vm"},
+		{"unencodable", results.MachineRecord{Name: "vm", Profile: func() {}}, "vm"},
 	}
 	for _, tt := range tests {
 		if got := results.ProfileName(tt.m); got != tt.want {

@@ -20,7 +20,7 @@ import (
 // reportRun is a minimal stored run.
 func reportRun(id, plugin, exp, profile, clock string, started time.Time, params map[string]string) *results.Result {
 	return &results.Result{ID: id, Started: started, Plugin: plugin, Experiment: exp, Parameters: params,
-		Machine: results.Machine{Profile: map[string]any{"name": profile}, Accelerator: "tcg", Clock: clock},
+		Machine: results.MachineRecord{Profile: map[string]any{"name": profile}, Accelerator: "tcg", Clock: clock},
 		Outcome: results.Outcome{Status: "ok"}}
 }
 

@@ -20,7 +20,7 @@ import (
 func designsRun() *results.Result {
 	r := &results.Result{ID: "run-nb", Plugin: "netbench", Experiment: "designs",
 		Parameters: map[string]string{"repeat": "2", "nclients": "2", "children": "2", "loops": "20", "bytes": "4000", "prefork": "3", "clients": "local", "designs": "0,1,2,4"},
-		Machine:    results.Machine{Profile: map[string]any{"name": "celeron-2.4"}, Clock: "host", Accelerator: "tcg", KernelID: "debian-6.1-686"},
+		Machine:    results.MachineRecord{Profile: map[string]any{"name": "celeron-2.4"}, Clock: "host", Accelerator: "tcg", KernelID: "debian-6.1-686"},
 		Outcome:    results.Outcome{Status: "ok"}}
 	cpu := map[int][2]float64{0: {0.5, 5.0}, 1: {3.5, 18}, 2: {0.6, 6}, 4: {0.7, 6.5}}
 	for rep := range 2 {

@@ -38,7 +38,7 @@ func Summarize(samples []results.Sample) []results.Summary {
 	out := make([]results.Summary, 0, len(order))
 	for _, k := range order {
 		g := groups[k]
-		sum := Describe(g.values)
+		sum := SummaryOf(g.values)
 		sum.Metric = g.first.Metric
 		sum.Unit = g.first.Unit
 		sum.Labels = results.CloneLabels(g.first.Labels)
@@ -47,10 +47,10 @@ func Summarize(samples []results.Sample) []results.Summary {
 	return out
 }
 
-// Describe computes the statistics of one series of values; Metric, Unit and
+// SummaryOf computes the statistics of one series of values; Metric, Unit and
 // Labels are left empty. Every field is finite (JSON cannot carry NaN): with
 // one value the spread is 0, with none the Summary is zero.
-func Describe(values []float64) results.Summary {
+func SummaryOf(values []float64) results.Summary {
 	n := len(values)
 	if n == 0 {
 		return results.Summary{}

@@ -17,7 +17,7 @@ func approx(a, b float64) bool {
 	return math.Abs(a-b) <= 1e-9*math.Max(1, math.Abs(b))
 }
 
-func TestDescribe(t *testing.T) {
+func TestSummaryOf(t *testing.T) {
 	tests := []struct {
 		name   string
 		values []float64
@@ -49,7 +49,7 @@ func TestDescribe(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := stats.Describe(tt.values)
+			got := stats.SummaryOf(tt.values)
 			g := []float64{float64(got.N), got.Median, got.Mean, got.TrimmedMean, got.Min, got.Max, got.MAD, got.Stddev, got.CV}
 			w := []float64{float64(tt.want.N), tt.want.Median, tt.want.Mean, tt.want.TrimmedMean, tt.want.Min, tt.want.Max, tt.want.MAD, tt.want.Stddev, tt.want.CV}
 			names := []string{"N", "Median", "Mean", "TrimmedMean", "Min", "Max", "MAD", "Stddev", "CV"}
@@ -64,7 +64,7 @@ func TestDescribe(t *testing.T) {
 
 func TestDescribeDoesNotReorderInput(t *testing.T) {
 	in := []float64{3, 1, 2}
-	stats.Describe(in)
+	stats.SummaryOf(in)
 	if want := []float64{3, 1, 2}; !reflect.DeepEqual(in, want) {
 		t.Errorf("input = %v after Describe, want %v", in, want)
 	}

@@ -208,7 +208,8 @@ func execute(ctx context.Context, plan *Plan, profile *images.Profile, clock vm.
 	}
 	defer unlock()
 	desc, exp := plan.Desc, plan.Exp
-	// The run's window for interference: from holding the lock to saving.
+	// The run's window, and its window for interference: from holding
+	// the lock to saving (a command let in meanwhile is within the run).
 	locked := time.Now()
 	var peer *peerRun // a second guest, if the experiment asks for one (peer.go)
 	var broke *Failure
@@ -256,7 +257,7 @@ func execute(ctx context.Context, plan *Plan, profile *images.Profile, clock vm.
 
 	res := &results.Result{
 		Schema:  results.SchemaVersion,
-		Started: time.Now().UTC(), Command: plan.Command,
+		Started: locked.UTC(), Command: plan.Command,
 		Machine: machineOf(h.State),
 		Guest:   guestOf(h.State),
 		Plugin:  desc.Name, PluginVersion: desc.Version,

@@ -73,6 +73,21 @@ func recordEnd(dir string, e Ended) {
 	if b, err := json.MarshalIndent(e, "", "  "); err == nil {
 		_ = writeFileAtomic(rec, b, 0o600)
 	}
+	pruneEnded(filepath.Dir(rec), 7*24*time.Hour)
+}
+
+// pruneEnded removes the records (and kept logs) older than age: the end
+// of a VM nobody looked at in a week is history.
+func pruneEnded(dir string, age time.Duration) {
+	des, err := os.ReadDir(dir)
+	if err != nil {
+		return
+	}
+	for _, de := range des {
+		if fi, err := de.Info(); err == nil && time.Since(fi.ModTime()) > age {
+			os.Remove(filepath.Join(dir, de.Name()))
+		}
+	}
 }
 
 // ReadEnded returns the record of how VM name (whose state directory is

@@ -145,7 +145,10 @@ func Supervise(dir string, ready *os.File, logw io.Writer) int {
 		}
 	}
 	end.Time = time.Now().UTC()
-	recordEnd(dir, end)
+	if end.Cause != EndDiscarded {
+		// A throwaway VM's end is its run's business: nothing to keep.
+		recordEnd(dir, end)
+	}
 	ln.Close()
 	st.Phase = PhaseStopping
 	_ = writeState(dir, st)

@@ -144,16 +144,19 @@ func TestIntegrationPrintfbench(t *testing.T) {
 	t.Run("serial console", func(t *testing.T) {
 		itUp(t, "celeron-2.4", "pfs")
 		defer itMust(t, itUpTimeout, nil, "down", "pfs")
-		res, r := itRunJSON(t, 1, "printfbench", "--vm", "pfs", "-p", "target=vt_shown", "-p", "lines=10")
-		for _, want := range []string{"target vt_shown", "profile celeron-2.4", "console serial", "xeon5130-fb"} {
-			if !strings.Contains(res.Outcome.Reason, want) {
-				t.Errorf("outcome %+v lacks %q", res.Outcome, want)
+		// Refused before the plugin starts (the parameter's needs; issue
+		// 22 item 12), naming the same things the plugin's own refusal
+		// names (TestRunVTOnSerialGuest in the plugin covers that one).
+		r := itLab(t, itCallTimeout, nil, "run", "--json", "--out", itResultsDir(t), "printfbench", "--vm", "pfs", "-p", "target=vt_shown", "-p", "lines=10")
+		for _, want := range []string{"target=vt_shown", "profile celeron-2.4", "console serial", "xeon5130-fb"} {
+			if r.code != 1 || !strings.Contains(r.stderr, want) {
+				t.Errorf("lab run -p target=vt_shown on a serial console: exit %d, stderr lacks %q:\n%s", r.code, want, r.stderr)
 			}
 		}
-		if !strings.Contains(r.stderr, "profile celeron-2.4") {
-			t.Errorf("lab run does not show why:\n%s", r.stderr)
+		if strings.Contains(r.stderr, "result: ") || strings.Contains(r.stderr, "started in") {
+			t.Errorf("the refused run started the plugin or saved a result:\n%s", r.stderr)
 		}
-		res, _ = itRunJSON(t, 0, "printfbench", "--vm", "pfs", "-p", "lines=10")
+		res, _ := itRunJSON(t, 0, "printfbench", "--vm", "pfs", "-p", "lines=10")
 		if got := itSeries(res, "targets_skipped", nil); len(got) != 1 || got[0] != 2 {
 			t.Errorf("targets_skipped = %v, want 2 (vt_shown, vt_hidden)", got)
 		}

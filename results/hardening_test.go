@@ -19,7 +19,7 @@ import (
 	"lab/results/render"
 
 	"lab/results"
-	"lab/results/internal/fixture"
+	"lab/internal/fixture"
 )
 
 func TestCheckDir(t *testing.T) {

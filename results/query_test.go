@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"lab/results"
-	"lab/results/internal/fixture"
+	"lab/internal/fixture"
 )
 
 func TestParseFilter(t *testing.T) {

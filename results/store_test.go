@@ -14,7 +14,7 @@ import (
 	"lab/results/stats"
 
 	"lab/results"
-	"lab/results/internal/fixture"
+	"lab/internal/fixture"
 )
 
 func TestNewID(t *testing.T) {

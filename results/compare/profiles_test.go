@@ -7,7 +7,7 @@ import (
 
 	"lab/results"
 	"lab/results/compare"
-	"lab/results/internal/fixture"
+	"lab/internal/fixture"
 )
 
 func TestCompareProfiles(t *testing.T) {

@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"lab/results"
-	"lab/results/internal/fixture"
+	"lab/internal/fixture"
 )
 
 // The E1 figures and anchors this package once held live in the plugins'

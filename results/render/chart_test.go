@@ -11,7 +11,7 @@ import (
 
 	"lab/results"
 	"lab/results/compare"
-	"lab/results/internal/fixture"
+	"lab/internal/fixture"
 )
 
 // targetsRun is a printfbench targets run: two repeats on three targets.

@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"lab/results"
-	"lab/results/internal/fixture"
+	"lab/internal/fixture"
 )
 
 func TestWriteRuns(t *testing.T) {

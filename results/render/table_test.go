@@ -12,7 +12,7 @@ import (
 	"lab/plugins/contract"
 	"lab/results"
 	"lab/results/compare"
-	"lab/results/internal/fixture"
+	"lab/internal/fixture"
 )
 
 // designsRun is a netbench designs run: two repeats of designs 0, 1, 2

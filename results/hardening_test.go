@@ -18,8 +18,8 @@ import (
 	"lab/results/compare"
 	"lab/results/render"
 
-	"lab/results"
 	"lab/internal/fixture"
+	"lab/results"
 )
 
 func TestCheckDir(t *testing.T) {

@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"lab/results"
 	"lab/internal/fixture"
+	"lab/results"
 )
 
 func TestParseFilter(t *testing.T) {

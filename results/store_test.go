@@ -13,8 +13,8 @@ import (
 	"lab/results/compare"
 	"lab/results/stats"
 
-	"lab/results"
 	"lab/internal/fixture"
+	"lab/results"
 )
 
 func TestNewID(t *testing.T) {

@@ -4,8 +4,8 @@ import (
 	"slices"
 	"testing"
 
-	"lab/results"
 	"lab/internal/fixture"
+	"lab/results"
 )
 
 // The E1 figures and anchors this package once held live in the plugins'

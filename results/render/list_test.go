@@ -5,8 +5,8 @@ import (
 	"strings"
 	"testing"
 
-	"lab/results"
 	"lab/internal/fixture"
+	"lab/results"
 )
 
 func TestWriteRuns(t *testing.T) {

@@ -18,8 +18,8 @@ import (
 	"lab/results/compare"
 	"lab/results/render"
 
+	"lab/internal/fixture"
 	"lab/results"
-	"lab/results/internal/fixture"
 )
 
 func TestCheckDir(t *testing.T) {

@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"lab/internal/fixture"
 	"lab/results"
-	"lab/results/internal/fixture"
 )
 
 func TestParseFilter(t *testing.T) {

@@ -13,8 +13,8 @@ import (
 	"lab/results/compare"
 	"lab/results/stats"
 
+	"lab/internal/fixture"
 	"lab/results"
-	"lab/results/internal/fixture"
 )
 
 func TestNewID(t *testing.T) {

@@ -13,10 +13,10 @@ import (
 	"testing"
 
 	"lab/engine"
+	"lab/internal/fixture"
 	"lab/plugins"
 	"lab/plugins/contract"
 	"lab/results"
-	"lab/results/compare"
 )
 
 // The failure modes of --sweep and --profile are refused before anything
@@ -60,34 +60,11 @@ func TestCLIRunSweepRefusedBeforeBoot(t *testing.T) {
 	}
 }
 
-// sweptResult is a finished two-point sweep of forkbench/forktime.
-func sweptResult(profile string, scale float64) *results.Result {
-	r := &results.Result{
-		ID: "20261201T120000.000000Z-forkbench-forktime-" + profile, Plugin: "forkbench", Experiment: "forktime",
-		Machine:    results.MachineRecord{Name: profile + "-run-1", Profile: profile, Accelerator: "tcg", Clock: "host", KernelID: "debian-6.1-686"},
-		Parameters: map[string]string{"n": "50,100", "repeat": "4"},
-		Outcome:    results.Outcome{Status: "ok"},
-		Sweep: &results.Sweep{Axes: []results.SweepAxis{{Key: "n", Values: []string{"50", "100"}}}, Points: []results.SweepPoint{
-			{Labels: map[string]string{"n": "50"}, Status: "ok", Repeats: 4}, {Labels: map[string]string{"n": "100"}, Status: "ok", Repeats: 4}}},
-	}
-	for _, n := range []string{"50", "100"} {
-		for k := range 4 {
-			l := map[string]string{"n": n}
-			r.Samples = append(r.Samples,
-				results.Sample{Metric: "fork_wait_us", Unit: "µs", Value: (400 + float64(k)) * scale, Repeat: k, Labels: l},
-				results.Sample{Metric: "thread_create_join_us", Unit: "µs", Value: (100 + float64(k)) * scale, Repeat: k, Labels: l},
-				results.Sample{Metric: "ratio", Unit: "x", Value: 4, Repeat: k, Labels: l})
-		}
-	}
-	compare.Analyze(r, nil)
-	return r
-}
-
 // An interrupted sweep is saved whole with its points, exits 130, and its
 // plot is written beside it.
 func TestFinishInterruptedSweep(t *testing.T) {
 	dir := t.TempDir()
-	res := sweptResult("celeron-2.4", 1)
+	res := fixture.Swept("celeron-2.4", 1)
 	res.Sweep.Points[1] = results.SweepPoint{Labels: map[string]string{"n": "100"}, Status: results.StatusInterrupted, Repeats: 0}
 	res.Samples = res.Samples[:12] // the n=50 point
 	res.Outcome = results.Outcome{Status: results.StatusInterrupted, Reason: "interrupted (Ctrl-C) after 1 of 2 sweep points; the finished points are kept"}

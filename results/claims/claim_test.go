@@ -12,33 +12,18 @@ import (
 	"lab/results"
 	"lab/results/render"
 
-	"lab/results/internal/fixture"
+	"lab/internal/fixture"
 
 	rclaims "lab/results/claims"
 )
 
-// series makes one sample per value, repeat i for the i-th, optionally
-// labelled.
-func series(metric, unit string, labels map[string]string, vals ...float64) []results.Sample {
-	out := make([]results.Sample, len(vals))
-	for i, v := range vals {
-		out[i] = results.Sample{Metric: metric, Value: v, Unit: unit, Repeat: i, Labels: results.CloneLabels(labels)}
-	}
-	return out
-}
-
-// run is a result on profile with clock and samples.
-func run(id, profile, clock string, samples ...[]results.Sample) *results.Result {
-	r := &results.Result{ID: id, Plugin: "p", Experiment: "e", Parameters: map[string]string{"n": "10"},
-		Machine: results.MachineRecord{Profile: map[string]any{"name": profile}, Accelerator: "tcg", Clock: clock},
-		Outcome: results.Outcome{Status: "ok"}}
-	for _, s := range samples {
-		r.Samples = append(r.Samples, s...)
-	}
-	return r
-}
-
-func ptr(v float64) *float64 { return &v }
+// series, run and ptr are the fixture's, under the short names these
+// tests were written with.
+var (
+	series = fixture.Series
+	run    = fixture.Run
+	ptr    = fixture.Ptr
+)
 
 // repeatVals is v times (1 + noise[i]) for each noise value.
 func repeatVals(v float64, noise ...float64) []float64 {

@@ -12,7 +12,7 @@ import (
 	"lab/results/claims"
 	"lab/results/render"
 
-	"lab/results/internal/fixture"
+	"lab/internal/fixture"
 
 	"lab/results/compare"
 

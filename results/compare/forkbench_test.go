@@ -3,7 +3,7 @@ package compare_test
 import (
 	"testing"
 
-	"lab/results/internal/fixture"
+	"lab/internal/fixture"
 )
 
 // The figures moved from this package to forkbench's description.json:

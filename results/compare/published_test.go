@@ -4,8 +4,8 @@ import (
 	"slices"
 	"testing"
 
+	"lab/internal/fixture"
 	"lab/results"
-	"lab/results/internal/fixture"
 )
 
 // The E1 figures and anchors this package once held live in the plugins'

@@ -2,7 +2,7 @@ package compare_test
 
 import (
 	"errors"
-	"lab/results/internal/fixture"
+	"lab/internal/fixture"
 	"slices"
 	"strings"
 	"testing"

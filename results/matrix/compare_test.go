@@ -6,9 +6,9 @@ import (
 	"strings"
 	"testing"
 
+	"lab/internal/fixture"
 	"lab/results"
 	"lab/results/compare"
-	"lab/results/internal/fixture"
 )
 
 func TestCompareStores(t *testing.T) {

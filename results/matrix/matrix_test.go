@@ -12,7 +12,7 @@ import (
 
 	"lab/results"
 
-	"lab/results/internal/fixture"
+	"lab/internal/fixture"
 )
 
 const testMatrix = `name: nightly

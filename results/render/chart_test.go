@@ -9,9 +9,9 @@ import (
 	"strings"
 	"testing"
 
+	"lab/internal/fixture"
 	"lab/results"
 	"lab/results/compare"
-	"lab/results/internal/fixture"
 )
 
 // targetsRun is a printfbench targets run: two repeats on three targets.

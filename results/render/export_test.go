@@ -2,7 +2,7 @@ package render
 
 import (
 	"encoding/xml"
-	"lab/results/internal/fixture"
+	"lab/internal/fixture"
 	"strings"
 	"testing"
 

@@ -5,8 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	"lab/internal/fixture"
 	"lab/results"
-	"lab/results/internal/fixture"
 )
 
 func TestWriteRuns(t *testing.T) {

@@ -5,9 +5,9 @@ import (
 	"strings"
 	"testing"
 
+	"lab/internal/fixture"
 	"lab/results"
 	"lab/results/compare"
-	"lab/results/internal/fixture"
 )
 
 func TestWriteProfiles(t *testing.T) {

@@ -13,7 +13,7 @@ import (
 	"lab/results/compare"
 	"lab/results/stats"
 
-	"lab/results/internal/fixture"
+	"lab/internal/fixture"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/")

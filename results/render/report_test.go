@@ -14,7 +14,7 @@ import (
 	rclaims "lab/results/claims"
 	"lab/results/compare"
 
-	"lab/results/internal/fixture"
+	"lab/internal/fixture"
 )
 
 // reportRun is a minimal stored run.

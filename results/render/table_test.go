@@ -9,10 +9,10 @@ import (
 	"strings"
 	"testing"
 
+	"lab/internal/fixture"
 	"lab/plugins/contract"
 	"lab/results"
 	"lab/results/compare"
-	"lab/results/internal/fixture"
 )
 
 // designsRun is a netbench designs run: two repeats of designs 0, 1, 2

@@ -145,19 +145,7 @@ func uDist(m, n int) []float64 {
 // corrected for ties and a continuity correction of 1/2 towards the mean.
 func normalUP(n1, n2 int, u float64, ranks []float64) (two, greater, less float64) {
 	n := float64(n1 + n2)
-	// Tie correction: sum over groups of tied values of t^3 - t.
-	sorted := slices.Clone(ranks)
-	slices.Sort(sorted)
-	var tc float64
-	for i := 0; i < len(sorted); {
-		j := i + 1
-		for j < len(sorted) && sorted[j] == sorted[i] {
-			j++
-		}
-		t := float64(j - i)
-		tc += t*t*t - t
-		i = j
-	}
+	tc := tieCorrection(ranks)
 	sigma := math.Sqrt(float64(n1*n2) / 12 * ((n + 1) - tc/(n*(n-1))))
 	if sigma == 0 {
 		return 1, 1, 1 // every value the same
@@ -174,4 +162,22 @@ func normalUP(n1, n2 int, u float64, ranks []float64) (two, greater, less float6
 	}
 	z = math.Abs(z) / sigma
 	return math.Min(1, math.Erfc(z/math.Sqrt2)), greater, less // 2 * (1 - Phi(z))
+}
+
+// tieCorrection is the sum over groups of tied ranks of t^3 - t, which
+// the normal approximations' variances take off.
+func tieCorrection(ranks []float64) float64 {
+	sorted := slices.Clone(ranks)
+	slices.Sort(sorted)
+	var tc float64
+	for i := 0; i < len(sorted); {
+		j := i + 1
+		for j < len(sorted) && sorted[j] == sorted[i] {
+			j++
+		}
+		t := float64(j - i)
+		tc += t*t*t - t
+		i = j
+	}
+	return tc
 }

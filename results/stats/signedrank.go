@@ -110,18 +110,7 @@ func exactSRP(ranks []float64, w float64) (greater, less float64) {
 // continuity correction of 1/2.
 func normalSRP(ranks []float64, w float64) (greater, less float64) {
 	n := float64(len(ranks))
-	sorted := slices.Clone(ranks)
-	slices.Sort(sorted)
-	var tc float64
-	for i := 0; i < len(sorted); {
-		j := i + 1
-		for j < len(sorted) && sorted[j] == sorted[i] {
-			j++
-		}
-		t := float64(j - i)
-		tc += t*t*t - t
-		i = j
-	}
+	tc := tieCorrection(ranks)
 	mean := n * (n + 1) / 4
 	sigma := math.Sqrt(n*(n+1)*(2*n+1)/24 - tc/48)
 	if sigma == 0 {

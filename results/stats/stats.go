@@ -8,10 +8,11 @@
 package stats
 
 import (
-	"gonum.org/v1/gonum/stat"
 	"lab/results"
 	"math"
 	"slices"
+
+	"gonum.org/v1/gonum/stat"
 )
 
 // Summarize groups samples by metric, unit and labels and computes the

@@ -8,7 +8,7 @@ import (
 	"lab/results"
 	"lab/results/compare"
 
-	"lab/results/internal/fixture"
+	"lab/internal/fixture"
 
 	"lab/results/stats"
 )

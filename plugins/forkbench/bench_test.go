@@ -16,28 +16,17 @@ import (
 
 	"lab/plugins"
 	"lab/plugins/host"
+	"lab/plugins/plugintest"
 )
 
 // testBench is forkbench as main serves it.
 func testBench() bench { return bench{desc: plugins.MustParseDescription(description)} }
 
-// buildWorkloads compiles the C workloads with cc into a temporary
-// directory, the way `lab plugin build` does for the guests (lab.h from
-// plugins/include, which it embeds).
+// buildWorkloads compiles the C workloads with cc for the host, as `lab
+// plugin build` does for the guests (plugintest.BuildWorkloads).
 func buildWorkloads(t *testing.T, cc string) string {
 	t.Helper()
-	if _, err := exec.LookPath(cc); err != nil {
-		t.Skipf("%s not installed: %v", cc, err)
-	}
-	dir := t.TempDir()
-	for _, name := range []string{"forktime", "create"} {
-		out, err := exec.Command(cc, "-static", "-O2", "-pthread", "-Wall", "-Werror",
-			"-I", filepath.Join("..", "include"), "-o", filepath.Join(dir, name), filepath.Join("workload", name+".c")).CombinedOutput()
-		if err != nil {
-			t.Fatalf("%s %s.c: %v\n%s", cc, name, err, out)
-		}
-	}
-	return dir
+	return plugintest.BuildWorkloads(t, cc, []string{"forktime", "create"})
 }
 
 func TestDescription(t *testing.T) {

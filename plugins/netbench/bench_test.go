@@ -14,32 +14,21 @@ import (
 	"time"
 
 	"lab/plugins"
+	"lab/plugins/plugintest"
 )
 
 func testBench() bench { return bench{desc: plugins.MustParseDescription(description)} }
 
 var workloadNames = []string{"server", "client", "clientd", "design"}
 
-// buildWorkloads compiles the C workloads with the host's cc into a
-// temporary directory, as `lab plugin build` does for the guests (lab.h
-// from plugins/include, which it embeds).
+// buildWorkloads compiles the C workloads with gcc for the host, as `lab
+// plugin build` does for the guests (plugintest.BuildWorkloads).
 func buildWorkloads(t *testing.T) string {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("builds and runs the C workloads")
 	}
-	if _, err := exec.LookPath("gcc"); err != nil {
-		t.Skipf("gcc not installed: %v", err)
-	}
-	dir := t.TempDir()
-	for _, name := range workloadNames {
-		out, err := exec.Command("gcc", "-static", "-O2", "-pthread", "-Wall", "-Wextra", "-Werror",
-			"-I", filepath.Join("..", "include"), "-o", filepath.Join(dir, name), filepath.Join("workload", name+".c")).CombinedOutput()
-		if err != nil {
-			t.Fatalf("gcc %s.c: %v\n%s", name, err, out)
-		}
-	}
-	return dir
+	return plugintest.BuildWorkloads(t, "gcc", workloadNames, "-Wextra")
 }
 
 // small is a run of every design small enough for a test: 2 clients x 2

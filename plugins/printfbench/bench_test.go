@@ -2,14 +2,13 @@ package main
 
 import (
 	"context"
-	"os/exec"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"lab/plugins"
+	"lab/plugins/plugintest"
 )
 
 // fakeSystem is a guest's screen as the tests want it.
@@ -36,23 +35,11 @@ func testBench(sys system) bench {
 
 var workloadNames = []string{"targets", "logging"}
 
-// buildWorkloads compiles the C workloads with cc into a temporary
-// directory, as `lab plugin build` does for the guests (lab.h from
-// plugins/include, which it embeds).
+// buildWorkloads compiles the C workloads with cc for the host, as `lab
+// plugin build` does for the guests (plugintest.BuildWorkloads).
 func buildWorkloads(t *testing.T, cc string) string {
 	t.Helper()
-	if _, err := exec.LookPath(cc); err != nil {
-		t.Skipf("%s not installed: %v", cc, err)
-	}
-	dir := t.TempDir()
-	for _, name := range workloadNames {
-		out, err := exec.Command(cc, "-static", "-O2", "-pthread", "-Wall", "-Werror",
-			"-I", filepath.Join("..", "include"), "-o", filepath.Join(dir, name), filepath.Join("workload", name+".c")).CombinedOutput()
-		if err != nil {
-			t.Fatalf("%s %s.c: %v\n%s", cc, name, err, out)
-		}
-	}
-	return dir
+	return plugintest.BuildWorkloads(t, cc, workloadNames)
 }
 
 func run(t *testing.T, sys system, dir, exp string, params map[string]string, repeat int) *plugins.RunResponse {

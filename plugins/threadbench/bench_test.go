@@ -3,14 +3,13 @@ package main
 import (
 	"context"
 	"errors"
-	"os/exec"
-	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
 	"time"
 
 	"lab/plugins"
+	"lab/plugins/plugintest"
 )
 
 // testBench is threadbench as main serves it.
@@ -18,23 +17,11 @@ func testBench() bench { return bench{desc: plugins.MustParseDescription(descrip
 
 var workloadNames = []string{"hello", "limit", "requests"}
 
-// buildWorkloads compiles the C workloads with cc into a temporary
-// directory, as `lab plugin build` does for the guests (lab.h from
-// plugins/include, which it embeds).
+// buildWorkloads compiles the C workloads with cc for the host, as `lab
+// plugin build` does for the guests (plugintest.BuildWorkloads).
 func buildWorkloads(t *testing.T, cc string) string {
 	t.Helper()
-	if _, err := exec.LookPath(cc); err != nil {
-		t.Skipf("%s not installed: %v", cc, err)
-	}
-	dir := t.TempDir()
-	for _, name := range workloadNames {
-		out, err := exec.Command(cc, "-static", "-O2", "-pthread", "-Wall", "-Werror",
-			"-I", filepath.Join("..", "include"), "-o", filepath.Join(dir, name), filepath.Join("workload", name+".c")).CombinedOutput()
-		if err != nil {
-			t.Fatalf("%s %s.c: %v\n%s", cc, name, err, out)
-		}
-	}
-	return dir
+	return plugintest.BuildWorkloads(t, cc, workloadNames)
 }
 
 func TestDescription(t *testing.T) {

@@ -32,6 +32,28 @@ import (
 // The empty Cache is the working directory: every caller names one.
 type Cache string
 
+// DefaultCache is where lab's cache is for an environment read through
+// getenv (the CLI passes os.Getenv; this package reads none itself):
+// $LAB_CACHE_DIR, else $XDG_CACHE_HOME/lab (absolute only), else
+// $HOME/.cache/lab, else $TMPDIR (or /tmp)/lab-cache. The CLI and the
+// integration tests find the kernels through this one function.
+func DefaultCache(getenv func(string) string) Cache {
+	if d := getenv("LAB_CACHE_DIR"); d != "" {
+		return Cache(d)
+	}
+	if d := getenv("XDG_CACHE_HOME"); d != "" && filepath.IsAbs(d) {
+		return Cache(filepath.Join(d, "lab"))
+	}
+	if home := getenv("HOME"); home != "" {
+		return Cache(filepath.Join(home, ".cache", "lab"))
+	}
+	tmp := getenv("TMPDIR")
+	if tmp == "" {
+		tmp = "/tmp"
+	}
+	return Cache(filepath.Join(tmp, "lab-cache"))
+}
+
 var shaRE = regexp.MustCompile(`^[0-9a-f]{64}$`)
 
 // BlobPath is where the blob with this sha256 (lowercase hex) lives. It does

@@ -41,8 +41,8 @@ type roots struct {
 	// noSnapshot ($LAB_NO_SNAPSHOT) boots every VM cold.
 	noSnapshot bool
 	// supervisorExe ($LAB_SUPERVISOR_EXE) runs supervisors instead of
-	// this binary; labExe ($LAB_EXE) runs a matrix's cells. Tests set them.
-	supervisorExe, labExe string
+	// this binary. Tests set it.
+	supervisorExe string
 	// peerMemory ($LAB_PEER_MEMORY_MB, for tests) is a peer guest's
 	// memory in MB, unparsed: startPeer says what is wrong with it.
 	peerMemory string
@@ -79,13 +79,7 @@ func readRoots(getenv func(string) string) roots {
 		}
 		r.vm = vm.Root(filepath.Join(h, ".local", "state", "lab", "vms"))
 	}
-	cache := getenv("LAB_CACHE_DIR")
-	if cache == "" {
-		if cache = under("XDG_CACHE_HOME", true, "lab", filepath.Join(".cache", "lab")); cache == "" {
-			cache = filepath.Join(tmp, "lab-cache")
-		}
-	}
-	r.cache = images.Cache(cache)
+	r.cache = images.DefaultCache(getenv)
 	r.results = getenv("LAB_RESULTS_DIR")
 	if r.results == "" {
 		if r.results = under("XDG_DATA_HOME", false, filepath.Join("lab", "results"), filepath.Join(".local", "share", "lab", "results")); r.results == "" {
@@ -101,7 +95,6 @@ func readRoots(getenv func(string) string) roots {
 	}
 	r.noSnapshot = getenv("LAB_NO_SNAPSHOT") != ""
 	r.supervisorExe = getenv("LAB_SUPERVISOR_EXE")
-	r.labExe = getenv("LAB_EXE")
 	r.peerMemory = getenv(peerMemoryEnv)
 	return r
 }
@@ -126,15 +119,6 @@ func (r roots) engine() engine.Roots {
 func (r roots) supervisor() (string, error) {
 	if r.supervisorExe != "" {
 		return r.supervisorExe, nil
-	}
-	return os.Executable()
-}
-
-// lab is the lab binary a matrix runs its cells with: $LAB_EXE, else this
-// one.
-func (r roots) lab() (string, error) {
-	if r.labExe != "" {
-		return r.labExe, nil
 	}
 	return os.Executable()
 }

@@ -133,9 +133,9 @@ func TestRootsCacheLabtest(t *testing.T) {
 
 func TestRootsSwitches(t *testing.T) {
 	t.Parallel()
-	r := readRoots(getenv(map[string]string{"LAB_NO_SNAPSHOT": "1", "LAB_SUPERVISOR_EXE": "/s", "LAB_EXE": "/e", peerMemoryEnv: "64"}))
-	if !r.noSnapshot || r.supervisorExe != "/s" || r.labExe != "/e" || r.peerMemory != "64" {
-		t.Errorf("roots = %+v, want noSnapshot, supervisor /s, lab /e, peer memory 64", r)
+	r := readRoots(getenv(map[string]string{"LAB_NO_SNAPSHOT": "1", "LAB_SUPERVISOR_EXE": "/s", peerMemoryEnv: "64"}))
+	if !r.noSnapshot || r.supervisorExe != "/s" || r.peerMemory != "64" {
+		t.Errorf("roots = %+v, want noSnapshot, supervisor /s, peer memory 64", r)
 	}
 	o := r.vmOptions(vm.UpOptions{Name: "x"})
 	if o.Root != r.vm || o.Cache != r.cache || !o.NoSnapshot || !slices.Equal(o.LibDirs, r.libDirs) || o.Name != "x" {
@@ -143,8 +143,5 @@ func TestRootsSwitches(t *testing.T) {
 	}
 	if exe, _ := r.supervisor(); exe != "/s" {
 		t.Errorf("supervisor() = %q, want /s", exe)
-	}
-	if exe, _ := r.lab(); exe != "/e" {
-		t.Errorf("lab() = %q, want /e", exe)
 	}
 }

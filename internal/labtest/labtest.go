@@ -87,18 +87,7 @@ func LibDir() string {
 // ~/.cache/lab). The CLI resolves it in cmd/lab/roots.go, which a test
 // here cannot import; cmd/lab's TestRootsCacheLabtest checks the two
 // agree.
-func Cache() images.Cache {
-	if d := os.Getenv("LAB_CACHE_DIR"); d != "" {
-		return images.Cache(d)
-	}
-	if d := os.Getenv("XDG_CACHE_HOME"); d != "" && filepath.IsAbs(d) {
-		return images.Cache(filepath.Join(d, "lab"))
-	}
-	if home := os.Getenv("HOME"); home != "" {
-		return images.Cache(filepath.Join(home, ".cache", "lab"))
-	}
-	return images.Cache(filepath.Join(os.TempDir(), "lab-cache"))
-}
+func Cache() images.Cache { return images.DefaultCache(os.Getenv) }
 
 // RequireBoot checks that t can boot guests of the given archs: not -short,
 // QEMU installed, the guest agent built, the profiles' kernels and the

@@ -171,16 +171,14 @@ func (plan *Plan) CheckNeeds(p images.Profile) error {
 			sets = append(sets, pt.Params)
 		}
 	}
-	console := p.Console
-	if console == "" {
-		console = "serial"
-	}
+	console := p.ConsoleKind()
 	for _, params := range sets {
 		for i := range plan.Exp.Params {
 			prm := &plan.Exp.Params[i]
-			if why := prm.Unmet(params[prm.Name], console); why != "" {
-				return fmt.Errorf("%s/%s: %s; profile %s has console %s: run it on a profile with one of those consoles (%s) or choose another %s",
-					plan.Desc.Name, plan.Exp.Name, strings.Replace(why, ", and the machine has console "+console, "", 1), p.Name, console, withConsole(prm, params[prm.Name]), prm.Name)
+			v := params[prm.Name]
+			if n := prm.Unmet(v, console); n != nil {
+				return fmt.Errorf("%s/%s: %s=%s needs %s (console %s); profile %s has console %s: run it on a profile with one of those consoles (%s) or choose another %s",
+					plan.Desc.Name, plan.Exp.Name, prm.Name, v, n.Why, strings.Join(n.Consoles, " or "), p.Name, console, withConsole(prm, v), prm.Name)
 			}
 		}
 	}
@@ -345,7 +343,7 @@ func checkCreatable(dir string) error {
 func withConsole(prm *plugins.Param, value string) string {
 	var names []string
 	for _, p := range images.Builtin() {
-		if prm.Unmet(value, p.Console) == "" && p.Console != "" {
+		if prm.Unmet(value, p.ConsoleKind()) == nil {
 			names = append(names, p.Name)
 		}
 	}

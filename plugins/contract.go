@@ -167,15 +167,15 @@ type Need struct {
 	Why      string   `json:"why"`
 }
 
-// Unmet says why value of this parameter cannot run on a machine with
-// console, or "" if it can.
-func (p *Param) Unmet(value, console string) string {
-	for _, n := range p.Needs {
+// Unmet is the need that value of this parameter has and a machine with
+// console lacks, or nil if it can run there.
+func (p *Param) Unmet(value, console string) *Need {
+	for i, n := range p.Needs {
 		if slices.Contains(n.Values, value) && !slices.Contains(n.Consoles, console) {
-			return fmt.Sprintf("%s=%s needs %s (console %s), and the machine has console %s", p.Name, value, n.Why, strings.Join(n.Consoles, " or "), console)
+			return &p.Needs[i]
 		}
 	}
-	return ""
+	return nil
 }
 
 // Metric is one quantity an experiment reports.

@@ -431,7 +431,9 @@ func (m *matrixRun) cell(ctx context.Context, c matrix.Cell, attempt int) (*resu
 		if ctx.Err() != nil {
 			return nil, results.StatusInterrupted, "interrupted before a result was saved", err
 		}
-		return nil, "failed", lastLine(err.Error()), err
+		// The cell's summary takes the error's first line; its log has it whole.
+		msg, _, _ := strings.Cut(err.Error(), "\n")
+		return nil, "failed", msg, err
 	}
 	for _, msg := range []string{run.Plots.Sweep, run.Plots.Chart, run.Plots.Table} {
 		if msg != "" {
@@ -446,9 +448,4 @@ func (m *matrixRun) cell(ctx context.Context, c matrix.Cell, attempt int) (*resu
 	}
 	r := run.Result
 	return r, r.Outcome.Status, r.Outcome.Reason, err
-}
-
-func lastLine(s string) string {
-	lines := strings.Split(strings.TrimSpace(s), "\n")
-	return strings.TrimPrefix(lines[len(lines)-1], "lab: ")
 }

@@ -7,25 +7,46 @@ import (
 )
 
 // everyKind is a description whose first experiment declares one claim of
-// each kind.
+// each kind, and of each variant of a kind.
 func everyKind() *Description {
 	d := testDescription()
 	d.Experiments[0].Metrics = []Metric{{Name: "t", Unit: "s"}, {Name: "u", Unit: "s"}, {Name: "k", Unit: "threads"}}
+	thread, process := map[string]string{"mode": "thread"}, map[string]string{"mode": "process"}
 	d.Experiments[0].Claims = []Claim{
 		{ID: "E1.6", Source: "src", Statement: "t is 10+ times u", Machine: "m", Profile: "p", Rationale: "10+",
-			Params: map[string]string{"mode": "fast"}, Ratio: &RatioClaim{Numerator: "t", Denominator: "u", Min: 10, Max: Ptr(84), Labels: map[string]string{"a": "b"}}},
-		{ID: "E1.3", Source: "src", Statement: "k in 350..384", Range: &RangeClaim{Metric: "k", Min: Ptr(350), Max: Ptr(384), Unit: "threads"}},
-		{ID: "E1.7", Source: "src", Statement: "t is 0.18", Near: &NearClaim{Metric: "t", Value: 0.18, Tolerance: 0.005, Unit: "s"}},
-		{ID: "E1.1", Source: "src", Statement: "cross at 600", Crossover: &CrossoverClaim{First: "t", Second: "u", Sweep: "count", At: Ptr(600), Tolerance: 100}},
-		{ID: "E1.2", Source: "src", Statement: "never cross", Crossover: &CrossoverClaim{First: "t", Second: "u", Sweep: "count", None: true}},
-		{ID: "E1.5", Source: "src", Statement: "threads no faster", Ratio: &RatioClaim{Numerator: "t", Denominator: "t", Min: 1,
-			NumeratorLabels: map[string]string{"mode": "thread"}, DenominatorLabels: map[string]string{"mode": "process"}}},
-		{ID: "E1.9", Source: "src", Statement: "one metric, two curves", Crossover: &CrossoverClaim{First: "t", Second: "t", Sweep: "count", At: Ptr(600), Tolerance: 50,
-			FirstLabels: map[string]string{"mode": "thread"}, SecondLabels: map[string]string{"mode": "process"}, FirstLowerBefore: true}},
-		{ID: "E1.8", Source: "src", Statement: "2x on 2 cores", Speedup: &SpeedupClaim{Metric: "t", Baseline: "one", Profile: "two", Min: 1.5, Max: Ptr(2.5)}},
-		{ID: "E1.4", Source: "src", Statement: "crashes from 350", Crash: &CrashClaim{Signal: "SIGSEGV", Param: "n", From: 350}},
-		{ID: "E5.1", Source: "src", Statement: "design 1 far above 2 and 3", Order: &OrderClaim{Metric: "t", Label: "design",
-			Above: []string{"1"}, Below: []string{"2", "3"}, Min: 5, Labels: map[string]string{"a": "b"}}},
+			SourceWords: "10+ times", Conventions: []string{"at-least"}, Fidelity: "not the original kernel",
+			Scope: &Scope{Profiles: []string{"p"}, Variants: true, Params: map[string]string{"mode": "fast"}, Clocks: []string{ClockHost, ClockIcount},
+				MinPluginVersion: "1.0.0"},
+			Ratio: &RatioClaim{Numerator: "t", Denominator: "u", Min: 10, Max: Ptr(84), Labels: map[string]string{"a": "b"}}},
+		{ID: "E1.3a", PartOf: "E1.3", Source: "src", Statement: "k in 350..384", ByConstruction: "3 GB / 8 MB",
+			Range: &RangeClaim{Metric: "k", Min: Ptr(350), Max: Ptr(384), Unit: "threads"}},
+		{ID: "E1.7", Source: "src", Statement: "t is 0.18", Calibration: &Calibration{InstrPerNsLo: 0.4, InstrPerNsHi: 2.1, Basis: "any Celeron", Confidence: "low"},
+			Range: &RangeClaim{Metric: "t", Min: Ptr(0.175), Max: Ptr(0.185), Unit: "s"}},
+		{ID: "E1.1", Source: "src", Statement: "cross in 500..1000",
+			Scope:     &Scope{Sweep: &ScopeSweep{Key: "n", Points: []string{"5", "500", "1000"}, Required: []string{"500", "1000"}}},
+			Crossover: &CrossoverClaim{First: "t", Second: "u", Sweep: "n", BandStart: 500, BandEnd: 1000, Before: BeforeBelow}},
+		{ID: "E1.2a", Source: "src", Statement: "pull ahead from 1000",
+			Crossover: &CrossoverClaim{First: "t", Second: "t", Sweep: "n", BandStart: 500, BandEnd: 1000, Before: BeforeNotAbove, Margin: 0.1,
+				FirstLabels: thread, SecondLabels: process}},
+		{ID: "E1.5", Source: "src", Statement: "no advantage for threads", Equivalence: &EquivalenceClaim{Numerator: "t", Denominator: "t",
+			NumeratorLabels: thread, DenominatorLabels: process, Margin: 0.1, Sides: SidesLower}},
+		{ID: "E1.9", Source: "src", Statement: "pools no better", Equivalence: &EquivalenceClaim{Numerator: "t", Denominator: "t",
+			Margin: 0.1, Sides: SidesLower, Label: "design", Numerators: []string{"2", "3"}, Denominators: []string{"1"}}},
+		{ID: "E1.8a", Source: "src", Statement: "2x on 2 cores", Speedup: &SpeedupClaim{Metric: "t", Baseline: "one", Profile: "two", Min: 1.5, Max: Ptr(2.5)}},
+		{ID: "E1.3b", Source: "src", Statement: "crashes from 350", Crash: &CrashClaim{Signal: "SIGSEGV", Param: "n", From: 350}},
+		{ID: "E5.2", Source: "src", Statement: "design 1 above 2 and 3", Order: &OrderClaim{Metric: "t", Label: "design",
+			Above: []string{"1"}, Below: []string{"2", "3"}, Min: 1, Labels: map[string]string{"a": "b"},
+			Pairs: []OrderPair{{Above: "3", Below: "5"}}}},
+		{ID: "E5.1", Source: "src", Statement: "far more beyond the baseline", DiffRatio: &DiffRatioClaim{Metric: "t", Label: "design",
+			Numerator: "1", Denominators: []string{"2", "3"}, Baseline: "0", Factor: 10}},
+		{ID: "E1.4b", Source: "src", Statement: "threads trend faster", Trend: &TrendClaim{Numerator: "t", Denominator: "t", Sweep: "n",
+			Margin: 0.1, NumeratorLabels: thread, DenominatorLabels: process}},
+		{ID: "E4.1", Source: "src", Statement: "Sleep rounds up", Untestable: &UntestableClaim{Property: "Windows' Sleep granularity",
+			Instead: "u", InsteadLabels: map[string]string{"a": "b"}, InsteadNote: "Linux hrtimers"}},
+		{ID: "E3.1b", Source: "src", Statement: "kernel time", Range: &RangeClaim{Metric: "t", ShareWith: "u", Min: Ptr(0.5), Unit: "share"}},
+		{ID: "E1.4a", Source: "src", Statement: "runs succeed", Crash: &CrashClaim{Param: "n", Never: true}},
+		{ID: "E1.8b", Source: "src", Statement: "close to one core", Equivalence: &EquivalenceClaim{Numerator: "t", Denominator: "t",
+			Margin: 0.1, Sides: SidesBoth, Baseline: "one", Profile: "two"}},
 	}
 	d.Experiments[0].Peer = &Peer{Param: "mode", Value: "slow", Workload: "clientd", Args: []string{"7070"}}
 	return d
@@ -40,9 +61,11 @@ func TestClaimsRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, s := range []string{`"ratio": {`, `"numerator": "t"`, `"near": {`, `"crossover": {`, `"none": true`, `"speedup": {`, `"crash": {`, `"from": 350`,
-		`"numeratorLabels": {`, `"denominatorLabels": {`, `"firstLabels": {`, `"secondLabels": {`, `"firstLowerBefore": true`,
-		`"order": {`, `"above": [`, `"peer": {`, `"workload": "clientd"`} {
+	for _, s := range []string{`"ratio": {`, `"numerator": "t"`, `"crossover": {`, `"bandStart": 500`, `"before": "not_above"`, `"speedup": {`,
+		`"crash": {`, `"from": 350`, `"never": true`, `"numeratorLabels": {`, `"denominatorLabels": {`, `"firstLabels": {`, `"secondLabels": {`,
+		`"order": {`, `"above": [`, `"pairs": [`, `"equivalence": {`, `"sides": "lower"`, `"diffratio": {`, `"trend": {`, `"untestable": {`,
+		`"shareWith": "u"`, `"scope": {`, `"minPluginVersion": "1.0.0"`, `"calibration": {`, `"instrPerNsLo": 0.4`, `"partOf": "E1.3"`,
+		`"byConstruction"`, `"fidelity"`, `"sourceWords"`, `"conventions": [`, `"peer": {`, `"workload": "clientd"`} {
 		if !strings.Contains(string(b), s) {
 			t.Errorf("description JSON lacks %s:\n%s", s, b)
 		}
@@ -58,7 +81,8 @@ func TestClaimsRoundTrip(t *testing.T) {
 	if back := descriptionFromWire(descriptionToWire(d)); !reflect.DeepEqual(back, d) {
 		t.Errorf("wire round trip differs: %+v", back.Experiments[0].Claims)
 	}
-	kinds := map[string]string{"E1.6": KindRatio, "E1.3": KindRange, "E1.7": KindNear, "E1.1": KindCrossover, "E1.8": KindSpeedup, "E1.4": KindCrash, "E5.1": KindOrder}
+	kinds := map[string]string{"E1.6": KindRatio, "E1.3a": KindRange, "E1.7": KindRange, "E1.1": KindCrossover, "E1.8a": KindSpeedup,
+		"E1.3b": KindCrash, "E5.2": KindOrder, "E1.5": KindEquivalence, "E5.1": KindDiffRatio, "E1.4b": KindTrend, "E4.1": KindUntestable}
 	for _, c := range d.Experiments[0].Claims {
 		if want, ok := kinds[c.ID]; ok && c.Kind() != want {
 			t.Errorf("claim %s kind = %q, want %q", c.ID, c.Kind(), want)
@@ -67,6 +91,14 @@ func TestClaimsRoundTrip(t *testing.T) {
 }
 
 func TestClaimsValidate(t *testing.T) {
+	claim := func(d *Description, id string) *Claim {
+		for i := range d.Experiments[0].Claims {
+			if d.Experiments[0].Claims[i].ID == id {
+				return &d.Experiments[0].Claims[i]
+			}
+		}
+		panic(id)
+	}
 	tests := []struct {
 		name    string
 		mutate  func(c *Claim, d *Description)
@@ -76,36 +108,56 @@ func TestClaimsValidate(t *testing.T) {
 		{"bad id", func(c *Claim, _ *Description) { c.ID = "E 1" }, `claim id "E 1"`},
 		{"no statement", func(c *Claim, _ *Description) { c.Statement = "" }, "needs a statement and a source"},
 		{"no kind", func(c *Claim, _ *Description) { c.Ratio = nil }, "sets 0 kinds"},
-		{"two kinds", func(c *Claim, _ *Description) { c.Near = &NearClaim{Metric: "t", Value: 1, Tolerance: 1, Unit: "s"} }, "sets 2 kinds (ratio, near)"},
+		{"two kinds", func(c *Claim, _ *Description) { c.Untestable = &UntestableClaim{Property: "x"} }, "sets 2 kinds (ratio, untestable)"},
 		{"unknown metric", func(c *Claim, _ *Description) { c.Ratio.Numerator = "nope" }, `unknown metric "nope"; the experiment's metrics: t, u, k`},
 		{"factor 0", func(c *Claim, _ *Description) { c.Ratio.Min = 0 }, "min > 0"},
 		{"max below min", func(c *Claim, _ *Description) { c.Ratio.Max = Ptr(5) }, "max (if set) >= min"},
-		{"unknown param", func(c *Claim, _ *Description) { c.Params = map[string]string{"zz": "1"} }, `unknown parameter "zz"`},
-		{"bad param value", func(c *Claim, _ *Description) { c.Params = map[string]string{"n": "0"} }, "parameter n"},
-		{"repeated id", func(_ *Claim, d *Description) { d.Experiments[0].Claims[2].ID = "E1.6" }, "claim id E1.6 is declared twice"},
-		{"near unit", func(_ *Claim, d *Description) { d.Experiments[0].Claims[2].Near.Unit = "ms" }, `unit "ms" is not metric t's unit "s"`},
-		{"near no tolerance", func(_ *Claim, d *Description) { d.Experiments[0].Claims[2].Near.Tolerance = 0 }, "tolerance > 0"},
-		{"range no bound", func(_ *Claim, d *Description) {
-			d.Experiments[0].Claims[1].Range.Min, d.Experiments[0].Claims[1].Range.Max = nil, nil
-		}, "range needs min or max"},
-		{"crossover both", func(_ *Claim, d *Description) { d.Experiments[0].Claims[4].Crossover.At = Ptr(1) }, "exactly one of at"},
-		{"speedup same profile", func(_ *Claim, d *Description) { d.Experiments[0].Claims[7].Speedup.Profile = "one" }, "two different profiles"},
-		{"crash unknown param", func(_ *Claim, d *Description) { d.Experiments[0].Claims[8].Crash.Param = "size" }, "crash needs a signal and the size parameter"},
-		{"order no label", func(_ *Claim, d *Description) { d.Experiments[0].Claims[9].Order.Label = "" }, "order needs the label"},
-		{"order empty side", func(_ *Claim, d *Description) { d.Experiments[0].Claims[9].Order.Below = nil }, "one value above and one below"},
-		{"order both sides", func(_ *Claim, d *Description) { d.Experiments[0].Claims[9].Order.Below = []string{"1"} }, "puts design=1 both above and below"},
-		{"order fixes its label", func(_ *Claim, d *Description) {
-			d.Experiments[0].Claims[9].Order.Labels = map[string]string{"design": "1"}
-		}, "leave it out of labels"},
-		{"order min 0", func(_ *Claim, d *Description) { d.Experiments[0].Claims[9].Order.Min = 0 }, "order needs min > 0"},
-		{"order unknown metric", func(_ *Claim, d *Description) { d.Experiments[0].Claims[9].Order.Metric = "cpu" }, `unknown metric "cpu"`},
+		{"unknown param", func(c *Claim, _ *Description) { c.Scope.Params = map[string]string{"zz": "1"} }, `unknown parameter "zz"`},
+		{"bad param value", func(c *Claim, _ *Description) { c.Scope.Params = map[string]string{"n": "0"} }, "parameter n"},
+		{"unknown clock", func(c *Claim, _ *Description) { c.Scope.Clocks = []string{"icount:0"} }, `scope clock "icount:0"; use "host" or "icount"`},
+		{"sweep key unknown", func(_ *Claim, d *Description) { claim(d, "E1.1").Scope.Sweep.Key = "count" }, `scope sweep key "count" is not a parameter`},
+		{"sweep bad point", func(_ *Claim, d *Description) { claim(d, "E1.1").Scope.Sweep.Points = []string{"0"} }, "scope sweep: parameter n"},
+		{"sweep required not a point", func(_ *Claim, d *Description) { claim(d, "E1.1").Scope.Sweep.Required = []string{"5000"} },
+			"requires n=5000 but does not list it"},
+		{"calibration no basis", func(_ *Claim, d *Description) { claim(d, "E1.7").Calibration.Basis = "" }, "calibration needs"},
+		{"calibration upside down", func(_ *Claim, d *Description) { claim(d, "E1.7").Calibration.InstrPerNsHi = 0.1 }, "calibration needs"},
+		{"repeated id", func(_ *Claim, d *Description) { claim(d, "E1.7").ID = "E1.6" }, "claim id E1.6 is declared twice"},
+		{"range unit", func(_ *Claim, d *Description) { claim(d, "E1.7").Range.Unit = "ms" }, `unit "ms" is not metric t's unit "s"`},
+		{"range no bound", func(_ *Claim, d *Description) { claim(d, "E1.3a").Range.Min, claim(d, "E1.3a").Range.Max = nil, nil }, "range needs min or max"},
+		{"share above 1", func(_ *Claim, d *Description) { claim(d, "E3.1b").Range.Min = Ptr(2) }, "bounds a share"},
+		{"share unknown", func(_ *Claim, d *Description) { claim(d, "E3.1b").Range.ShareWith = "v" }, `unknown metric "v"`},
+		{"crossover no band", func(_ *Claim, d *Description) {
+			claim(d, "E1.1").Crossover.BandStart, claim(d, "E1.1").Crossover.BandEnd = 0, 0
+		}, "and a band"},
+		{"crossover band upside down", func(_ *Claim, d *Description) { claim(d, "E1.1").Crossover.BandStart = 2000 }, "band_start <= band_end"},
+		{"crossover before", func(_ *Claim, d *Description) { claim(d, "E1.1").Crossover.Before = "above" }, `before is "above"`},
+		{"crossover not_above no margin", func(_ *Claim, d *Description) { claim(d, "E1.2a").Crossover.Margin = 0 }, "needs a margin > 0"},
+		{"crossover of one series", func(_ *Claim, d *Description) {
+			claim(d, "E1.2a").Crossover.SecondLabels = map[string]string{"mode": "thread"}
+		},
+			"the same series (t); tell them apart with first_labels and second_labels"},
+		{"speedup same profile", func(_ *Claim, d *Description) { claim(d, "E1.8a").Speedup.Profile = "one" }, "two different profiles"},
+		{"crash unknown param", func(_ *Claim, d *Description) { claim(d, "E1.3b").Crash.Param = "size" }, "crash needs the size parameter"},
+		{"crash never with signal", func(_ *Claim, d *Description) { claim(d, "E1.4a").Crash.Signal = "SIGSEGV" }, "either a signal with from, or never"},
+		{"order no label", func(_ *Claim, d *Description) { claim(d, "E5.2").Order.Label = "" }, "order needs the label"},
+		{"order empty side", func(_ *Claim, d *Description) { o := claim(d, "E5.2").Order; o.Below, o.Pairs = nil, nil }, "values above and below, or pairs"},
+		{"order both sides", func(_ *Claim, d *Description) { claim(d, "E5.2").Order.Below = []string{"1"} }, "puts design=1 both above and below"},
+		{"order pair of one", func(_ *Claim, d *Description) { claim(d, "E5.2").Order.Pairs[0].Below = "3" }, `order pair "3" > "3"`},
+		{"order fixes its label", func(_ *Claim, d *Description) { claim(d, "E5.2").Order.Labels = map[string]string{"design": "1"} },
+			"leave it out of labels"},
+		{"order min 0", func(_ *Claim, d *Description) { claim(d, "E5.2").Order.Min = 0 }, "order needs min > 0"},
+		{"order unknown metric", func(_ *Claim, d *Description) { claim(d, "E5.2").Order.Metric = "cpu" }, `unknown metric "cpu"`},
+		{"equivalence no margin", func(_ *Claim, d *Description) { claim(d, "E1.5").Equivalence.Margin = 0 }, "equivalence needs a margin > 0"},
+		{"equivalence sides", func(_ *Claim, d *Description) { claim(d, "E1.5").Equivalence.Sides = "upper" }, `sides "both" or "lower"`},
+		{"equivalence one profile", func(_ *Claim, d *Description) { claim(d, "E1.8b").Equivalence.Profile = "" }, "needs both baseline and profile"},
+		{"equivalence label alone", func(_ *Claim, d *Description) { claim(d, "E1.9").Equivalence.Numerators = nil }, "label, numerators and denominators together"},
+		{"diffratio no baseline", func(_ *Claim, d *Description) { claim(d, "E5.1").DiffRatio.Baseline = "" }, "diffratio needs"},
+		{"trend no margin", func(_ *Claim, d *Description) { claim(d, "E1.4b").Trend.Margin = 0 }, "trend needs the sweep label and a margin"},
+		{"untestable no property", func(_ *Claim, d *Description) { claim(d, "E4.1").Untestable.Property = "" }, "untestable needs the property"},
+		{"untestable unknown instead", func(_ *Claim, d *Description) { claim(d, "E4.1").Untestable.Instead = "v" }, `unknown metric "v"`},
 		{"peer unknown param", func(_ *Claim, d *Description) { d.Experiments[0].Peer.Param = "clients" }, `peer names unknown parameter "clients"`},
 		{"peer bad value", func(_ *Claim, d *Description) { d.Experiments[0].Peer.Value = "peer" }, "peer: parameter mode"},
 		{"peer no workload", func(_ *Claim, d *Description) { d.Experiments[0].Peer.Workload = "" }, "peer workload"},
-		{"crossover of one series", func(_ *Claim, d *Description) {
-			d.Experiments[0].Claims[6].Crossover.SecondLabels = map[string]string{"mode": "thread"}
-		},
-			"the same series (t); tell them apart with first_labels and second_labels"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -8,6 +8,7 @@ import (
 
 	"google.golang.org/protobuf/encoding/protojson"
 
+	"lab/plugins/contract"
 	"lab/plugins/wire"
 )
 
@@ -172,8 +173,19 @@ func chartFromWire(w *wire.Chart) *Chart {
 }
 
 func claimToWire(c Claim) *wire.Claim {
-	w := &wire.Claim{Id: c.ID, Source: c.Source, Statement: c.Statement, Machine: c.Machine, Profile: c.Profile,
-		Rationale: c.Rationale, Params: maps.Clone(c.Params)}
+	w := &wire.Claim{Id: c.ID, PartOf: c.PartOf, Source: c.Source, SourceWords: c.SourceWords, Statement: c.Statement,
+		Machine: c.Machine, Profile: c.Profile, Rationale: c.Rationale, Conventions: clone(c.Conventions),
+		Fidelity: c.Fidelity, ByConstruction: c.ByConstruction}
+	if s := c.Scope; s != nil {
+		w.Scope = &wire.Scope{Profiles: clone(s.Profiles), Variants: s.Variants, Params: maps.Clone(s.Params),
+			Clocks: clone(s.Clocks), MinPluginVersion: s.MinPluginVersion}
+		if sw := s.Sweep; sw != nil {
+			w.Scope.Sweep = &wire.ScopeSweep{Key: sw.Key, Points: clone(sw.Points), Required: clone(sw.Required)}
+		}
+	}
+	if k := c.Calibration; k != nil {
+		w.Calibration = &wire.Calibration{InstrPerNsLo: k.InstrPerNsLo, InstrPerNsHi: k.InstrPerNsHi, Basis: k.Basis, Confidence: k.Confidence}
+	}
 	switch {
 	case c.Ratio != nil:
 		r := c.Ratio
@@ -183,33 +195,65 @@ func claimToWire(c Claim) *wire.Claim {
 	case c.Range != nil:
 		r := c.Range
 		w.Kind = &wire.Claim_Range{Range: &wire.RangeClaim{Metric: r.Metric, Min: clonePtr(r.Min), Max: clonePtr(r.Max),
-			Unit: r.Unit, Labels: maps.Clone(r.Labels)}}
-	case c.Near != nil:
-		n := c.Near
-		w.Kind = &wire.Claim_Near{Near: &wire.NearClaim{Metric: n.Metric, Value: n.Value, Tolerance: n.Tolerance,
-			Unit: n.Unit, Labels: maps.Clone(n.Labels)}}
+			Unit: r.Unit, Labels: maps.Clone(r.Labels), ShareWith: r.ShareWith}}
 	case c.Crossover != nil:
 		x := c.Crossover
 		w.Kind = &wire.Claim_Crossover{Crossover: &wire.CrossoverClaim{First: x.First, Second: x.Second, Sweep: x.Sweep,
-			At: clonePtr(x.At), Tolerance: x.Tolerance, None: x.None, FirstLabels: maps.Clone(x.FirstLabels),
-			SecondLabels: maps.Clone(x.SecondLabels), FirstLowerBefore: x.FirstLowerBefore}}
+			FirstLabels: maps.Clone(x.FirstLabels), SecondLabels: maps.Clone(x.SecondLabels),
+			BandStart: x.BandStart, BandEnd: x.BandEnd, Before: x.Before, Margin: x.Margin}}
 	case c.Speedup != nil:
 		s := c.Speedup
 		w.Kind = &wire.Claim_Speedup{Speedup: &wire.SpeedupClaim{Metric: s.Metric, Baseline: s.Baseline, Profile: s.Profile,
 			Min: s.Min, Max: clonePtr(s.Max), Labels: maps.Clone(s.Labels)}}
 	case c.Crash != nil:
-		w.Kind = &wire.Claim_Crash{Crash: &wire.CrashClaim{Signal: c.Crash.Signal, Param: c.Crash.Param, From: c.Crash.From}}
+		k := c.Crash
+		w.Kind = &wire.Claim_Crash{Crash: &wire.CrashClaim{Signal: k.Signal, Param: k.Param, From: k.From, Never: k.Never}}
 	case c.Order != nil:
 		o := c.Order
-		w.Kind = &wire.Claim_Order{Order: &wire.OrderClaim{Metric: o.Metric, Label: o.Label, Above: clone(o.Above),
-			Below: clone(o.Below), Min: o.Min, Labels: maps.Clone(o.Labels)}}
+		wo := &wire.OrderClaim{Metric: o.Metric, Label: o.Label, Above: clone(o.Above),
+			Below: clone(o.Below), Min: o.Min, Labels: maps.Clone(o.Labels)}
+		for _, p := range o.Pairs {
+			wo.Pairs = append(wo.Pairs, &wire.OrderPair{Above: p.Above, Below: p.Below})
+		}
+		w.Kind = &wire.Claim_Order{Order: wo}
+	case c.Equivalence != nil:
+		q := c.Equivalence
+		w.Kind = &wire.Claim_Equivalence{Equivalence: &wire.EquivalenceClaim{Numerator: q.Numerator, Denominator: q.Denominator,
+			Labels: maps.Clone(q.Labels), NumeratorLabels: maps.Clone(q.NumeratorLabels), DenominatorLabels: maps.Clone(q.DenominatorLabels),
+			Margin: q.Margin, Sides: q.Sides, Baseline: q.Baseline, Profile: q.Profile, Label: q.Label,
+			Numerators: clone(q.Numerators), Denominators: clone(q.Denominators)}}
+	case c.DiffRatio != nil:
+		d := c.DiffRatio
+		w.Kind = &wire.Claim_Diffratio{Diffratio: &wire.DiffRatioClaim{Metric: d.Metric, Label: d.Label, Numerator: d.Numerator,
+			Denominators: clone(d.Denominators), Baseline: d.Baseline, Factor: d.Factor, Labels: maps.Clone(d.Labels)}}
+	case c.Trend != nil:
+		t := c.Trend
+		w.Kind = &wire.Claim_Trend{Trend: &wire.TrendClaim{Numerator: t.Numerator, Denominator: t.Denominator, Sweep: t.Sweep,
+			Margin: t.Margin, Labels: maps.Clone(t.Labels), NumeratorLabels: maps.Clone(t.NumeratorLabels),
+			DenominatorLabels: maps.Clone(t.DenominatorLabels)}}
+	case c.Untestable != nil:
+		u := c.Untestable
+		w.Kind = &wire.Claim_Untestable{Untestable: &wire.UntestableClaim{Property: u.Property, Instead: u.Instead,
+			InsteadLabels: maps.Clone(u.InsteadLabels), InsteadNote: u.InsteadNote}}
 	}
 	return w
 }
 
 func claimFromWire(w *wire.Claim) Claim {
-	c := Claim{ID: w.GetId(), Source: w.GetSource(), Statement: w.GetStatement(), Machine: w.GetMachine(),
-		Profile: w.GetProfile(), Rationale: w.GetRationale(), Params: cloneMap(w.GetParams())}
+	c := Claim{ID: w.GetId(), PartOf: w.GetPartOf(), Source: w.GetSource(), SourceWords: w.GetSourceWords(),
+		Statement: w.GetStatement(), Machine: w.GetMachine(), Profile: w.GetProfile(), Rationale: w.GetRationale(),
+		Conventions: clone(w.GetConventions()), Fidelity: w.GetFidelity(), ByConstruction: w.GetByConstruction()}
+	if s := w.GetScope(); s != nil {
+		c.Scope = &contract.Scope{Profiles: clone(s.GetProfiles()), Variants: s.GetVariants(), Params: cloneMap(s.GetParams()),
+			Clocks: clone(s.GetClocks()), MinPluginVersion: s.GetMinPluginVersion()}
+		if sw := s.GetSweep(); sw != nil {
+			c.Scope.Sweep = &contract.ScopeSweep{Key: sw.GetKey(), Points: clone(sw.GetPoints()), Required: clone(sw.GetRequired())}
+		}
+	}
+	if k := w.GetCalibration(); k != nil {
+		c.Calibration = &contract.Calibration{InstrPerNsLo: k.GetInstrPerNsLo(), InstrPerNsHi: k.GetInstrPerNsHi(),
+			Basis: k.GetBasis(), Confidence: k.GetConfidence()}
+	}
 	if r := w.GetRatio(); r != nil {
 		c.Ratio = &RatioClaim{Numerator: r.GetNumerator(), Denominator: r.GetDenominator(), Min: r.GetMin(),
 			Max: clonePtr(r.Max), Labels: cloneMap(r.GetLabels()), NumeratorLabels: cloneMap(r.GetNumeratorLabels()),
@@ -217,27 +261,46 @@ func claimFromWire(w *wire.Claim) Claim {
 	}
 	if r := w.GetRange(); r != nil {
 		c.Range = &RangeClaim{Metric: r.GetMetric(), Min: clonePtr(r.Min), Max: clonePtr(r.Max), Unit: r.GetUnit(),
-			Labels: cloneMap(r.GetLabels())}
-	}
-	if n := w.GetNear(); n != nil {
-		c.Near = &NearClaim{Metric: n.GetMetric(), Value: n.GetValue(), Tolerance: n.GetTolerance(), Unit: n.GetUnit(),
-			Labels: cloneMap(n.GetLabels())}
+			Labels: cloneMap(r.GetLabels()), ShareWith: r.GetShareWith()}
 	}
 	if x := w.GetCrossover(); x != nil {
-		c.Crossover = &CrossoverClaim{First: x.GetFirst(), Second: x.GetSecond(), Sweep: x.GetSweep(), At: clonePtr(x.At),
-			Tolerance: x.GetTolerance(), None: x.GetNone(), FirstLabels: cloneMap(x.GetFirstLabels()),
-			SecondLabels: cloneMap(x.GetSecondLabels()), FirstLowerBefore: x.GetFirstLowerBefore()}
+		c.Crossover = &CrossoverClaim{First: x.GetFirst(), Second: x.GetSecond(), Sweep: x.GetSweep(),
+			FirstLabels: cloneMap(x.GetFirstLabels()), SecondLabels: cloneMap(x.GetSecondLabels()),
+			BandStart: x.GetBandStart(), BandEnd: x.GetBandEnd(), Before: x.GetBefore(), Margin: x.GetMargin()}
 	}
 	if s := w.GetSpeedup(); s != nil {
 		c.Speedup = &SpeedupClaim{Metric: s.GetMetric(), Baseline: s.GetBaseline(), Profile: s.GetProfile(), Min: s.GetMin(),
 			Max: clonePtr(s.Max), Labels: cloneMap(s.GetLabels())}
 	}
 	if k := w.GetCrash(); k != nil {
-		c.Crash = &CrashClaim{Signal: k.GetSignal(), Param: k.GetParam(), From: k.GetFrom()}
+		c.Crash = &CrashClaim{Signal: k.GetSignal(), Param: k.GetParam(), From: k.GetFrom(), Never: k.GetNever()}
 	}
 	if o := w.GetOrder(); o != nil {
 		c.Order = &OrderClaim{Metric: o.GetMetric(), Label: o.GetLabel(), Above: clone(o.GetAbove()),
 			Below: clone(o.GetBelow()), Min: o.GetMin(), Labels: cloneMap(o.GetLabels())}
+		for _, p := range o.GetPairs() {
+			c.Order.Pairs = append(c.Order.Pairs, OrderPair{Above: p.GetAbove(), Below: p.GetBelow()})
+		}
+	}
+	if q := w.GetEquivalence(); q != nil {
+		c.Equivalence = &EquivalenceClaim{Numerator: q.GetNumerator(), Denominator: q.GetDenominator(),
+			Labels: cloneMap(q.GetLabels()), NumeratorLabels: cloneMap(q.GetNumeratorLabels()),
+			DenominatorLabels: cloneMap(q.GetDenominatorLabels()), Margin: q.GetMargin(), Sides: q.GetSides(),
+			Baseline: q.GetBaseline(), Profile: q.GetProfile(), Label: q.GetLabel(),
+			Numerators: clone(q.GetNumerators()), Denominators: clone(q.GetDenominators())}
+	}
+	if d := w.GetDiffratio(); d != nil {
+		c.DiffRatio = &DiffRatioClaim{Metric: d.GetMetric(), Label: d.GetLabel(), Numerator: d.GetNumerator(),
+			Denominators: clone(d.GetDenominators()), Baseline: d.GetBaseline(), Factor: d.GetFactor(), Labels: cloneMap(d.GetLabels())}
+	}
+	if t := w.GetTrend(); t != nil {
+		c.Trend = &TrendClaim{Numerator: t.GetNumerator(), Denominator: t.GetDenominator(), Sweep: t.GetSweep(),
+			Margin: t.GetMargin(), Labels: cloneMap(t.GetLabels()), NumeratorLabels: cloneMap(t.GetNumeratorLabels()),
+			DenominatorLabels: cloneMap(t.GetDenominatorLabels())}
+	}
+	if u := w.GetUntestable(); u != nil {
+		c.Untestable = &UntestableClaim{Property: u.GetProperty(), Instead: u.GetInstead(),
+			InsteadLabels: cloneMap(u.GetInsteadLabels()), InsteadNote: u.GetInsteadNote()}
 	}
 	return c
 }

@@ -1,8 +1,6 @@
 package results
 
 import (
-	"maps"
-
 	"lab/plugins/contract"
 )
 
@@ -78,6 +76,5 @@ func (r *Result) Values(metric string, labels map[string]string) []float64 {
 // claims built in Go.
 func (c Claim) WithKind() Claim {
 	c.Kind = c.Claim.Kind()
-	c.Params = maps.Clone(c.Params)
 	return c
 }

@@ -1156,37 +1156,59 @@ func (x *Reference) GetNote() string {
 	return ""
 }
 
-// A published claim, decided on the host from a run's samples: one
-// statement of a write-up and the rule that decides it, exactly one of the
-// kinds below. Every rule compares numbers with a statistical test and can
-// answer reproduced, not reproduced or inconclusive (see lab's docs/claims.md for
-// the verdict rules).
+// A published claim, decided on the host from the stored runs in its
+// scope: one statement of a write-up and the rule that decides it,
+// exactly one of the kinds below (untestable included). Every rule
+// compares numbers with one-sided statistical tests and can answer
+// reproduced, not reproduced or inconclusive (see lab's docs/claims.md
+// for the verdict rules).
 type Claim struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The claim's id, unique across plugins: SEEDS.md numbers them E1.1 to
-	// E5.2.
+	// E5.2; a part of a compound claim adds a letter (E1.2a).
 	Id string `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
 	// The write-up the claim comes from.
 	Source string `protobuf:"bytes,2,opt,name=source,proto3" json:"source,omitempty"`
 	// The claim in one sentence.
 	Statement string `protobuf:"bytes,3,opt,name=statement,proto3" json:"statement,omitempty"`
 	// The machine it was made on, and the lab profile standing for it, if
-	// any.
+	// any (shown; scope.profiles decides).
 	Machine string `protobuf:"bytes,4,opt,name=machine,proto3" json:"machine,omitempty"`
 	Profile string `protobuf:"bytes,5,opt,name=profile,proto3" json:"profile,omitempty"`
-	// Why this rule and these bounds: the claim's own words they come from.
+	// Where the rule's bounds come from: the source's own words or figures
+	// and the conventions (below) that read them.
 	Rationale string `protobuf:"bytes,6,opt,name=rationale,proto3" json:"rationale,omitempty"`
-	// If set, only runs with these parameter values decide the claim.
-	Params map[string]string `protobuf:"bytes,7,rep,name=params,proto3" json:"params,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	// The id of the compound claim this one is a part of (E1.2 for E1.2a).
+	PartOf string `protobuf:"bytes,8,opt,name=part_of,json=partOf,proto3" json:"part_of,omitempty"`
+	// The source's own words, quoted.
+	SourceWords string `protobuf:"bytes,9,opt,name=source_words,json=sourceWords,proto3" json:"source_words,omitempty"`
+	// What our machine, kernel or emulation cannot show for this claim; it
+	// goes into every verdict's reason.
+	Fidelity string `protobuf:"bytes,20,opt,name=fidelity,proto3" json:"fidelity,omitempty"`
+	// Set when the claim is true by construction of the workload: why. The
+	// verdict says so and the report counts it apart.
+	ByConstruction string `protobuf:"bytes,21,opt,name=by_construction,json=byConstruction,proto3" json:"by_construction,omitempty"`
+	// The names of the word conventions (lab's docs/claims.md) the bounds
+	// follow: "far", "about", "close"...
+	Conventions []string `protobuf:"bytes,22,rep,name=conventions,proto3" json:"conventions,omitempty"`
+	// Which runs may decide the claim.
+	Scope *Scope `protobuf:"bytes,23,opt,name=scope,proto3" json:"scope,omitempty"`
+	// The machine's speed, when the claim's machine is not its profile's
+	// (an absolute time of "a Celeron" of unstated clock); else the
+	// profile's calibration is used.
+	Calibration *Calibration `protobuf:"bytes,24,opt,name=calibration,proto3" json:"calibration,omitempty"`
 	// Types that are valid to be assigned to Kind:
 	//
 	//	*Claim_Ratio
 	//	*Claim_Range
-	//	*Claim_Near
 	//	*Claim_Crossover
 	//	*Claim_Speedup
 	//	*Claim_Crash
 	//	*Claim_Order
+	//	*Claim_Equivalence
+	//	*Claim_Diffratio
+	//	*Claim_Trend
+	//	*Claim_Untestable
 	Kind          isClaim_Kind `protobuf_oneof:"kind"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -1264,9 +1286,51 @@ func (x *Claim) GetRationale() string {
 	return ""
 }
 
-func (x *Claim) GetParams() map[string]string {
+func (x *Claim) GetPartOf() string {
 	if x != nil {
-		return x.Params
+		return x.PartOf
+	}
+	return ""
+}
+
+func (x *Claim) GetSourceWords() string {
+	if x != nil {
+		return x.SourceWords
+	}
+	return ""
+}
+
+func (x *Claim) GetFidelity() string {
+	if x != nil {
+		return x.Fidelity
+	}
+	return ""
+}
+
+func (x *Claim) GetByConstruction() string {
+	if x != nil {
+		return x.ByConstruction
+	}
+	return ""
+}
+
+func (x *Claim) GetConventions() []string {
+	if x != nil {
+		return x.Conventions
+	}
+	return nil
+}
+
+func (x *Claim) GetScope() *Scope {
+	if x != nil {
+		return x.Scope
+	}
+	return nil
+}
+
+func (x *Claim) GetCalibration() *Calibration {
+	if x != nil {
+		return x.Calibration
 	}
 	return nil
 }
@@ -1291,15 +1355,6 @@ func (x *Claim) GetRange() *RangeClaim {
 	if x != nil {
 		if x, ok := x.Kind.(*Claim_Range); ok {
 			return x.Range
-		}
-	}
-	return nil
-}
-
-func (x *Claim) GetNear() *NearClaim {
-	if x != nil {
-		if x, ok := x.Kind.(*Claim_Near); ok {
-			return x.Near
 		}
 	}
 	return nil
@@ -1341,6 +1396,42 @@ func (x *Claim) GetOrder() *OrderClaim {
 	return nil
 }
 
+func (x *Claim) GetEquivalence() *EquivalenceClaim {
+	if x != nil {
+		if x, ok := x.Kind.(*Claim_Equivalence); ok {
+			return x.Equivalence
+		}
+	}
+	return nil
+}
+
+func (x *Claim) GetDiffratio() *DiffRatioClaim {
+	if x != nil {
+		if x, ok := x.Kind.(*Claim_Diffratio); ok {
+			return x.Diffratio
+		}
+	}
+	return nil
+}
+
+func (x *Claim) GetTrend() *TrendClaim {
+	if x != nil {
+		if x, ok := x.Kind.(*Claim_Trend); ok {
+			return x.Trend
+		}
+	}
+	return nil
+}
+
+func (x *Claim) GetUntestable() *UntestableClaim {
+	if x != nil {
+		if x, ok := x.Kind.(*Claim_Untestable); ok {
+			return x.Untestable
+		}
+	}
+	return nil
+}
+
 type isClaim_Kind interface {
 	isClaim_Kind()
 }
@@ -1351,10 +1442,6 @@ type Claim_Ratio struct {
 
 type Claim_Range struct {
 	Range *RangeClaim `protobuf:"bytes,11,opt,name=range,proto3,oneof"`
-}
-
-type Claim_Near struct {
-	Near *NearClaim `protobuf:"bytes,12,opt,name=near,proto3,oneof"`
 }
 
 type Claim_Crossover struct {
@@ -1373,11 +1460,25 @@ type Claim_Order struct {
 	Order *OrderClaim `protobuf:"bytes,16,opt,name=order,proto3,oneof"`
 }
 
+type Claim_Equivalence struct {
+	Equivalence *EquivalenceClaim `protobuf:"bytes,17,opt,name=equivalence,proto3,oneof"`
+}
+
+type Claim_Diffratio struct {
+	Diffratio *DiffRatioClaim `protobuf:"bytes,18,opt,name=diffratio,proto3,oneof"`
+}
+
+type Claim_Trend struct {
+	Trend *TrendClaim `protobuf:"bytes,19,opt,name=trend,proto3,oneof"`
+}
+
+type Claim_Untestable struct {
+	Untestable *UntestableClaim `protobuf:"bytes,25,opt,name=untestable,proto3,oneof"`
+}
+
 func (*Claim_Ratio) isClaim_Kind() {}
 
 func (*Claim_Range) isClaim_Kind() {}
-
-func (*Claim_Near) isClaim_Kind() {}
 
 func (*Claim_Crossover) isClaim_Kind() {}
 
@@ -1387,10 +1488,248 @@ func (*Claim_Crash) isClaim_Kind() {}
 
 func (*Claim_Order) isClaim_Kind() {}
 
+func (*Claim_Equivalence) isClaim_Kind() {}
+
+func (*Claim_Diffratio) isClaim_Kind() {}
+
+func (*Claim_Trend) isClaim_Kind() {}
+
+func (*Claim_Untestable) isClaim_Kind() {}
+
+// The conditions a claim was made under: a run outside them does not
+// decide it, and lab claims show lists it as out of scope, saying why.
+type Scope struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The profiles whose runs decide the claim, each its own stratum.
+	Profiles []string `protobuf:"bytes,1,rep,name=profiles,proto3" json:"profiles,omitempty"`
+	// Profiles whose variant_of is one of profiles (era kernels) are in
+	// scope too, as strata of their own.
+	Variants bool `protobuf:"varint,2,opt,name=variants,proto3" json:"variants,omitempty"`
+	// Parameter values a run must have (a parameter the run did not set
+	// counts at its default).
+	Params map[string]string `protobuf:"bytes,3,rep,name=params,proto3" json:"params,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	// The sweep points the claim needs.
+	Sweep *ScopeSweep `protobuf:"bytes,4,opt,name=sweep,proto3" json:"sweep,omitempty"`
+	// The clocks whose runs decide it: "host", "icount"; none: both.
+	Clocks []string `protobuf:"bytes,5,rep,name=clocks,proto3" json:"clocks,omitempty"`
+	// Runs of an older plugin version (a workload since changed) are out
+	// of scope.
+	MinPluginVersion string `protobuf:"bytes,6,opt,name=min_plugin_version,json=minPluginVersion,proto3" json:"min_plugin_version,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
+}
+
+func (x *Scope) Reset() {
+	*x = Scope{}
+	mi := &file_benchmark_proto_msgTypes[14]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Scope) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Scope) ProtoMessage() {}
+
+func (x *Scope) ProtoReflect() protoreflect.Message {
+	mi := &file_benchmark_proto_msgTypes[14]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Scope.ProtoReflect.Descriptor instead.
+func (*Scope) Descriptor() ([]byte, []int) {
+	return file_benchmark_proto_rawDescGZIP(), []int{14}
+}
+
+func (x *Scope) GetProfiles() []string {
+	if x != nil {
+		return x.Profiles
+	}
+	return nil
+}
+
+func (x *Scope) GetVariants() bool {
+	if x != nil {
+		return x.Variants
+	}
+	return false
+}
+
+func (x *Scope) GetParams() map[string]string {
+	if x != nil {
+		return x.Params
+	}
+	return nil
+}
+
+func (x *Scope) GetSweep() *ScopeSweep {
+	if x != nil {
+		return x.Sweep
+	}
+	return nil
+}
+
+func (x *Scope) GetClocks() []string {
+	if x != nil {
+		return x.Clocks
+	}
+	return nil
+}
+
+func (x *Scope) GetMinPluginVersion() string {
+	if x != nil {
+		return x.MinPluginVersion
+	}
+	return ""
+}
+
+// The sweep key a claim is decided over, the points in scope and the
+// points that must have been run.
+type ScopeSweep struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Key   string                 `protobuf:"bytes,1,opt,name=key,proto3" json:"key,omitempty"`
+	// Points in scope; none: every point.
+	Points []string `protobuf:"bytes,2,rep,name=points,proto3" json:"points,omitempty"`
+	// Points without which the claim cannot be decided (the edges of a
+	// crossover band, a crash threshold's bracket).
+	Required      []string `protobuf:"bytes,3,rep,name=required,proto3" json:"required,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ScopeSweep) Reset() {
+	*x = ScopeSweep{}
+	mi := &file_benchmark_proto_msgTypes[15]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ScopeSweep) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ScopeSweep) ProtoMessage() {}
+
+func (x *ScopeSweep) ProtoReflect() protoreflect.Message {
+	mi := &file_benchmark_proto_msgTypes[15]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ScopeSweep.ProtoReflect.Descriptor instead.
+func (*ScopeSweep) Descriptor() ([]byte, []int) {
+	return file_benchmark_proto_rawDescGZIP(), []int{15}
+}
+
+func (x *ScopeSweep) GetKey() string {
+	if x != nil {
+		return x.Key
+	}
+	return ""
+}
+
+func (x *ScopeSweep) GetPoints() []string {
+	if x != nil {
+		return x.Points
+	}
+	return nil
+}
+
+func (x *ScopeSweep) GetRequired() []string {
+	if x != nil {
+		return x.Required
+	}
+	return nil
+}
+
+// A machine's speed for absolute times under icount: instructions per
+// ns, an interval, with where it comes from.
+type Calibration struct {
+	state        protoimpl.MessageState `protogen:"open.v1"`
+	InstrPerNsLo float64                `protobuf:"fixed64,1,opt,name=instr_per_ns_lo,json=instrPerNsLo,proto3" json:"instr_per_ns_lo,omitempty"`
+	InstrPerNsHi float64                `protobuf:"fixed64,2,opt,name=instr_per_ns_hi,json=instrPerNsHi,proto3" json:"instr_per_ns_hi,omitempty"`
+	Basis        string                 `protobuf:"bytes,3,opt,name=basis,proto3" json:"basis,omitempty"`
+	// "low", "medium" or "high".
+	Confidence    string `protobuf:"bytes,4,opt,name=confidence,proto3" json:"confidence,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Calibration) Reset() {
+	*x = Calibration{}
+	mi := &file_benchmark_proto_msgTypes[16]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Calibration) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Calibration) ProtoMessage() {}
+
+func (x *Calibration) ProtoReflect() protoreflect.Message {
+	mi := &file_benchmark_proto_msgTypes[16]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Calibration.ProtoReflect.Descriptor instead.
+func (*Calibration) Descriptor() ([]byte, []int) {
+	return file_benchmark_proto_rawDescGZIP(), []int{16}
+}
+
+func (x *Calibration) GetInstrPerNsLo() float64 {
+	if x != nil {
+		return x.InstrPerNsLo
+	}
+	return 0
+}
+
+func (x *Calibration) GetInstrPerNsHi() float64 {
+	if x != nil {
+		return x.InstrPerNsHi
+	}
+	return 0
+}
+
+func (x *Calibration) GetBasis() string {
+	if x != nil {
+		return x.Basis
+	}
+	return ""
+}
+
+func (x *Calibration) GetConfidence() string {
+	if x != nil {
+		return x.Confidence
+	}
+	return ""
+}
+
 // numerator is greater than denominator by at least a factor min (and at
-// most max, if set), both metrics of the same run. Decided with a
-// Mann-Whitney U test of numerator's samples against min (max) times
-// denominator's.
+// most max, if set), both series of the same run, paired by repeat and
+// point. Decided with one-sided signed-rank tests of the log ratios.
 type RatioClaim struct {
 	state       protoimpl.MessageState `protogen:"open.v1"`
 	Numerator   string                 `protobuf:"bytes,1,opt,name=numerator,proto3" json:"numerator,omitempty"`
@@ -1411,7 +1750,7 @@ type RatioClaim struct {
 
 func (x *RatioClaim) Reset() {
 	*x = RatioClaim{}
-	mi := &file_benchmark_proto_msgTypes[14]
+	mi := &file_benchmark_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1423,7 +1762,7 @@ func (x *RatioClaim) String() string {
 func (*RatioClaim) ProtoMessage() {}
 
 func (x *RatioClaim) ProtoReflect() protoreflect.Message {
-	mi := &file_benchmark_proto_msgTypes[14]
+	mi := &file_benchmark_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1436,7 +1775,7 @@ func (x *RatioClaim) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RatioClaim.ProtoReflect.Descriptor instead.
 func (*RatioClaim) Descriptor() ([]byte, []int) {
-	return file_benchmark_proto_rawDescGZIP(), []int{14}
+	return file_benchmark_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *RatioClaim) GetNumerator() string {
@@ -1489,7 +1828,9 @@ func (x *RatioClaim) GetDenominatorLabels() map[string]string {
 }
 
 // A metric's value lies in [min, max] (either may be left out), in unit.
-// Decided with a sign test of its samples against each bound.
+// With share_with set, the value is the share metric / (metric +
+// share_with) of each repeat (sys_s of the CPU time). An absolute time is
+// decided only under icount, against a calibration.
 type RangeClaim struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Metric        string                 `protobuf:"bytes,1,opt,name=metric,proto3" json:"metric,omitempty"`
@@ -1497,13 +1838,14 @@ type RangeClaim struct {
 	Max           *float64               `protobuf:"fixed64,3,opt,name=max,proto3,oneof" json:"max,omitempty"`
 	Unit          string                 `protobuf:"bytes,4,opt,name=unit,proto3" json:"unit,omitempty"`
 	Labels        map[string]string      `protobuf:"bytes,5,rep,name=labels,proto3" json:"labels,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	ShareWith     string                 `protobuf:"bytes,6,opt,name=share_with,json=shareWith,proto3" json:"share_with,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *RangeClaim) Reset() {
 	*x = RangeClaim{}
-	mi := &file_benchmark_proto_msgTypes[15]
+	mi := &file_benchmark_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1515,7 +1857,7 @@ func (x *RangeClaim) String() string {
 func (*RangeClaim) ProtoMessage() {}
 
 func (x *RangeClaim) ProtoReflect() protoreflect.Message {
-	mi := &file_benchmark_proto_msgTypes[15]
+	mi := &file_benchmark_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1528,7 +1870,7 @@ func (x *RangeClaim) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RangeClaim.ProtoReflect.Descriptor instead.
 func (*RangeClaim) Descriptor() ([]byte, []int) {
-	return file_benchmark_proto_rawDescGZIP(), []int{15}
+	return file_benchmark_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *RangeClaim) GetMetric() string {
@@ -1566,110 +1908,35 @@ func (x *RangeClaim) GetLabels() map[string]string {
 	return nil
 }
 
-// A metric's value is a published figure, value +- tolerance (both in
-// unit). Decided as a range.
-type NearClaim struct {
+func (x *RangeClaim) GetShareWith() string {
+	if x != nil {
+		return x.ShareWith
+	}
+	return ""
+}
+
+// The curves of two series over the sweep (the values of the label
+// sweep) cross inside the band [band_start, band_end]: first below second
+// (before "below"), or not above it beyond margin (before "not_above"),
+// at the band's start, and above it at its end.
+type CrossoverClaim struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
-	Metric        string                 `protobuf:"bytes,1,opt,name=metric,proto3" json:"metric,omitempty"`
-	Value         float64                `protobuf:"fixed64,2,opt,name=value,proto3" json:"value,omitempty"`
-	Tolerance     float64                `protobuf:"fixed64,3,opt,name=tolerance,proto3" json:"tolerance,omitempty"`
-	Unit          string                 `protobuf:"bytes,4,opt,name=unit,proto3" json:"unit,omitempty"`
-	Labels        map[string]string      `protobuf:"bytes,5,rep,name=labels,proto3" json:"labels,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	First         string                 `protobuf:"bytes,1,opt,name=first,proto3" json:"first,omitempty"`
+	Second        string                 `protobuf:"bytes,2,opt,name=second,proto3" json:"second,omitempty"`
+	Sweep         string                 `protobuf:"bytes,3,opt,name=sweep,proto3" json:"sweep,omitempty"`
+	FirstLabels   map[string]string      `protobuf:"bytes,7,rep,name=first_labels,json=firstLabels,proto3" json:"first_labels,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	SecondLabels  map[string]string      `protobuf:"bytes,8,rep,name=second_labels,json=secondLabels,proto3" json:"second_labels,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	BandStart     float64                `protobuf:"fixed64,10,opt,name=band_start,json=bandStart,proto3" json:"band_start,omitempty"`
+	BandEnd       float64                `protobuf:"fixed64,11,opt,name=band_end,json=bandEnd,proto3" json:"band_end,omitempty"`
+	Before        string                 `protobuf:"bytes,12,opt,name=before,proto3" json:"before,omitempty"`
+	Margin        float64                `protobuf:"fixed64,13,opt,name=margin,proto3" json:"margin,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
-func (x *NearClaim) Reset() {
-	*x = NearClaim{}
-	mi := &file_benchmark_proto_msgTypes[16]
-	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-	ms.StoreMessageInfo(mi)
-}
-
-func (x *NearClaim) String() string {
-	return protoimpl.X.MessageStringOf(x)
-}
-
-func (*NearClaim) ProtoMessage() {}
-
-func (x *NearClaim) ProtoReflect() protoreflect.Message {
-	mi := &file_benchmark_proto_msgTypes[16]
-	if x != nil {
-		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-		if ms.LoadMessageInfo() == nil {
-			ms.StoreMessageInfo(mi)
-		}
-		return ms
-	}
-	return mi.MessageOf(x)
-}
-
-// Deprecated: Use NearClaim.ProtoReflect.Descriptor instead.
-func (*NearClaim) Descriptor() ([]byte, []int) {
-	return file_benchmark_proto_rawDescGZIP(), []int{16}
-}
-
-func (x *NearClaim) GetMetric() string {
-	if x != nil {
-		return x.Metric
-	}
-	return ""
-}
-
-func (x *NearClaim) GetValue() float64 {
-	if x != nil {
-		return x.Value
-	}
-	return 0
-}
-
-func (x *NearClaim) GetTolerance() float64 {
-	if x != nil {
-		return x.Tolerance
-	}
-	return 0
-}
-
-func (x *NearClaim) GetUnit() string {
-	if x != nil {
-		return x.Unit
-	}
-	return ""
-}
-
-func (x *NearClaim) GetLabels() map[string]string {
-	if x != nil {
-		return x.Labels
-	}
-	return nil
-}
-
-// Where the curves of two metrics over a sweep (the values of the label
-// sweep) cross: near at +- tolerance, or nowhere in the sweep (none).
-// Each point is decided with a Mann-Whitney U test of the two metrics'
-// samples there.
-type CrossoverClaim struct {
-	state     protoimpl.MessageState `protogen:"open.v1"`
-	First     string                 `protobuf:"bytes,1,opt,name=first,proto3" json:"first,omitempty"`
-	Second    string                 `protobuf:"bytes,2,opt,name=second,proto3" json:"second,omitempty"`
-	Sweep     string                 `protobuf:"bytes,3,opt,name=sweep,proto3" json:"sweep,omitempty"`
-	At        *float64               `protobuf:"fixed64,4,opt,name=at,proto3,oneof" json:"at,omitempty"`
-	Tolerance float64                `protobuf:"fixed64,5,opt,name=tolerance,proto3" json:"tolerance,omitempty"`
-	None      bool                   `protobuf:"varint,6,opt,name=none,proto3" json:"none,omitempty"`
-	// A curve is its metric's samples whose labels include these, so that
-	// one metric in two series (mode=thread, mode=process) makes two curves.
-	FirstLabels  map[string]string `protobuf:"bytes,7,rep,name=first_labels,json=firstLabels,proto3" json:"first_labels,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
-	SecondLabels map[string]string `protobuf:"bytes,8,rep,name=second_labels,json=secondLabels,proto3" json:"second_labels,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
-	// The crossing must go this way: first below second at the sweep's
-	// small end, above it after the crossing.
-	FirstLowerBefore bool `protobuf:"varint,9,opt,name=first_lower_before,json=firstLowerBefore,proto3" json:"first_lower_before,omitempty"`
-	unknownFields    protoimpl.UnknownFields
-	sizeCache        protoimpl.SizeCache
-}
-
 func (x *CrossoverClaim) Reset() {
 	*x = CrossoverClaim{}
-	mi := &file_benchmark_proto_msgTypes[17]
+	mi := &file_benchmark_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1681,7 +1948,7 @@ func (x *CrossoverClaim) String() string {
 func (*CrossoverClaim) ProtoMessage() {}
 
 func (x *CrossoverClaim) ProtoReflect() protoreflect.Message {
-	mi := &file_benchmark_proto_msgTypes[17]
+	mi := &file_benchmark_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1694,7 +1961,7 @@ func (x *CrossoverClaim) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CrossoverClaim.ProtoReflect.Descriptor instead.
 func (*CrossoverClaim) Descriptor() ([]byte, []int) {
-	return file_benchmark_proto_rawDescGZIP(), []int{17}
+	return file_benchmark_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *CrossoverClaim) GetFirst() string {
@@ -1718,27 +1985,6 @@ func (x *CrossoverClaim) GetSweep() string {
 	return ""
 }
 
-func (x *CrossoverClaim) GetAt() float64 {
-	if x != nil && x.At != nil {
-		return *x.At
-	}
-	return 0
-}
-
-func (x *CrossoverClaim) GetTolerance() float64 {
-	if x != nil {
-		return x.Tolerance
-	}
-	return 0
-}
-
-func (x *CrossoverClaim) GetNone() bool {
-	if x != nil {
-		return x.None
-	}
-	return false
-}
-
 func (x *CrossoverClaim) GetFirstLabels() map[string]string {
 	if x != nil {
 		return x.FirstLabels
@@ -1753,18 +1999,37 @@ func (x *CrossoverClaim) GetSecondLabels() map[string]string {
 	return nil
 }
 
-func (x *CrossoverClaim) GetFirstLowerBefore() bool {
+func (x *CrossoverClaim) GetBandStart() float64 {
 	if x != nil {
-		return x.FirstLowerBefore
+		return x.BandStart
 	}
-	return false
+	return 0
+}
+
+func (x *CrossoverClaim) GetBandEnd() float64 {
+	if x != nil {
+		return x.BandEnd
+	}
+	return 0
+}
+
+func (x *CrossoverClaim) GetBefore() string {
+	if x != nil {
+		return x.Before
+	}
+	return ""
+}
+
+func (x *CrossoverClaim) GetMargin() float64 {
+	if x != nil {
+		return x.Margin
+	}
+	return 0
 }
 
 // A metric (a time: lower is faster) is faster on profile than on the
-// baseline profile by a factor in [min, max] (max optional): two runs of
-// the same experiment and parameters, decided when both are in the result
-// store, with a Mann-Whitney U test of the baseline's samples against min
-// (max) times the other's.
+// baseline profile by a factor in [min, max] (max optional): runs of the
+// same experiment and parameters under the same clock, unpaired.
 type SpeedupClaim struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Metric        string                 `protobuf:"bytes,1,opt,name=metric,proto3" json:"metric,omitempty"`
@@ -1779,7 +2044,7 @@ type SpeedupClaim struct {
 
 func (x *SpeedupClaim) Reset() {
 	*x = SpeedupClaim{}
-	mi := &file_benchmark_proto_msgTypes[18]
+	mi := &file_benchmark_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1791,7 +2056,7 @@ func (x *SpeedupClaim) String() string {
 func (*SpeedupClaim) ProtoMessage() {}
 
 func (x *SpeedupClaim) ProtoReflect() protoreflect.Message {
-	mi := &file_benchmark_proto_msgTypes[18]
+	mi := &file_benchmark_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1804,7 +2069,7 @@ func (x *SpeedupClaim) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SpeedupClaim.ProtoReflect.Descriptor instead.
 func (*SpeedupClaim) Descriptor() ([]byte, []int) {
-	return file_benchmark_proto_rawDescGZIP(), []int{18}
+	return file_benchmark_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *SpeedupClaim) GetMetric() string {
@@ -1849,21 +2114,22 @@ func (x *SpeedupClaim) GetLabels() map[string]string {
 	return nil
 }
 
-// The run crashes as the experiment expects (outcome expected-crash, the
-// reason naming signal) when the size parameter param is at least from,
-// and not below it.
+// The program crashes with signal when the parameter param is at least
+// from, and runs to the end below it; or (never) runs to the end at
+// every point.
 type CrashClaim struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Signal        string                 `protobuf:"bytes,1,opt,name=signal,proto3" json:"signal,omitempty"`
 	Param         string                 `protobuf:"bytes,2,opt,name=param,proto3" json:"param,omitempty"`
 	From          float64                `protobuf:"fixed64,3,opt,name=from,proto3" json:"from,omitempty"`
+	Never         bool                   `protobuf:"varint,4,opt,name=never,proto3" json:"never,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *CrashClaim) Reset() {
 	*x = CrashClaim{}
-	mi := &file_benchmark_proto_msgTypes[19]
+	mi := &file_benchmark_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1875,7 +2141,7 @@ func (x *CrashClaim) String() string {
 func (*CrashClaim) ProtoMessage() {}
 
 func (x *CrashClaim) ProtoReflect() protoreflect.Message {
-	mi := &file_benchmark_proto_msgTypes[19]
+	mi := &file_benchmark_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1888,7 +2154,7 @@ func (x *CrashClaim) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CrashClaim.ProtoReflect.Descriptor instead.
 func (*CrashClaim) Descriptor() ([]byte, []int) {
-	return file_benchmark_proto_rawDescGZIP(), []int{19}
+	return file_benchmark_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *CrashClaim) GetSignal() string {
@@ -1912,10 +2178,17 @@ func (x *CrashClaim) GetFrom() float64 {
 	return 0
 }
 
+func (x *CrashClaim) GetNever() bool {
+	if x != nil {
+		return x.Never
+	}
+	return false
+}
+
 // Series of one metric, told apart by the values of one label, are
 // ordered: every series in above (metric with label=a) is greater than
-// min times every series in below, each pair decided with a Mann-Whitney
-// U test. Both sides' series also carry labels.
+// min times every series in below, and each of pairs, each pair paired
+// by repeat within a run. Both sides' series also carry labels.
 type OrderClaim struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Metric        string                 `protobuf:"bytes,1,opt,name=metric,proto3" json:"metric,omitempty"`
@@ -1924,13 +2197,14 @@ type OrderClaim struct {
 	Below         []string               `protobuf:"bytes,4,rep,name=below,proto3" json:"below,omitempty"`
 	Min           float64                `protobuf:"fixed64,5,opt,name=min,proto3" json:"min,omitempty"`
 	Labels        map[string]string      `protobuf:"bytes,6,rep,name=labels,proto3" json:"labels,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	Pairs         []*OrderPair           `protobuf:"bytes,7,rep,name=pairs,proto3" json:"pairs,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *OrderClaim) Reset() {
 	*x = OrderClaim{}
-	mi := &file_benchmark_proto_msgTypes[20]
+	mi := &file_benchmark_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1942,7 +2216,7 @@ func (x *OrderClaim) String() string {
 func (*OrderClaim) ProtoMessage() {}
 
 func (x *OrderClaim) ProtoReflect() protoreflect.Message {
-	mi := &file_benchmark_proto_msgTypes[20]
+	mi := &file_benchmark_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1955,7 +2229,7 @@ func (x *OrderClaim) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OrderClaim.ProtoReflect.Descriptor instead.
 func (*OrderClaim) Descriptor() ([]byte, []int) {
-	return file_benchmark_proto_rawDescGZIP(), []int{20}
+	return file_benchmark_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *OrderClaim) GetMetric() string {
@@ -2000,6 +2274,465 @@ func (x *OrderClaim) GetLabels() map[string]string {
 	return nil
 }
 
+func (x *OrderClaim) GetPairs() []*OrderPair {
+	if x != nil {
+		return x.Pairs
+	}
+	return nil
+}
+
+// One pair of an order: the series label=above is greater than label=below.
+type OrderPair struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Above         string                 `protobuf:"bytes,1,opt,name=above,proto3" json:"above,omitempty"`
+	Below         string                 `protobuf:"bytes,2,opt,name=below,proto3" json:"below,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *OrderPair) Reset() {
+	*x = OrderPair{}
+	mi := &file_benchmark_proto_msgTypes[23]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *OrderPair) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*OrderPair) ProtoMessage() {}
+
+func (x *OrderPair) ProtoReflect() protoreflect.Message {
+	mi := &file_benchmark_proto_msgTypes[23]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use OrderPair.ProtoReflect.Descriptor instead.
+func (*OrderPair) Descriptor() ([]byte, []int) {
+	return file_benchmark_proto_rawDescGZIP(), []int{23}
+}
+
+func (x *OrderPair) GetAbove() string {
+	if x != nil {
+		return x.Above
+	}
+	return ""
+}
+
+func (x *OrderPair) GetBelow() string {
+	if x != nil {
+		return x.Below
+	}
+	return ""
+}
+
+// "About the same", "close", "no advantage", "no faster": numerator /
+// denominator within a margin of 1 (sides "both"), or not below
+// 1/(1+margin) (sides "lower"). Paired within a run, or (baseline and
+// profile set) the metric on profile against baseline, unpaired. With
+// label set, every numerator value of the label against every
+// denominator value (pools against per-connection designs).
+type EquivalenceClaim struct {
+	state             protoimpl.MessageState `protogen:"open.v1"`
+	Numerator         string                 `protobuf:"bytes,1,opt,name=numerator,proto3" json:"numerator,omitempty"`
+	Denominator       string                 `protobuf:"bytes,2,opt,name=denominator,proto3" json:"denominator,omitempty"`
+	Labels            map[string]string      `protobuf:"bytes,3,rep,name=labels,proto3" json:"labels,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	NumeratorLabels   map[string]string      `protobuf:"bytes,4,rep,name=numerator_labels,json=numeratorLabels,proto3" json:"numerator_labels,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	DenominatorLabels map[string]string      `protobuf:"bytes,5,rep,name=denominator_labels,json=denominatorLabels,proto3" json:"denominator_labels,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	Margin            float64                `protobuf:"fixed64,6,opt,name=margin,proto3" json:"margin,omitempty"`
+	Sides             string                 `protobuf:"bytes,7,opt,name=sides,proto3" json:"sides,omitempty"`
+	Baseline          string                 `protobuf:"bytes,8,opt,name=baseline,proto3" json:"baseline,omitempty"`
+	Profile           string                 `protobuf:"bytes,9,opt,name=profile,proto3" json:"profile,omitempty"`
+	Label             string                 `protobuf:"bytes,10,opt,name=label,proto3" json:"label,omitempty"`
+	Numerators        []string               `protobuf:"bytes,11,rep,name=numerators,proto3" json:"numerators,omitempty"`
+	Denominators      []string               `protobuf:"bytes,12,rep,name=denominators,proto3" json:"denominators,omitempty"`
+	unknownFields     protoimpl.UnknownFields
+	sizeCache         protoimpl.SizeCache
+}
+
+func (x *EquivalenceClaim) Reset() {
+	*x = EquivalenceClaim{}
+	mi := &file_benchmark_proto_msgTypes[24]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *EquivalenceClaim) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*EquivalenceClaim) ProtoMessage() {}
+
+func (x *EquivalenceClaim) ProtoReflect() protoreflect.Message {
+	mi := &file_benchmark_proto_msgTypes[24]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use EquivalenceClaim.ProtoReflect.Descriptor instead.
+func (*EquivalenceClaim) Descriptor() ([]byte, []int) {
+	return file_benchmark_proto_rawDescGZIP(), []int{24}
+}
+
+func (x *EquivalenceClaim) GetNumerator() string {
+	if x != nil {
+		return x.Numerator
+	}
+	return ""
+}
+
+func (x *EquivalenceClaim) GetDenominator() string {
+	if x != nil {
+		return x.Denominator
+	}
+	return ""
+}
+
+func (x *EquivalenceClaim) GetLabels() map[string]string {
+	if x != nil {
+		return x.Labels
+	}
+	return nil
+}
+
+func (x *EquivalenceClaim) GetNumeratorLabels() map[string]string {
+	if x != nil {
+		return x.NumeratorLabels
+	}
+	return nil
+}
+
+func (x *EquivalenceClaim) GetDenominatorLabels() map[string]string {
+	if x != nil {
+		return x.DenominatorLabels
+	}
+	return nil
+}
+
+func (x *EquivalenceClaim) GetMargin() float64 {
+	if x != nil {
+		return x.Margin
+	}
+	return 0
+}
+
+func (x *EquivalenceClaim) GetSides() string {
+	if x != nil {
+		return x.Sides
+	}
+	return ""
+}
+
+func (x *EquivalenceClaim) GetBaseline() string {
+	if x != nil {
+		return x.Baseline
+	}
+	return ""
+}
+
+func (x *EquivalenceClaim) GetProfile() string {
+	if x != nil {
+		return x.Profile
+	}
+	return ""
+}
+
+func (x *EquivalenceClaim) GetLabel() string {
+	if x != nil {
+		return x.Label
+	}
+	return ""
+}
+
+func (x *EquivalenceClaim) GetNumerators() []string {
+	if x != nil {
+		return x.Numerators
+	}
+	return nil
+}
+
+func (x *EquivalenceClaim) GetDenominators() []string {
+	if x != nil {
+		return x.Denominators
+	}
+	return nil
+}
+
+// A ratio of differences: (metric at label=numerator - at baseline) is
+// at least factor times (metric at label=d - at baseline) for each d of
+// denominators, all of one repeat.
+type DiffRatioClaim struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Metric        string                 `protobuf:"bytes,1,opt,name=metric,proto3" json:"metric,omitempty"`
+	Label         string                 `protobuf:"bytes,2,opt,name=label,proto3" json:"label,omitempty"`
+	Numerator     string                 `protobuf:"bytes,3,opt,name=numerator,proto3" json:"numerator,omitempty"`
+	Denominators  []string               `protobuf:"bytes,4,rep,name=denominators,proto3" json:"denominators,omitempty"`
+	Baseline      string                 `protobuf:"bytes,5,opt,name=baseline,proto3" json:"baseline,omitempty"`
+	Factor        float64                `protobuf:"fixed64,6,opt,name=factor,proto3" json:"factor,omitempty"`
+	Labels        map[string]string      `protobuf:"bytes,7,rep,name=labels,proto3" json:"labels,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DiffRatioClaim) Reset() {
+	*x = DiffRatioClaim{}
+	mi := &file_benchmark_proto_msgTypes[25]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DiffRatioClaim) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DiffRatioClaim) ProtoMessage() {}
+
+func (x *DiffRatioClaim) ProtoReflect() protoreflect.Message {
+	mi := &file_benchmark_proto_msgTypes[25]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DiffRatioClaim.ProtoReflect.Descriptor instead.
+func (*DiffRatioClaim) Descriptor() ([]byte, []int) {
+	return file_benchmark_proto_rawDescGZIP(), []int{25}
+}
+
+func (x *DiffRatioClaim) GetMetric() string {
+	if x != nil {
+		return x.Metric
+	}
+	return ""
+}
+
+func (x *DiffRatioClaim) GetLabel() string {
+	if x != nil {
+		return x.Label
+	}
+	return ""
+}
+
+func (x *DiffRatioClaim) GetNumerator() string {
+	if x != nil {
+		return x.Numerator
+	}
+	return ""
+}
+
+func (x *DiffRatioClaim) GetDenominators() []string {
+	if x != nil {
+		return x.Denominators
+	}
+	return nil
+}
+
+func (x *DiffRatioClaim) GetBaseline() string {
+	if x != nil {
+		return x.Baseline
+	}
+	return ""
+}
+
+func (x *DiffRatioClaim) GetFactor() float64 {
+	if x != nil {
+		return x.Factor
+	}
+	return 0
+}
+
+func (x *DiffRatioClaim) GetLabels() map[string]string {
+	if x != nil {
+		return x.Labels
+	}
+	return nil
+}
+
+// numerator / denominator falls by more than margin from the sweep's
+// smallest point to its largest ("threads trend faster as workers grow").
+type TrendClaim struct {
+	state             protoimpl.MessageState `protogen:"open.v1"`
+	Numerator         string                 `protobuf:"bytes,1,opt,name=numerator,proto3" json:"numerator,omitempty"`
+	Denominator       string                 `protobuf:"bytes,2,opt,name=denominator,proto3" json:"denominator,omitempty"`
+	Sweep             string                 `protobuf:"bytes,3,opt,name=sweep,proto3" json:"sweep,omitempty"`
+	Margin            float64                `protobuf:"fixed64,4,opt,name=margin,proto3" json:"margin,omitempty"`
+	Labels            map[string]string      `protobuf:"bytes,5,rep,name=labels,proto3" json:"labels,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	NumeratorLabels   map[string]string      `protobuf:"bytes,6,rep,name=numerator_labels,json=numeratorLabels,proto3" json:"numerator_labels,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	DenominatorLabels map[string]string      `protobuf:"bytes,7,rep,name=denominator_labels,json=denominatorLabels,proto3" json:"denominator_labels,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	unknownFields     protoimpl.UnknownFields
+	sizeCache         protoimpl.SizeCache
+}
+
+func (x *TrendClaim) Reset() {
+	*x = TrendClaim{}
+	mi := &file_benchmark_proto_msgTypes[26]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TrendClaim) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TrendClaim) ProtoMessage() {}
+
+func (x *TrendClaim) ProtoReflect() protoreflect.Message {
+	mi := &file_benchmark_proto_msgTypes[26]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TrendClaim.ProtoReflect.Descriptor instead.
+func (*TrendClaim) Descriptor() ([]byte, []int) {
+	return file_benchmark_proto_rawDescGZIP(), []int{26}
+}
+
+func (x *TrendClaim) GetNumerator() string {
+	if x != nil {
+		return x.Numerator
+	}
+	return ""
+}
+
+func (x *TrendClaim) GetDenominator() string {
+	if x != nil {
+		return x.Denominator
+	}
+	return ""
+}
+
+func (x *TrendClaim) GetSweep() string {
+	if x != nil {
+		return x.Sweep
+	}
+	return ""
+}
+
+func (x *TrendClaim) GetMargin() float64 {
+	if x != nil {
+		return x.Margin
+	}
+	return 0
+}
+
+func (x *TrendClaim) GetLabels() map[string]string {
+	if x != nil {
+		return x.Labels
+	}
+	return nil
+}
+
+func (x *TrendClaim) GetNumeratorLabels() map[string]string {
+	if x != nil {
+		return x.NumeratorLabels
+	}
+	return nil
+}
+
+func (x *TrendClaim) GetDenominatorLabels() map[string]string {
+	if x != nil {
+		return x.DenominatorLabels
+	}
+	return nil
+}
+
+// A property of the original platform that a Linux guest cannot show
+// (Windows' Sleep granularity, .NET's Thread.Start). No run decides it;
+// the verdict names the property and quotes what was measured instead.
+type UntestableClaim struct {
+	state    protoimpl.MessageState `protogen:"open.v1"`
+	Property string                 `protobuf:"bytes,1,opt,name=property,proto3" json:"property,omitempty"`
+	// The series measured instead, quoted in the reason.
+	Instead       string            `protobuf:"bytes,2,opt,name=instead,proto3" json:"instead,omitempty"`
+	InsteadLabels map[string]string `protobuf:"bytes,3,rep,name=instead_labels,json=insteadLabels,proto3" json:"instead_labels,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	InsteadNote   string            `protobuf:"bytes,4,opt,name=instead_note,json=insteadNote,proto3" json:"instead_note,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *UntestableClaim) Reset() {
+	*x = UntestableClaim{}
+	mi := &file_benchmark_proto_msgTypes[27]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *UntestableClaim) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*UntestableClaim) ProtoMessage() {}
+
+func (x *UntestableClaim) ProtoReflect() protoreflect.Message {
+	mi := &file_benchmark_proto_msgTypes[27]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use UntestableClaim.ProtoReflect.Descriptor instead.
+func (*UntestableClaim) Descriptor() ([]byte, []int) {
+	return file_benchmark_proto_rawDescGZIP(), []int{27}
+}
+
+func (x *UntestableClaim) GetProperty() string {
+	if x != nil {
+		return x.Property
+	}
+	return ""
+}
+
+func (x *UntestableClaim) GetInstead() string {
+	if x != nil {
+		return x.Instead
+	}
+	return ""
+}
+
+func (x *UntestableClaim) GetInsteadLabels() map[string]string {
+	if x != nil {
+		return x.InsteadLabels
+	}
+	return nil
+}
+
+func (x *UntestableClaim) GetInsteadNote() string {
+	if x != nil {
+		return x.InsteadNote
+	}
+	return ""
+}
+
 type RunRequest struct {
 	state      protoimpl.MessageState `protogen:"open.v1"`
 	Experiment string                 `protobuf:"bytes,1,opt,name=experiment,proto3" json:"experiment,omitempty"`
@@ -2015,7 +2748,7 @@ type RunRequest struct {
 
 func (x *RunRequest) Reset() {
 	*x = RunRequest{}
-	mi := &file_benchmark_proto_msgTypes[21]
+	mi := &file_benchmark_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2027,7 +2760,7 @@ func (x *RunRequest) String() string {
 func (*RunRequest) ProtoMessage() {}
 
 func (x *RunRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_benchmark_proto_msgTypes[21]
+	mi := &file_benchmark_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2040,7 +2773,7 @@ func (x *RunRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RunRequest.ProtoReflect.Descriptor instead.
 func (*RunRequest) Descriptor() ([]byte, []int) {
-	return file_benchmark_proto_rawDescGZIP(), []int{21}
+	return file_benchmark_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *RunRequest) GetExperiment() string {
@@ -2084,7 +2817,7 @@ type RunEvent struct {
 
 func (x *RunEvent) Reset() {
 	*x = RunEvent{}
-	mi := &file_benchmark_proto_msgTypes[22]
+	mi := &file_benchmark_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2096,7 +2829,7 @@ func (x *RunEvent) String() string {
 func (*RunEvent) ProtoMessage() {}
 
 func (x *RunEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_benchmark_proto_msgTypes[22]
+	mi := &file_benchmark_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2109,7 +2842,7 @@ func (x *RunEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RunEvent.ProtoReflect.Descriptor instead.
 func (*RunEvent) Descriptor() ([]byte, []int) {
-	return file_benchmark_proto_rawDescGZIP(), []int{22}
+	return file_benchmark_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *RunEvent) GetEvent() isRunEvent_Event {
@@ -2168,7 +2901,7 @@ type Progress struct {
 
 func (x *Progress) Reset() {
 	*x = Progress{}
-	mi := &file_benchmark_proto_msgTypes[23]
+	mi := &file_benchmark_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2180,7 +2913,7 @@ func (x *Progress) String() string {
 func (*Progress) ProtoMessage() {}
 
 func (x *Progress) ProtoReflect() protoreflect.Message {
-	mi := &file_benchmark_proto_msgTypes[23]
+	mi := &file_benchmark_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2193,7 +2926,7 @@ func (x *Progress) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Progress.ProtoReflect.Descriptor instead.
 func (*Progress) Descriptor() ([]byte, []int) {
-	return file_benchmark_proto_rawDescGZIP(), []int{23}
+	return file_benchmark_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *Progress) GetDone() int32 {
@@ -2238,7 +2971,7 @@ type Done struct {
 
 func (x *Done) Reset() {
 	*x = Done{}
-	mi := &file_benchmark_proto_msgTypes[24]
+	mi := &file_benchmark_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2250,7 +2983,7 @@ func (x *Done) String() string {
 func (*Done) ProtoMessage() {}
 
 func (x *Done) ProtoReflect() protoreflect.Message {
-	mi := &file_benchmark_proto_msgTypes[24]
+	mi := &file_benchmark_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2263,7 +2996,7 @@ func (x *Done) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Done.ProtoReflect.Descriptor instead.
 func (*Done) Descriptor() ([]byte, []int) {
-	return file_benchmark_proto_rawDescGZIP(), []int{24}
+	return file_benchmark_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *Done) GetResponse() *RunResponse {
@@ -2294,7 +3027,7 @@ type RunResponse struct {
 
 func (x *RunResponse) Reset() {
 	*x = RunResponse{}
-	mi := &file_benchmark_proto_msgTypes[25]
+	mi := &file_benchmark_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2306,7 +3039,7 @@ func (x *RunResponse) String() string {
 func (*RunResponse) ProtoMessage() {}
 
 func (x *RunResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_benchmark_proto_msgTypes[25]
+	mi := &file_benchmark_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2319,7 +3052,7 @@ func (x *RunResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RunResponse.ProtoReflect.Descriptor instead.
 func (*RunResponse) Descriptor() ([]byte, []int) {
-	return file_benchmark_proto_rawDescGZIP(), []int{25}
+	return file_benchmark_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *RunResponse) GetSamples() []*Sample {
@@ -2366,7 +3099,7 @@ type Sample struct {
 
 func (x *Sample) Reset() {
 	*x = Sample{}
-	mi := &file_benchmark_proto_msgTypes[26]
+	mi := &file_benchmark_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2378,7 +3111,7 @@ func (x *Sample) String() string {
 func (*Sample) ProtoMessage() {}
 
 func (x *Sample) ProtoReflect() protoreflect.Message {
-	mi := &file_benchmark_proto_msgTypes[26]
+	mi := &file_benchmark_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2391,7 +3124,7 @@ func (x *Sample) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Sample.ProtoReflect.Descriptor instead.
 func (*Sample) Descriptor() ([]byte, []int) {
-	return file_benchmark_proto_rawDescGZIP(), []int{26}
+	return file_benchmark_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *Sample) GetMetric() string {
@@ -2450,7 +3183,7 @@ type GuestEnv struct {
 
 func (x *GuestEnv) Reset() {
 	*x = GuestEnv{}
-	mi := &file_benchmark_proto_msgTypes[27]
+	mi := &file_benchmark_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2462,7 +3195,7 @@ func (x *GuestEnv) String() string {
 func (*GuestEnv) ProtoMessage() {}
 
 func (x *GuestEnv) ProtoReflect() protoreflect.Message {
-	mi := &file_benchmark_proto_msgTypes[27]
+	mi := &file_benchmark_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2475,7 +3208,7 @@ func (x *GuestEnv) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GuestEnv.ProtoReflect.Descriptor instead.
 func (*GuestEnv) Descriptor() ([]byte, []int) {
-	return file_benchmark_proto_rawDescGZIP(), []int{27}
+	return file_benchmark_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *GuestEnv) GetUname() string {
@@ -2559,7 +3292,7 @@ type Outcome struct {
 
 func (x *Outcome) Reset() {
 	*x = Outcome{}
-	mi := &file_benchmark_proto_msgTypes[28]
+	mi := &file_benchmark_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2571,7 +3304,7 @@ func (x *Outcome) String() string {
 func (*Outcome) ProtoMessage() {}
 
 func (x *Outcome) ProtoReflect() protoreflect.Message {
-	mi := &file_benchmark_proto_msgTypes[28]
+	mi := &file_benchmark_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2584,7 +3317,7 @@ func (x *Outcome) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Outcome.ProtoReflect.Descriptor instead.
 func (*Outcome) Descriptor() ([]byte, []int) {
-	return file_benchmark_proto_rawDescGZIP(), []int{28}
+	return file_benchmark_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *Outcome) GetStatus() Status {
@@ -2707,27 +3440,57 @@ const file_benchmark_proto_rawDesc = "" +
 	"\x04note\x18\t \x01(\tR\x04note\x1a9\n" +
 	"\vLabelsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\x90\x05\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xfd\a\n" +
 	"\x05Claim\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x16\n" +
 	"\x06source\x18\x02 \x01(\tR\x06source\x12\x1c\n" +
 	"\tstatement\x18\x03 \x01(\tR\tstatement\x12\x18\n" +
 	"\amachine\x18\x04 \x01(\tR\amachine\x12\x18\n" +
 	"\aprofile\x18\x05 \x01(\tR\aprofile\x12\x1c\n" +
-	"\trationale\x18\x06 \x01(\tR\trationale\x128\n" +
-	"\x06params\x18\a \x03(\v2 .lab.plugin.v1.Claim.ParamsEntryR\x06params\x121\n" +
+	"\trationale\x18\x06 \x01(\tR\trationale\x12\x17\n" +
+	"\apart_of\x18\b \x01(\tR\x06partOf\x12!\n" +
+	"\fsource_words\x18\t \x01(\tR\vsourceWords\x12\x1a\n" +
+	"\bfidelity\x18\x14 \x01(\tR\bfidelity\x12'\n" +
+	"\x0fby_construction\x18\x15 \x01(\tR\x0ebyConstruction\x12 \n" +
+	"\vconventions\x18\x16 \x03(\tR\vconventions\x12*\n" +
+	"\x05scope\x18\x17 \x01(\v2\x14.lab.plugin.v1.ScopeR\x05scope\x12<\n" +
+	"\vcalibration\x18\x18 \x01(\v2\x1a.lab.plugin.v1.CalibrationR\vcalibration\x121\n" +
 	"\x05ratio\x18\n" +
 	" \x01(\v2\x19.lab.plugin.v1.RatioClaimH\x00R\x05ratio\x121\n" +
-	"\x05range\x18\v \x01(\v2\x19.lab.plugin.v1.RangeClaimH\x00R\x05range\x12.\n" +
-	"\x04near\x18\f \x01(\v2\x18.lab.plugin.v1.NearClaimH\x00R\x04near\x12=\n" +
+	"\x05range\x18\v \x01(\v2\x19.lab.plugin.v1.RangeClaimH\x00R\x05range\x12=\n" +
 	"\tcrossover\x18\r \x01(\v2\x1d.lab.plugin.v1.CrossoverClaimH\x00R\tcrossover\x127\n" +
 	"\aspeedup\x18\x0e \x01(\v2\x1b.lab.plugin.v1.SpeedupClaimH\x00R\aspeedup\x121\n" +
 	"\x05crash\x18\x0f \x01(\v2\x19.lab.plugin.v1.CrashClaimH\x00R\x05crash\x121\n" +
-	"\x05order\x18\x10 \x01(\v2\x19.lab.plugin.v1.OrderClaimH\x00R\x05order\x1a9\n" +
+	"\x05order\x18\x10 \x01(\v2\x19.lab.plugin.v1.OrderClaimH\x00R\x05order\x12C\n" +
+	"\vequivalence\x18\x11 \x01(\v2\x1f.lab.plugin.v1.EquivalenceClaimH\x00R\vequivalence\x12=\n" +
+	"\tdiffratio\x18\x12 \x01(\v2\x1d.lab.plugin.v1.DiffRatioClaimH\x00R\tdiffratio\x121\n" +
+	"\x05trend\x18\x13 \x01(\v2\x19.lab.plugin.v1.TrendClaimH\x00R\x05trend\x12@\n" +
+	"\n" +
+	"untestable\x18\x19 \x01(\v2\x1e.lab.plugin.v1.UntestableClaimH\x00R\n" +
+	"untestableB\x06\n" +
+	"\x04kindJ\x04\b\a\x10\bJ\x04\b\f\x10\r\"\xab\x02\n" +
+	"\x05Scope\x12\x1a\n" +
+	"\bprofiles\x18\x01 \x03(\tR\bprofiles\x12\x1a\n" +
+	"\bvariants\x18\x02 \x01(\bR\bvariants\x128\n" +
+	"\x06params\x18\x03 \x03(\v2 .lab.plugin.v1.Scope.ParamsEntryR\x06params\x12/\n" +
+	"\x05sweep\x18\x04 \x01(\v2\x19.lab.plugin.v1.ScopeSweepR\x05sweep\x12\x16\n" +
+	"\x06clocks\x18\x05 \x03(\tR\x06clocks\x12,\n" +
+	"\x12min_plugin_version\x18\x06 \x01(\tR\x10minPluginVersion\x1a9\n" +
 	"\vParamsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01B\x06\n" +
-	"\x04kind\"\xbd\x04\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"R\n" +
+	"\n" +
+	"ScopeSweep\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x16\n" +
+	"\x06points\x18\x02 \x03(\tR\x06points\x12\x1a\n" +
+	"\brequired\x18\x03 \x03(\tR\brequired\"\x91\x01\n" +
+	"\vCalibration\x12%\n" +
+	"\x0finstr_per_ns_lo\x18\x01 \x01(\x01R\finstrPerNsLo\x12%\n" +
+	"\x0finstr_per_ns_hi\x18\x02 \x01(\x01R\finstrPerNsHi\x12\x14\n" +
+	"\x05basis\x18\x03 \x01(\tR\x05basis\x12\x1e\n" +
+	"\n" +
+	"confidence\x18\x04 \x01(\tR\n" +
+	"confidence\"\xbd\x04\n" +
 	"\n" +
 	"RatioClaim\x12\x1c\n" +
 	"\tnumerator\x18\x01 \x01(\tR\tnumerator\x12 \n" +
@@ -2746,45 +3509,40 @@ const file_benchmark_proto_rawDesc = "" +
 	"\x16DenominatorLabelsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01B\x06\n" +
-	"\x04_max\"\xf0\x01\n" +
+	"\x04_max\"\x8f\x02\n" +
 	"\n" +
 	"RangeClaim\x12\x16\n" +
 	"\x06metric\x18\x01 \x01(\tR\x06metric\x12\x15\n" +
 	"\x03min\x18\x02 \x01(\x01H\x00R\x03min\x88\x01\x01\x12\x15\n" +
 	"\x03max\x18\x03 \x01(\x01H\x01R\x03max\x88\x01\x01\x12\x12\n" +
 	"\x04unit\x18\x04 \x01(\tR\x04unit\x12=\n" +
-	"\x06labels\x18\x05 \x03(\v2%.lab.plugin.v1.RangeClaim.LabelsEntryR\x06labels\x1a9\n" +
+	"\x06labels\x18\x05 \x03(\v2%.lab.plugin.v1.RangeClaim.LabelsEntryR\x06labels\x12\x1d\n" +
+	"\n" +
+	"share_with\x18\x06 \x01(\tR\tshareWith\x1a9\n" +
 	"\vLabelsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01B\x06\n" +
 	"\x04_minB\x06\n" +
-	"\x04_max\"\xe4\x01\n" +
-	"\tNearClaim\x12\x16\n" +
-	"\x06metric\x18\x01 \x01(\tR\x06metric\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\x01R\x05value\x12\x1c\n" +
-	"\ttolerance\x18\x03 \x01(\x01R\ttolerance\x12\x12\n" +
-	"\x04unit\x18\x04 \x01(\tR\x04unit\x12<\n" +
-	"\x06labels\x18\x05 \x03(\v2$.lab.plugin.v1.NearClaim.LabelsEntryR\x06labels\x1a9\n" +
-	"\vLabelsEntry\x12\x10\n" +
-	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xfa\x03\n" +
+	"\x04_max\"\x80\x04\n" +
 	"\x0eCrossoverClaim\x12\x14\n" +
 	"\x05first\x18\x01 \x01(\tR\x05first\x12\x16\n" +
 	"\x06second\x18\x02 \x01(\tR\x06second\x12\x14\n" +
-	"\x05sweep\x18\x03 \x01(\tR\x05sweep\x12\x13\n" +
-	"\x02at\x18\x04 \x01(\x01H\x00R\x02at\x88\x01\x01\x12\x1c\n" +
-	"\ttolerance\x18\x05 \x01(\x01R\ttolerance\x12\x12\n" +
-	"\x04none\x18\x06 \x01(\bR\x04none\x12Q\n" +
+	"\x05sweep\x18\x03 \x01(\tR\x05sweep\x12Q\n" +
 	"\ffirst_labels\x18\a \x03(\v2..lab.plugin.v1.CrossoverClaim.FirstLabelsEntryR\vfirstLabels\x12T\n" +
-	"\rsecond_labels\x18\b \x03(\v2/.lab.plugin.v1.CrossoverClaim.SecondLabelsEntryR\fsecondLabels\x12,\n" +
-	"\x12first_lower_before\x18\t \x01(\bR\x10firstLowerBefore\x1a>\n" +
+	"\rsecond_labels\x18\b \x03(\v2/.lab.plugin.v1.CrossoverClaim.SecondLabelsEntryR\fsecondLabels\x12\x1d\n" +
+	"\n" +
+	"band_start\x18\n" +
+	" \x01(\x01R\tbandStart\x12\x19\n" +
+	"\bband_end\x18\v \x01(\x01R\abandEnd\x12\x16\n" +
+	"\x06before\x18\f \x01(\tR\x06before\x12\x16\n" +
+	"\x06margin\x18\r \x01(\x01R\x06margin\x1a>\n" +
 	"\x10FirstLabelsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\x1a?\n" +
 	"\x11SecondLabelsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01B\x05\n" +
-	"\x03_at\"\x89\x02\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01J\x04\b\x04\x10\x05J\x04\b\x05\x10\x06J\x04\b\x06\x10\aJ\x04\b\t\x10\n" +
+	"\"\x89\x02\n" +
 	"\fSpeedupClaim\x12\x16\n" +
 	"\x06metric\x18\x01 \x01(\tR\x06metric\x12\x1a\n" +
 	"\bbaseline\x18\x02 \x01(\tR\bbaseline\x12\x18\n" +
@@ -2795,12 +3553,13 @@ const file_benchmark_proto_rawDesc = "" +
 	"\vLabelsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01B\x06\n" +
-	"\x04_max\"N\n" +
+	"\x04_max\"d\n" +
 	"\n" +
 	"CrashClaim\x12\x16\n" +
 	"\x06signal\x18\x01 \x01(\tR\x06signal\x12\x14\n" +
 	"\x05param\x18\x02 \x01(\tR\x05param\x12\x12\n" +
-	"\x04from\x18\x03 \x01(\x01R\x04from\"\xf2\x01\n" +
+	"\x04from\x18\x03 \x01(\x01R\x04from\x12\x14\n" +
+	"\x05never\x18\x04 \x01(\bR\x05never\"\xa2\x02\n" +
 	"\n" +
 	"OrderClaim\x12\x16\n" +
 	"\x06metric\x18\x01 \x01(\tR\x06metric\x12\x14\n" +
@@ -2808,8 +3567,74 @@ const file_benchmark_proto_rawDesc = "" +
 	"\x05above\x18\x03 \x03(\tR\x05above\x12\x14\n" +
 	"\x05below\x18\x04 \x03(\tR\x05below\x12\x10\n" +
 	"\x03min\x18\x05 \x01(\x01R\x03min\x12=\n" +
-	"\x06labels\x18\x06 \x03(\v2%.lab.plugin.v1.OrderClaim.LabelsEntryR\x06labels\x1a9\n" +
+	"\x06labels\x18\x06 \x03(\v2%.lab.plugin.v1.OrderClaim.LabelsEntryR\x06labels\x12.\n" +
+	"\x05pairs\x18\a \x03(\v2\x18.lab.plugin.v1.OrderPairR\x05pairs\x1a9\n" +
 	"\vLabelsEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"7\n" +
+	"\tOrderPair\x12\x14\n" +
+	"\x05above\x18\x01 \x01(\tR\x05above\x12\x14\n" +
+	"\x05below\x18\x02 \x01(\tR\x05below\"\xe2\x05\n" +
+	"\x10EquivalenceClaim\x12\x1c\n" +
+	"\tnumerator\x18\x01 \x01(\tR\tnumerator\x12 \n" +
+	"\vdenominator\x18\x02 \x01(\tR\vdenominator\x12C\n" +
+	"\x06labels\x18\x03 \x03(\v2+.lab.plugin.v1.EquivalenceClaim.LabelsEntryR\x06labels\x12_\n" +
+	"\x10numerator_labels\x18\x04 \x03(\v24.lab.plugin.v1.EquivalenceClaim.NumeratorLabelsEntryR\x0fnumeratorLabels\x12e\n" +
+	"\x12denominator_labels\x18\x05 \x03(\v26.lab.plugin.v1.EquivalenceClaim.DenominatorLabelsEntryR\x11denominatorLabels\x12\x16\n" +
+	"\x06margin\x18\x06 \x01(\x01R\x06margin\x12\x14\n" +
+	"\x05sides\x18\a \x01(\tR\x05sides\x12\x1a\n" +
+	"\bbaseline\x18\b \x01(\tR\bbaseline\x12\x18\n" +
+	"\aprofile\x18\t \x01(\tR\aprofile\x12\x14\n" +
+	"\x05label\x18\n" +
+	" \x01(\tR\x05label\x12\x1e\n" +
+	"\n" +
+	"numerators\x18\v \x03(\tR\n" +
+	"numerators\x12\"\n" +
+	"\fdenominators\x18\f \x03(\tR\fdenominators\x1a9\n" +
+	"\vLabelsEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\x1aB\n" +
+	"\x14NumeratorLabelsEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\x1aD\n" +
+	"\x16DenominatorLabelsEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xb2\x02\n" +
+	"\x0eDiffRatioClaim\x12\x16\n" +
+	"\x06metric\x18\x01 \x01(\tR\x06metric\x12\x14\n" +
+	"\x05label\x18\x02 \x01(\tR\x05label\x12\x1c\n" +
+	"\tnumerator\x18\x03 \x01(\tR\tnumerator\x12\"\n" +
+	"\fdenominators\x18\x04 \x03(\tR\fdenominators\x12\x1a\n" +
+	"\bbaseline\x18\x05 \x01(\tR\bbaseline\x12\x16\n" +
+	"\x06factor\x18\x06 \x01(\x01R\x06factor\x12A\n" +
+	"\x06labels\x18\a \x03(\v2).lab.plugin.v1.DiffRatioClaim.LabelsEntryR\x06labels\x1a9\n" +
+	"\vLabelsEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xba\x04\n" +
+	"\n" +
+	"TrendClaim\x12\x1c\n" +
+	"\tnumerator\x18\x01 \x01(\tR\tnumerator\x12 \n" +
+	"\vdenominator\x18\x02 \x01(\tR\vdenominator\x12\x14\n" +
+	"\x05sweep\x18\x03 \x01(\tR\x05sweep\x12\x16\n" +
+	"\x06margin\x18\x04 \x01(\x01R\x06margin\x12=\n" +
+	"\x06labels\x18\x05 \x03(\v2%.lab.plugin.v1.TrendClaim.LabelsEntryR\x06labels\x12Y\n" +
+	"\x10numerator_labels\x18\x06 \x03(\v2..lab.plugin.v1.TrendClaim.NumeratorLabelsEntryR\x0fnumeratorLabels\x12_\n" +
+	"\x12denominator_labels\x18\a \x03(\v20.lab.plugin.v1.TrendClaim.DenominatorLabelsEntryR\x11denominatorLabels\x1a9\n" +
+	"\vLabelsEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\x1aB\n" +
+	"\x14NumeratorLabelsEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\x1aD\n" +
+	"\x16DenominatorLabelsEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\x86\x02\n" +
+	"\x0fUntestableClaim\x12\x1a\n" +
+	"\bproperty\x18\x01 \x01(\tR\bproperty\x12\x18\n" +
+	"\ainstead\x18\x02 \x01(\tR\ainstead\x12X\n" +
+	"\x0einstead_labels\x18\x03 \x03(\v21.lab.plugin.v1.UntestableClaim.InsteadLabelsEntryR\rinsteadLabels\x12!\n" +
+	"\finstead_note\x18\x04 \x01(\tR\vinsteadNote\x1a@\n" +
+	"\x12InsteadLabelsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xe1\x01\n" +
 	"\n" +
@@ -2891,52 +3716,66 @@ func file_benchmark_proto_rawDescGZIP() []byte {
 }
 
 var file_benchmark_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_benchmark_proto_msgTypes = make([]protoimpl.MessageInfo, 43)
+var file_benchmark_proto_msgTypes = make([]protoimpl.MessageInfo, 57)
 var file_benchmark_proto_goTypes = []any{
-	(Status)(0),             // 0: lab.plugin.v1.Status
-	(*DescribeRequest)(nil), // 1: lab.plugin.v1.DescribeRequest
-	(*Description)(nil),     // 2: lab.plugin.v1.Description
-	(*Experiment)(nil),      // 3: lab.plugin.v1.Experiment
-	(*Table)(nil),           // 4: lab.plugin.v1.Table
-	(*Column)(nil),          // 5: lab.plugin.v1.Column
-	(*Baseline)(nil),        // 6: lab.plugin.v1.Baseline
-	(*Chart)(nil),           // 7: lab.plugin.v1.Chart
-	(*WriteUp)(nil),         // 8: lab.plugin.v1.WriteUp
-	(*Peer)(nil),            // 9: lab.plugin.v1.Peer
-	(*Param)(nil),           // 10: lab.plugin.v1.Param
-	(*Need)(nil),            // 11: lab.plugin.v1.Need
-	(*Metric)(nil),          // 12: lab.plugin.v1.Metric
-	(*Reference)(nil),       // 13: lab.plugin.v1.Reference
-	(*Claim)(nil),           // 14: lab.plugin.v1.Claim
-	(*RatioClaim)(nil),      // 15: lab.plugin.v1.RatioClaim
-	(*RangeClaim)(nil),      // 16: lab.plugin.v1.RangeClaim
-	(*NearClaim)(nil),       // 17: lab.plugin.v1.NearClaim
-	(*CrossoverClaim)(nil),  // 18: lab.plugin.v1.CrossoverClaim
-	(*SpeedupClaim)(nil),    // 19: lab.plugin.v1.SpeedupClaim
-	(*CrashClaim)(nil),      // 20: lab.plugin.v1.CrashClaim
-	(*OrderClaim)(nil),      // 21: lab.plugin.v1.OrderClaim
-	(*RunRequest)(nil),      // 22: lab.plugin.v1.RunRequest
-	(*RunEvent)(nil),        // 23: lab.plugin.v1.RunEvent
-	(*Progress)(nil),        // 24: lab.plugin.v1.Progress
-	(*Done)(nil),            // 25: lab.plugin.v1.Done
-	(*RunResponse)(nil),     // 26: lab.plugin.v1.RunResponse
-	(*Sample)(nil),          // 27: lab.plugin.v1.Sample
-	(*GuestEnv)(nil),        // 28: lab.plugin.v1.GuestEnv
-	(*Outcome)(nil),         // 29: lab.plugin.v1.Outcome
-	nil,                     // 30: lab.plugin.v1.Table.RowsEntry
-	nil,                     // 31: lab.plugin.v1.Reference.LabelsEntry
-	nil,                     // 32: lab.plugin.v1.Claim.ParamsEntry
-	nil,                     // 33: lab.plugin.v1.RatioClaim.LabelsEntry
-	nil,                     // 34: lab.plugin.v1.RatioClaim.NumeratorLabelsEntry
-	nil,                     // 35: lab.plugin.v1.RatioClaim.DenominatorLabelsEntry
-	nil,                     // 36: lab.plugin.v1.RangeClaim.LabelsEntry
-	nil,                     // 37: lab.plugin.v1.NearClaim.LabelsEntry
-	nil,                     // 38: lab.plugin.v1.CrossoverClaim.FirstLabelsEntry
-	nil,                     // 39: lab.plugin.v1.CrossoverClaim.SecondLabelsEntry
-	nil,                     // 40: lab.plugin.v1.SpeedupClaim.LabelsEntry
-	nil,                     // 41: lab.plugin.v1.OrderClaim.LabelsEntry
-	nil,                     // 42: lab.plugin.v1.RunRequest.ParamsEntry
-	nil,                     // 43: lab.plugin.v1.Sample.LabelsEntry
+	(Status)(0),              // 0: lab.plugin.v1.Status
+	(*DescribeRequest)(nil),  // 1: lab.plugin.v1.DescribeRequest
+	(*Description)(nil),      // 2: lab.plugin.v1.Description
+	(*Experiment)(nil),       // 3: lab.plugin.v1.Experiment
+	(*Table)(nil),            // 4: lab.plugin.v1.Table
+	(*Column)(nil),           // 5: lab.plugin.v1.Column
+	(*Baseline)(nil),         // 6: lab.plugin.v1.Baseline
+	(*Chart)(nil),            // 7: lab.plugin.v1.Chart
+	(*WriteUp)(nil),          // 8: lab.plugin.v1.WriteUp
+	(*Peer)(nil),             // 9: lab.plugin.v1.Peer
+	(*Param)(nil),            // 10: lab.plugin.v1.Param
+	(*Need)(nil),             // 11: lab.plugin.v1.Need
+	(*Metric)(nil),           // 12: lab.plugin.v1.Metric
+	(*Reference)(nil),        // 13: lab.plugin.v1.Reference
+	(*Claim)(nil),            // 14: lab.plugin.v1.Claim
+	(*Scope)(nil),            // 15: lab.plugin.v1.Scope
+	(*ScopeSweep)(nil),       // 16: lab.plugin.v1.ScopeSweep
+	(*Calibration)(nil),      // 17: lab.plugin.v1.Calibration
+	(*RatioClaim)(nil),       // 18: lab.plugin.v1.RatioClaim
+	(*RangeClaim)(nil),       // 19: lab.plugin.v1.RangeClaim
+	(*CrossoverClaim)(nil),   // 20: lab.plugin.v1.CrossoverClaim
+	(*SpeedupClaim)(nil),     // 21: lab.plugin.v1.SpeedupClaim
+	(*CrashClaim)(nil),       // 22: lab.plugin.v1.CrashClaim
+	(*OrderClaim)(nil),       // 23: lab.plugin.v1.OrderClaim
+	(*OrderPair)(nil),        // 24: lab.plugin.v1.OrderPair
+	(*EquivalenceClaim)(nil), // 25: lab.plugin.v1.EquivalenceClaim
+	(*DiffRatioClaim)(nil),   // 26: lab.plugin.v1.DiffRatioClaim
+	(*TrendClaim)(nil),       // 27: lab.plugin.v1.TrendClaim
+	(*UntestableClaim)(nil),  // 28: lab.plugin.v1.UntestableClaim
+	(*RunRequest)(nil),       // 29: lab.plugin.v1.RunRequest
+	(*RunEvent)(nil),         // 30: lab.plugin.v1.RunEvent
+	(*Progress)(nil),         // 31: lab.plugin.v1.Progress
+	(*Done)(nil),             // 32: lab.plugin.v1.Done
+	(*RunResponse)(nil),      // 33: lab.plugin.v1.RunResponse
+	(*Sample)(nil),           // 34: lab.plugin.v1.Sample
+	(*GuestEnv)(nil),         // 35: lab.plugin.v1.GuestEnv
+	(*Outcome)(nil),          // 36: lab.plugin.v1.Outcome
+	nil,                      // 37: lab.plugin.v1.Table.RowsEntry
+	nil,                      // 38: lab.plugin.v1.Reference.LabelsEntry
+	nil,                      // 39: lab.plugin.v1.Scope.ParamsEntry
+	nil,                      // 40: lab.plugin.v1.RatioClaim.LabelsEntry
+	nil,                      // 41: lab.plugin.v1.RatioClaim.NumeratorLabelsEntry
+	nil,                      // 42: lab.plugin.v1.RatioClaim.DenominatorLabelsEntry
+	nil,                      // 43: lab.plugin.v1.RangeClaim.LabelsEntry
+	nil,                      // 44: lab.plugin.v1.CrossoverClaim.FirstLabelsEntry
+	nil,                      // 45: lab.plugin.v1.CrossoverClaim.SecondLabelsEntry
+	nil,                      // 46: lab.plugin.v1.SpeedupClaim.LabelsEntry
+	nil,                      // 47: lab.plugin.v1.OrderClaim.LabelsEntry
+	nil,                      // 48: lab.plugin.v1.EquivalenceClaim.LabelsEntry
+	nil,                      // 49: lab.plugin.v1.EquivalenceClaim.NumeratorLabelsEntry
+	nil,                      // 50: lab.plugin.v1.EquivalenceClaim.DenominatorLabelsEntry
+	nil,                      // 51: lab.plugin.v1.DiffRatioClaim.LabelsEntry
+	nil,                      // 52: lab.plugin.v1.TrendClaim.LabelsEntry
+	nil,                      // 53: lab.plugin.v1.TrendClaim.NumeratorLabelsEntry
+	nil,                      // 54: lab.plugin.v1.TrendClaim.DenominatorLabelsEntry
+	nil,                      // 55: lab.plugin.v1.UntestableClaim.InsteadLabelsEntry
+	nil,                      // 56: lab.plugin.v1.RunRequest.ParamsEntry
+	nil,                      // 57: lab.plugin.v1.Sample.LabelsEntry
 }
 var file_benchmark_proto_depIdxs = []int32{
 	3,  // 0: lab.plugin.v1.Description.experiments:type_name -> lab.plugin.v1.Experiment
@@ -2948,49 +3787,63 @@ var file_benchmark_proto_depIdxs = []int32{
 	4,  // 6: lab.plugin.v1.Experiment.tables:type_name -> lab.plugin.v1.Table
 	7,  // 7: lab.plugin.v1.Experiment.charts:type_name -> lab.plugin.v1.Chart
 	8,  // 8: lab.plugin.v1.Experiment.writeups:type_name -> lab.plugin.v1.WriteUp
-	30, // 9: lab.plugin.v1.Table.rows:type_name -> lab.plugin.v1.Table.RowsEntry
+	37, // 9: lab.plugin.v1.Table.rows:type_name -> lab.plugin.v1.Table.RowsEntry
 	5,  // 10: lab.plugin.v1.Table.columns:type_name -> lab.plugin.v1.Column
 	7,  // 11: lab.plugin.v1.Table.chart:type_name -> lab.plugin.v1.Chart
 	6,  // 12: lab.plugin.v1.Column.baseline:type_name -> lab.plugin.v1.Baseline
 	13, // 13: lab.plugin.v1.WriteUp.references:type_name -> lab.plugin.v1.Reference
 	11, // 14: lab.plugin.v1.Param.needs:type_name -> lab.plugin.v1.Need
-	31, // 15: lab.plugin.v1.Reference.labels:type_name -> lab.plugin.v1.Reference.LabelsEntry
-	32, // 16: lab.plugin.v1.Claim.params:type_name -> lab.plugin.v1.Claim.ParamsEntry
-	15, // 17: lab.plugin.v1.Claim.ratio:type_name -> lab.plugin.v1.RatioClaim
-	16, // 18: lab.plugin.v1.Claim.range:type_name -> lab.plugin.v1.RangeClaim
-	17, // 19: lab.plugin.v1.Claim.near:type_name -> lab.plugin.v1.NearClaim
-	18, // 20: lab.plugin.v1.Claim.crossover:type_name -> lab.plugin.v1.CrossoverClaim
-	19, // 21: lab.plugin.v1.Claim.speedup:type_name -> lab.plugin.v1.SpeedupClaim
-	20, // 22: lab.plugin.v1.Claim.crash:type_name -> lab.plugin.v1.CrashClaim
-	21, // 23: lab.plugin.v1.Claim.order:type_name -> lab.plugin.v1.OrderClaim
-	33, // 24: lab.plugin.v1.RatioClaim.labels:type_name -> lab.plugin.v1.RatioClaim.LabelsEntry
-	34, // 25: lab.plugin.v1.RatioClaim.numerator_labels:type_name -> lab.plugin.v1.RatioClaim.NumeratorLabelsEntry
-	35, // 26: lab.plugin.v1.RatioClaim.denominator_labels:type_name -> lab.plugin.v1.RatioClaim.DenominatorLabelsEntry
-	36, // 27: lab.plugin.v1.RangeClaim.labels:type_name -> lab.plugin.v1.RangeClaim.LabelsEntry
-	37, // 28: lab.plugin.v1.NearClaim.labels:type_name -> lab.plugin.v1.NearClaim.LabelsEntry
-	38, // 29: lab.plugin.v1.CrossoverClaim.first_labels:type_name -> lab.plugin.v1.CrossoverClaim.FirstLabelsEntry
-	39, // 30: lab.plugin.v1.CrossoverClaim.second_labels:type_name -> lab.plugin.v1.CrossoverClaim.SecondLabelsEntry
-	40, // 31: lab.plugin.v1.SpeedupClaim.labels:type_name -> lab.plugin.v1.SpeedupClaim.LabelsEntry
-	41, // 32: lab.plugin.v1.OrderClaim.labels:type_name -> lab.plugin.v1.OrderClaim.LabelsEntry
-	42, // 33: lab.plugin.v1.RunRequest.params:type_name -> lab.plugin.v1.RunRequest.ParamsEntry
-	24, // 34: lab.plugin.v1.RunEvent.progress:type_name -> lab.plugin.v1.Progress
-	25, // 35: lab.plugin.v1.RunEvent.done:type_name -> lab.plugin.v1.Done
-	27, // 36: lab.plugin.v1.Progress.samples:type_name -> lab.plugin.v1.Sample
-	26, // 37: lab.plugin.v1.Done.response:type_name -> lab.plugin.v1.RunResponse
-	27, // 38: lab.plugin.v1.RunResponse.samples:type_name -> lab.plugin.v1.Sample
-	28, // 39: lab.plugin.v1.RunResponse.env:type_name -> lab.plugin.v1.GuestEnv
-	29, // 40: lab.plugin.v1.RunResponse.outcome:type_name -> lab.plugin.v1.Outcome
-	43, // 41: lab.plugin.v1.Sample.labels:type_name -> lab.plugin.v1.Sample.LabelsEntry
-	0,  // 42: lab.plugin.v1.Outcome.status:type_name -> lab.plugin.v1.Status
-	1,  // 43: lab.plugin.v1.Benchmark.Describe:input_type -> lab.plugin.v1.DescribeRequest
-	22, // 44: lab.plugin.v1.Benchmark.Run:input_type -> lab.plugin.v1.RunRequest
-	2,  // 45: lab.plugin.v1.Benchmark.Describe:output_type -> lab.plugin.v1.Description
-	23, // 46: lab.plugin.v1.Benchmark.Run:output_type -> lab.plugin.v1.RunEvent
-	45, // [45:47] is the sub-list for method output_type
-	43, // [43:45] is the sub-list for method input_type
-	43, // [43:43] is the sub-list for extension type_name
-	43, // [43:43] is the sub-list for extension extendee
-	0,  // [0:43] is the sub-list for field type_name
+	38, // 15: lab.plugin.v1.Reference.labels:type_name -> lab.plugin.v1.Reference.LabelsEntry
+	15, // 16: lab.plugin.v1.Claim.scope:type_name -> lab.plugin.v1.Scope
+	17, // 17: lab.plugin.v1.Claim.calibration:type_name -> lab.plugin.v1.Calibration
+	18, // 18: lab.plugin.v1.Claim.ratio:type_name -> lab.plugin.v1.RatioClaim
+	19, // 19: lab.plugin.v1.Claim.range:type_name -> lab.plugin.v1.RangeClaim
+	20, // 20: lab.plugin.v1.Claim.crossover:type_name -> lab.plugin.v1.CrossoverClaim
+	21, // 21: lab.plugin.v1.Claim.speedup:type_name -> lab.plugin.v1.SpeedupClaim
+	22, // 22: lab.plugin.v1.Claim.crash:type_name -> lab.plugin.v1.CrashClaim
+	23, // 23: lab.plugin.v1.Claim.order:type_name -> lab.plugin.v1.OrderClaim
+	25, // 24: lab.plugin.v1.Claim.equivalence:type_name -> lab.plugin.v1.EquivalenceClaim
+	26, // 25: lab.plugin.v1.Claim.diffratio:type_name -> lab.plugin.v1.DiffRatioClaim
+	27, // 26: lab.plugin.v1.Claim.trend:type_name -> lab.plugin.v1.TrendClaim
+	28, // 27: lab.plugin.v1.Claim.untestable:type_name -> lab.plugin.v1.UntestableClaim
+	39, // 28: lab.plugin.v1.Scope.params:type_name -> lab.plugin.v1.Scope.ParamsEntry
+	16, // 29: lab.plugin.v1.Scope.sweep:type_name -> lab.plugin.v1.ScopeSweep
+	40, // 30: lab.plugin.v1.RatioClaim.labels:type_name -> lab.plugin.v1.RatioClaim.LabelsEntry
+	41, // 31: lab.plugin.v1.RatioClaim.numerator_labels:type_name -> lab.plugin.v1.RatioClaim.NumeratorLabelsEntry
+	42, // 32: lab.plugin.v1.RatioClaim.denominator_labels:type_name -> lab.plugin.v1.RatioClaim.DenominatorLabelsEntry
+	43, // 33: lab.plugin.v1.RangeClaim.labels:type_name -> lab.plugin.v1.RangeClaim.LabelsEntry
+	44, // 34: lab.plugin.v1.CrossoverClaim.first_labels:type_name -> lab.plugin.v1.CrossoverClaim.FirstLabelsEntry
+	45, // 35: lab.plugin.v1.CrossoverClaim.second_labels:type_name -> lab.plugin.v1.CrossoverClaim.SecondLabelsEntry
+	46, // 36: lab.plugin.v1.SpeedupClaim.labels:type_name -> lab.plugin.v1.SpeedupClaim.LabelsEntry
+	47, // 37: lab.plugin.v1.OrderClaim.labels:type_name -> lab.plugin.v1.OrderClaim.LabelsEntry
+	24, // 38: lab.plugin.v1.OrderClaim.pairs:type_name -> lab.plugin.v1.OrderPair
+	48, // 39: lab.plugin.v1.EquivalenceClaim.labels:type_name -> lab.plugin.v1.EquivalenceClaim.LabelsEntry
+	49, // 40: lab.plugin.v1.EquivalenceClaim.numerator_labels:type_name -> lab.plugin.v1.EquivalenceClaim.NumeratorLabelsEntry
+	50, // 41: lab.plugin.v1.EquivalenceClaim.denominator_labels:type_name -> lab.plugin.v1.EquivalenceClaim.DenominatorLabelsEntry
+	51, // 42: lab.plugin.v1.DiffRatioClaim.labels:type_name -> lab.plugin.v1.DiffRatioClaim.LabelsEntry
+	52, // 43: lab.plugin.v1.TrendClaim.labels:type_name -> lab.plugin.v1.TrendClaim.LabelsEntry
+	53, // 44: lab.plugin.v1.TrendClaim.numerator_labels:type_name -> lab.plugin.v1.TrendClaim.NumeratorLabelsEntry
+	54, // 45: lab.plugin.v1.TrendClaim.denominator_labels:type_name -> lab.plugin.v1.TrendClaim.DenominatorLabelsEntry
+	55, // 46: lab.plugin.v1.UntestableClaim.instead_labels:type_name -> lab.plugin.v1.UntestableClaim.InsteadLabelsEntry
+	56, // 47: lab.plugin.v1.RunRequest.params:type_name -> lab.plugin.v1.RunRequest.ParamsEntry
+	31, // 48: lab.plugin.v1.RunEvent.progress:type_name -> lab.plugin.v1.Progress
+	32, // 49: lab.plugin.v1.RunEvent.done:type_name -> lab.plugin.v1.Done
+	34, // 50: lab.plugin.v1.Progress.samples:type_name -> lab.plugin.v1.Sample
+	33, // 51: lab.plugin.v1.Done.response:type_name -> lab.plugin.v1.RunResponse
+	34, // 52: lab.plugin.v1.RunResponse.samples:type_name -> lab.plugin.v1.Sample
+	35, // 53: lab.plugin.v1.RunResponse.env:type_name -> lab.plugin.v1.GuestEnv
+	36, // 54: lab.plugin.v1.RunResponse.outcome:type_name -> lab.plugin.v1.Outcome
+	57, // 55: lab.plugin.v1.Sample.labels:type_name -> lab.plugin.v1.Sample.LabelsEntry
+	0,  // 56: lab.plugin.v1.Outcome.status:type_name -> lab.plugin.v1.Status
+	1,  // 57: lab.plugin.v1.Benchmark.Describe:input_type -> lab.plugin.v1.DescribeRequest
+	29, // 58: lab.plugin.v1.Benchmark.Run:input_type -> lab.plugin.v1.RunRequest
+	2,  // 59: lab.plugin.v1.Benchmark.Describe:output_type -> lab.plugin.v1.Description
+	30, // 60: lab.plugin.v1.Benchmark.Run:output_type -> lab.plugin.v1.RunEvent
+	59, // [59:61] is the sub-list for method output_type
+	57, // [57:59] is the sub-list for method input_type
+	57, // [57:57] is the sub-list for extension type_name
+	57, // [57:57] is the sub-list for extension extendee
+	0,  // [0:57] is the sub-list for field type_name
 }
 
 func init() { file_benchmark_proto_init() }
@@ -3002,17 +3855,19 @@ func file_benchmark_proto_init() {
 	file_benchmark_proto_msgTypes[13].OneofWrappers = []any{
 		(*Claim_Ratio)(nil),
 		(*Claim_Range)(nil),
-		(*Claim_Near)(nil),
 		(*Claim_Crossover)(nil),
 		(*Claim_Speedup)(nil),
 		(*Claim_Crash)(nil),
 		(*Claim_Order)(nil),
+		(*Claim_Equivalence)(nil),
+		(*Claim_Diffratio)(nil),
+		(*Claim_Trend)(nil),
+		(*Claim_Untestable)(nil),
 	}
-	file_benchmark_proto_msgTypes[14].OneofWrappers = []any{}
-	file_benchmark_proto_msgTypes[15].OneofWrappers = []any{}
 	file_benchmark_proto_msgTypes[17].OneofWrappers = []any{}
 	file_benchmark_proto_msgTypes[18].OneofWrappers = []any{}
-	file_benchmark_proto_msgTypes[22].OneofWrappers = []any{
+	file_benchmark_proto_msgTypes[20].OneofWrappers = []any{}
+	file_benchmark_proto_msgTypes[29].OneofWrappers = []any{
 		(*RunEvent_Progress)(nil),
 		(*RunEvent_Done)(nil),
 	}
@@ -3022,7 +3877,7 @@ func file_benchmark_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_benchmark_proto_rawDesc), len(file_benchmark_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   43,
+			NumMessages:   57,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -23,30 +23,80 @@ const (
 	// Inconclusive: too few samples, or too much noise, to decide.
 	Inconclusive = "inconclusive"
 	// NotComparable: an absolute time measured under a clock that does
-	// not make absolute times comparable.
+	// not make absolute times comparable, or under icount with the
+	// published figure inside the calibrated interval.
 	NotComparable = "not comparable"
-	// NotRun: no run decided the claim.
+	// NotRun: no in-scope run decided the claim.
 	NotRun = "not run"
+	// Untestable: a property of the original platform (Windows' Sleep,
+	// .NET's Thread.Start, Solaris' fork) that a Linux guest cannot show.
+	Untestable = "untestable here"
+	// ClockDependent, KernelDependent and ClockKernelDependent: in-scope
+	// strata decided both ways, and they differ in their clock, their
+	// kernel (Debian or era variant), or both. Headline verdicts only.
+	ClockDependent       = "clock-dependent"
+	KernelDependent      = "kernel-dependent"
+	ClockKernelDependent = "clock- and kernel-dependent"
 )
 
-// Verdict is what a claim's rule said about one run (or, for a speedup,
-// a pair of runs), with the numbers that decided it.
+// VerdictOrder lists every verdict in the order counts and tables give
+// them.
+var VerdictOrder = []string{Reproduced, NotReproduced, ClockDependent, KernelDependent, ClockKernelDependent,
+	Inconclusive, NotComparable, Untestable, NotRun}
+
+// Verdict is what a claim's rule said about its evidence: at run time one
+// run's (for a speedup, with the other profile's runs), in `lab claims`
+// and the report every in-scope stored sample's. A headline verdict
+// combines its Strata (docs/claims.md, "Verdict kinds").
 type Verdict struct {
 	Claim     string `json:"claim"`
+	PartOf    string `json:"part_of,omitempty"`
 	Kind      string `json:"kind"`
 	Statement string `json:"statement"`
 	Verdict   string `json:"verdict"`
-	// Reason says why, in one line carrying the deciding numbers.
+	// Reason says why, in one line carrying the deciding numbers, and
+	// ends with the claim's fidelity note.
 	Reason string `json:"reason"`
 	// Rule is the rule applied, in words.
 	Rule    string   `json:"rule"`
 	Numbers []Number `json:"numbers,omitempty"`
-	// Runs are the runs whose samples decided it: this run, and for a
-	// speedup the other run.
+	// Runs are the runs whose samples decided it, sorted.
 	Runs []string `json:"runs,omitempty"`
 	// Note qualifies the verdict: the clock under which an absolute time
 	// was decided, a profile other than the claim's.
 	Note string `json:"note,omitempty"`
+	// ByConstruction is set when the claim is true by construction of
+	// the workload (why); the report counts such verdicts apart.
+	ByConstruction string `json:"by_construction,omitempty"`
+	// Fidelity is what our machine cannot show for this claim.
+	Fidelity string `json:"fidelity,omitempty"`
+	// Strata are the verdicts of each stratum (profile, clock,
+	// accelerator) the headline combines, in a fixed order.
+	Strata []Stratum `json:"strata,omitempty"`
+	// OutOfScope are the stored runs of the claim's experiment that do
+	// not decide it, each with why.
+	OutOfScope []RunReason `json:"out_of_scope,omitempty"`
+}
+
+// Stratum is a claim's verdict from the evidence of one profile (its own
+// kernel), clock and accelerator; strata are never pooled.
+type Stratum struct {
+	// Profile is the profile the runs ran on (for a kind across
+	// profiles, "baseline vs profile"); Kernel its kernel id.
+	Profile     string   `json:"profile"`
+	Kernel      string   `json:"kernel,omitempty"`
+	Clock       string   `json:"clock"`
+	Accelerator string   `json:"accelerator"`
+	Verdict     string   `json:"verdict"`
+	Reason      string   `json:"reason"`
+	Numbers     []Number `json:"numbers,omitempty"`
+	Runs        []string `json:"runs,omitempty"`
+}
+
+// RunReason is a stored run and why it does not decide a claim.
+type RunReason struct {
+	Run    string `json:"run"`
+	Reason string `json:"reason"`
 }
 
 // Number is one number that decided a verdict.

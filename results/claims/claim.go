@@ -38,21 +38,10 @@ func RuleText(c *results.Claim) string {
 		r := c.Range
 		return fmt.Sprintf("%s in %s %s%s (%s)%s", r.Metric, boundsText(r.Min, r.Max), r.Unit, seriesNote(r.Labels),
 			SignRule, absoluteNote(r.Unit))
-	case c.Near != nil:
-		n := c.Near
-		return fmt.Sprintf("%s within %s of %s %s, i.e. in %s..%s %s%s (%s)%s", n.Metric, results.FormatValue(n.Tolerance),
-			results.FormatValue(n.Value), n.Unit, results.FormatValue(n.Value-n.Tolerance), results.FormatValue(n.Value+n.Tolerance), n.Unit,
-			seriesNote(n.Labels), SignRule, absoluteNote(n.Unit))
 	case c.Crossover != nil:
 		x := c.Crossover
-		where := "nowhere in the sweep"
-		if x.At != nil {
-			where = fmt.Sprintf("at %s +- %s", results.FormatValue(*x.At), results.FormatValue(x.Tolerance))
-		}
+		where := fmt.Sprintf("inside [%s, %s]", results.FormatValue(x.BandStart), results.FormatValue(x.BandEnd))
 		way := ""
-		if x.FirstLowerBefore {
-			way = fmt.Sprintf(", %s below before the crossing and above after it", results.SeriesLabel(x.First, x.FirstLabels))
-		}
 		return fmt.Sprintf("the curves of %s and %s over %s cross %s%s; at each point which is larger by %s; the crossing interpolated linearly between the points where the order flips",
 			results.SeriesLabel(x.First, x.FirstLabels), results.SeriesLabel(x.Second, x.SecondLabels), x.Sweep, where, way, RankRule)
 	case c.Speedup != nil:
@@ -167,10 +156,12 @@ func joinNote(a, b string) string {
 }
 
 func decide(c *results.Claim, r *results.Result, store []*results.Result) results.Verdict {
-	for _, k := range results.SortedKeys(c.Params) {
-		if got := r.Parameters[k]; got != c.Params[k] {
-			return results.Verdict{Verdict: results.NotRun, Reason: fmt.Sprintf("decided only by runs with %s; this run had %s=%s",
-				results.FormatLabels(c.Params), k, results.OrUnknown(got))}
+	if c.Scope != nil {
+		for _, k := range results.SortedKeys(c.Scope.Params) {
+			if got := r.Parameters[k]; got != c.Scope.Params[k] {
+				return results.Verdict{Verdict: results.NotRun, Reason: fmt.Sprintf("decided only by runs with %s; this run had %s=%s",
+					results.FormatLabels(c.Scope.Params), k, results.OrUnknown(got))}
+			}
 		}
 	}
 	if c.Kind == contract.KindCrash {
@@ -190,12 +181,6 @@ func decide(c *results.Claim, r *results.Result, store []*results.Result) result
 		return factorVerdict(results.SeriesLabel(q.Numerator, q.NumeratorLabels), results.SeriesLabel(q.Denominator, q.DenominatorLabels), x, y, q.Min, q.Max)
 	case contract.KindRange:
 		return rangeVerdict(r, c.Range.Metric, c.Range.Labels, c.Range.Unit, c.Range.Min, c.Range.Max)
-	case contract.KindNear:
-		n := c.Near
-		lo, hi := n.Value-n.Tolerance, n.Value+n.Tolerance
-		v := rangeVerdict(r, n.Metric, n.Labels, n.Unit, &lo, &hi)
-		v.Numbers = append(v.Numbers, results.Number{Name: "published", Value: n.Value, Unit: n.Unit})
-		return v
 	case contract.KindCrossover:
 		return crossoverVerdict(c.Crossover, r)
 	case contract.KindSpeedup:

@@ -295,8 +295,9 @@ func crossoverVerdict(c *contract.CrossoverClaim, r *results.Result) results.Ver
 		v.Numbers = append(v.Numbers, results.Number{Name: "crossing", Value: k.at}, results.Number{Name: "between", Value: k.lo}, results.Number{Name: "and", Value: k.hi})
 	}
 	first, lastX := sweep[0].x, sweep[len(sweep)-1].x
+	at, tol := (c.BandStart+c.BandEnd)/2, (c.BandEnd-c.BandStart)/2
 	switch {
-	case c.None:
+	case false:
 		switch {
 		case len(cross) > 0:
 			v.Verdict = results.NotReproduced
@@ -313,15 +314,15 @@ func crossoverVerdict(c *contract.CrossoverClaim, r *results.Result) results.Ver
 		v.Reason += fmt.Sprintf("; the curves cross %d times", len(cross))
 	case len(cross) == 1:
 		k := cross[0]
-		lo, hi := *c.At-c.Tolerance, *c.At+c.Tolerance
-		v.Numbers = append(v.Numbers, results.Number{Name: "claimed", Value: *c.At}, results.Number{Name: "tolerance", Value: c.Tolerance})
+		lo, hi := at-tol, at+tol
+		v.Numbers = append(v.Numbers, results.Number{Name: "claimed", Value: at}, results.Number{Name: "tolerance", Value: tol})
 		switch {
-		case c.FirstLowerBefore && !k.up:
+		case c.Before == contract.BeforeBelow && !k.up:
 			v.Verdict = results.NotReproduced
 			v.Reason += fmt.Sprintf("; crossing near %s (between %s and %s), but the wrong way: %s is higher before it and lower after", results.FormatValue(k.at), results.FormatValue(k.lo), results.FormatValue(k.hi), firstName)
 		case k.at >= lo && k.at <= hi:
 			v.Verdict = results.Reproduced
-			v.Reason += fmt.Sprintf("; crossing near %s (between %s and %s), claimed %s +- %s", results.FormatValue(k.at), results.FormatValue(k.lo), results.FormatValue(k.hi), results.FormatValue(*c.At), results.FormatValue(c.Tolerance))
+			v.Reason += fmt.Sprintf("; crossing near %s (between %s and %s), claimed %s +- %s", results.FormatValue(k.at), results.FormatValue(k.lo), results.FormatValue(k.hi), results.FormatValue(at), results.FormatValue(tol))
 		case k.hi < lo || k.lo > hi:
 			v.Verdict = results.NotReproduced
 			v.Reason += fmt.Sprintf("; crossing between %s and %s (near %s), outside %s..%s", results.FormatValue(k.lo), results.FormatValue(k.hi), results.FormatValue(k.at), results.FormatValue(lo), results.FormatValue(hi))
@@ -329,9 +330,9 @@ func crossoverVerdict(c *contract.CrossoverClaim, r *results.Result) results.Ver
 			v.Verdict = results.Inconclusive
 			v.Reason += fmt.Sprintf("; crossing between %s and %s (interpolated %s, outside %s..%s): the sweep is too coarse there, add points", results.FormatValue(k.lo), results.FormatValue(k.hi), results.FormatValue(k.at), results.FormatValue(lo), results.FormatValue(hi))
 		}
-	case ties || *c.At+c.Tolerance < first || *c.At-c.Tolerance > lastX:
+	case ties || at+tol < first || at-tol > lastX:
 		v.Verdict = results.Inconclusive
-		v.Reason += fmt.Sprintf("; no flip found, but the curves are within the noise somewhere or the sweep %s..%s does not reach %s", results.FormatValue(first), results.FormatValue(lastX), results.FormatValue(*c.At))
+		v.Reason += fmt.Sprintf("; no flip found, but the curves are within the noise somewhere or the sweep %s..%s does not reach %s", results.FormatValue(first), results.FormatValue(lastX), results.FormatValue(at))
 	default:
 		v.Verdict = results.NotReproduced
 		v.Reason += fmt.Sprintf("; no crossing anywhere in %s..%s", results.FormatValue(first), results.FormatValue(lastX))

@@ -64,8 +64,6 @@ func aboutSweep(c *results.Claim, keys []string) bool {
 		labels = []map[string]string{c.Ratio.Labels, c.Ratio.NumeratorLabels, c.Ratio.DenominatorLabels}
 	case c.Range != nil:
 		labels = []map[string]string{c.Range.Labels}
-	case c.Near != nil:
-		labels = []map[string]string{c.Near.Labels}
 	case c.Speedup != nil:
 		labels = []map[string]string{c.Speedup.Labels}
 	}

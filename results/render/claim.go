@@ -27,8 +27,8 @@ func WriteClaim(w io.Writer, s claims.ClaimStatus) {
 	if c.Rationale != "" {
 		rows = append(rows, [2]string{"rationale", c.Rationale})
 	}
-	if len(c.Params) > 0 {
-		rows = append(rows, [2]string{"only runs with", results.FormatLabels(c.Params)})
+	if len(c.ScopeParams()) > 0 {
+		rows = append(rows, [2]string{"only runs with", results.FormatLabels(c.ScopeParams())})
 	}
 	rows = append(rows, [2]string{"verdict", s.Verdict})
 	for _, r := range rows {

@@ -47,17 +47,15 @@ func crossoverMarks(claims []results.Claim, x string, numericX bool) []mark {
 	var out []mark
 	for _, c := range claims {
 		k := c.Crossover
-		if k == nil || k.Sweep != x || k.At == nil || !numericX {
+		if k == nil || k.Sweep != x || !numericX {
 			continue
 		}
-		name := fmt.Sprintf("%s published crossover %s=%s", c.ID, x, results.FormatValue(*k.At))
-		if k.Tolerance > 0 {
-			name += " ±" + results.FormatValue(k.Tolerance)
-		}
+		at, tol := (k.BandStart+k.BandEnd)/2, (k.BandEnd-k.BandStart)/2
+		name := fmt.Sprintf("%s published crossover %s=%s..%s", c.ID, x, results.FormatValue(k.BandStart), results.FormatValue(k.BandEnd))
 		if c.Profile != "" {
 			name += " (" + c.Profile + ")"
 		}
-		out = append(out, mark{name: name, id: c.ID, at: *k.At, tol: k.Tolerance})
+		out = append(out, mark{name: name, id: c.ID, at: at, tol: tol})
 	}
 	return out
 }

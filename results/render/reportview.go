@@ -66,11 +66,11 @@ func claimHint(c results.Claim) string {
 	switch {
 	case c.Speedup != nil:
 		s := c.Speedup
-		return fmt.Sprintf("lab run %s -e %s --profile %s --profile %s%s --repeat 6", c.Plugin, c.Bench, s.Baseline, s.Profile, paramFlags(c.Params))
+		return fmt.Sprintf("lab run %s -e %s --profile %s --profile %s%s --repeat 6", c.Plugin, c.Bench, s.Baseline, s.Profile, paramFlags(c.ScopeParams()))
 	case c.Crossover != nil:
-		return fmt.Sprintf("lab run %s -e %s%s%s --sweep %s=V1,V2,... --repeat 6", c.Plugin, c.Bench, profileFlag(c.Profile), paramFlags(c.Params), c.Crossover.Sweep)
+		return fmt.Sprintf("lab run %s -e %s%s%s --sweep %s=V1,V2,... --repeat 6", c.Plugin, c.Bench, profileFlag(c.Profile), paramFlags(c.ScopeParams()), c.Crossover.Sweep)
 	}
-	return runHint(c.Plugin, c.Bench, c.Profile, c.Params)
+	return runHint(c.Plugin, c.Bench, c.Profile, c.ScopeParams())
 }
 
 func profileFlag(p string) string {
@@ -96,7 +96,7 @@ func claimViewOf(s claims.ClaimStatus, anchor, expAnchor string, runAnchor map[s
 	}
 	cv := claimView{ID: c.ID, Anchor: anchor, Verdict: orNotRun(s.Verdict), Class: verdictClass(orNotRun(s.Verdict)),
 		Statement: c.Statement, Source: c.Source, Machine: machine, Rule: s.Rule, Rationale: c.Rationale,
-		Params: results.FormatLabels(c.Params), Plugin: c.Plugin, Bench: c.Bench, ExpAnchor: expAnchor, Decided: len(s.Runs)}
+		Params: results.FormatLabels(c.ScopeParams()), Plugin: c.Plugin, Bench: c.Bench, ExpAnchor: expAnchor, Decided: len(s.Runs)}
 	if s.Latest == nil {
 		cv.Reason = "no stored run decided it"
 		cv.HowTo = claimHint(c)

@@ -48,6 +48,22 @@ type Profile struct {
 	// the kernel, the name, the summary and the original's differences
 	// must be the same (CheckVariant).
 	VariantOf string `yaml:"variant_of,omitempty" json:"variant_of,omitempty"`
+	// Calibration is the speed of the machine the profile stands for,
+	// for absolute times under icount (docs/claims.md, "Calibration");
+	// nil: absolute times on this profile are never comparable. A
+	// variant inherits its base profile's.
+	Calibration *Calibration `yaml:"calibration,omitempty" json:"calibration,omitempty"`
+}
+
+// Calibration is an interval of guest instructions per ns that the
+// original machine plausibly ran the measured (kernel) code at: its clock
+// times a plausible IPC, with where that comes from.
+type Calibration struct {
+	InstrPerNsLo float64 `yaml:"instr_per_ns_lo" json:"instr_per_ns_lo"`
+	InstrPerNsHi float64 `yaml:"instr_per_ns_hi" json:"instr_per_ns_hi"`
+	Basis        string  `yaml:"basis" json:"basis"`
+	// Confidence is low, medium or high.
+	Confidence string `yaml:"confidence,omitempty" json:"confidence,omitempty"`
 }
 
 // Original is the historical machine a profile stands for.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -282,6 +283,54 @@ func TestRunRequests(t *testing.T) {
 	if v := one("vm_size_per_thread_kb"); v < 64 {
 		t.Errorf("vm_size_per_thread_kb = %v, want >= 64", v)
 	}
+	// CPU time from CLOCK_PROCESS_CPUTIME_ID resolves even 40 short
+	// sleeps; starting and handing the lock to 40 threads costs more.
+	if one("serial_cpu_ms") <= 0 || one("threaded_cpu_ms") <= one("serial_cpu_ms") {
+		t.Errorf("serial_cpu_ms %v, threaded_cpu_ms %v; want both > 0, threaded above serial", one("serial_cpu_ms"), one("threaded_cpu_ms"))
+	}
+}
+
+// As in the source, the main thread holds the lock while it starts the
+// threads: no thread takes it, so no request starts, before the last
+// pthread_create has returned (the first_lock_ms its log reports is
+// never below start_ms), with one thread or many.
+func TestRunRequestsLockHeld(t *testing.T) {
+	dir := buildWorkloads(t, "gcc")
+	for _, n := range []string{"1", "200"} {
+		resp := run(t, dir, "requests", map[string]string{"requests": n, "delay_ms": "0"}, 3)
+		if resp.Outcome.Status != plugins.StatusOK {
+			t.Fatalf("requests=%s: outcome = %+v", n, resp.Outcome)
+		}
+		starts := bySeries(resp.Samples)["start_ms"]
+		firsts := logValues(t, resp.Log, "first_lock_ms")
+		if len(firsts) != 3 || len(starts) != 3 {
+			t.Fatalf("requests=%s: first_lock_ms %v, start_ms %v; want 3 of each\n%s", n, firsts, starts, resp.Log)
+		}
+		for i := range firsts {
+			if firsts[i] < starts[i] {
+				t.Errorf("requests=%s repeat %d: a thread took the lock %v ms after the first create, before the start loop ended (%v ms)",
+					n, i, firsts[i], starts[i])
+			}
+		}
+	}
+}
+
+// logValues are the values of key in a workload log's "key value unit"
+// lines, in order.
+func logValues(t *testing.T, log, key string) []float64 {
+	t.Helper()
+	var out []float64
+	for _, line := range strings.Split(log, "\n") {
+		f := strings.Fields(line)
+		if len(f) >= 2 && f[0] == key {
+			v, err := strconv.ParseFloat(f[1], 64)
+			if err != nil {
+				t.Fatalf("log line %q: %v", line, err)
+			}
+			out = append(out, v)
+		}
+	}
+	return out
 }
 
 // A run past its deadline stops mid-workload.

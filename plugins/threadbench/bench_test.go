@@ -2,8 +2,12 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"os"
+	"path/filepath"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -42,11 +46,13 @@ func TestDescription(t *testing.T) {
 	}
 	// The claims of SEEDS.md threadbench decides, each with its experiment.
 	want := map[string]struct{ exp, kind string }{
-		"E1.1": {"hello", plugins.KindCrossover}, "E1.2": {"hello", plugins.KindCrossover},
-		"E1.5": {"hello", plugins.KindRatio}, "E1.8": {"hello", plugins.KindSpeedup},
-		"E1.3": {"limit", plugins.KindCrash}, "E1.4": {"limit", plugins.KindRange},
-		"E4.1": {"requests", plugins.KindNear}, "E4.2": {"requests", plugins.KindNear},
-		"E4.3": {"requests", plugins.KindRange}, "E4.4": {"requests", plugins.KindRatio},
+		"E1.1": {"hello", plugins.KindCrossover}, "E1.2a": {"hello", plugins.KindCrossover}, "E1.2b": {"hello", plugins.KindEquivalence},
+		"E1.4b": {"hello", plugins.KindTrend}, "E1.5": {"hello", plugins.KindEquivalence},
+		"E1.8a": {"hello", plugins.KindSpeedup}, "E1.8b": {"hello", plugins.KindEquivalence},
+		"E1.3a": {"limit", plugins.KindRange}, "E1.3b": {"limit", plugins.KindCrash}, "E1.4a": {"limit", plugins.KindCrash},
+		"E4.1": {"requests", plugins.KindUntestable}, "E4.2": {"requests", plugins.KindUntestable},
+		"E4.3": {"requests", plugins.KindUntestable}, "E4.4": {"requests", plugins.KindEquivalence},
+		"E4.5": {"requests", plugins.KindRatio},
 	}
 	got := map[string]struct{ exp, kind string }{}
 	for _, e := range d.Experiments {
@@ -57,8 +63,25 @@ func TestDescription(t *testing.T) {
 			}
 			// Only values the experiment accepts: a claim restricted to a
 			// value no run can have is never decided.
-			if _, _, err := d.Resolve(e.Name, c.Params); err != nil {
-				t.Errorf("claim %s params %v: %v", c.ID, c.Params, err)
+			if c.Scope == nil {
+				continue
+			}
+			// In canonical form too: a run's parameters are compared as text.
+			if _, params, err := d.Resolve(e.Name, c.Scope.Params); err != nil {
+				t.Errorf("claim %s scope params %v: %v", c.ID, c.Scope.Params, err)
+			} else {
+				for k, v := range c.Scope.Params {
+					if params[k] != v {
+						t.Errorf("claim %s scope param %s=%s is not canonical (%s)", c.ID, k, v, params[k])
+					}
+				}
+			}
+			if sw := c.Scope.Sweep; sw != nil {
+				for _, v := range sw.Points {
+					if _, params, err := d.Resolve(e.Name, map[string]string{sw.Key: v}); err != nil || params[sw.Key] != v {
+						t.Errorf("claim %s sweep point %s=%s: %v (canonical %q)", c.ID, sw.Key, v, err, params[sw.Key])
+					}
+				}
 			}
 		}
 	}
@@ -75,6 +98,105 @@ func TestDescription(t *testing.T) {
 			t.Errorf("Resolve(%q, nil)[%s] = %q, %v; want %s", tc.exp, tc.param, params[tc.param], err, tc.want)
 		}
 	}
+}
+
+// convention is one of the named word conventions a claim may cite
+// (results/claims/conventions.json, read as data: a plugin imports
+// nothing of results).
+type convention struct {
+	Name string `json:"name"`
+}
+
+// Every claim says which runs decide it, where its bounds come from, what
+// our machine cannot show and which word conventions it follows; one that
+// is true by construction says so.
+func TestClaimsScoped(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("..", "..", "results", "claims", "conventions.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var conventions []convention
+	if err := json.Unmarshal(b, &conventions); err != nil {
+		t.Fatal(err)
+	}
+	known := map[string]bool{}
+	for _, c := range conventions {
+		known[c.Name] = true
+	}
+	if len(known) == 0 {
+		t.Fatal("no conventions in results/claims/conventions.json")
+	}
+	// Claims whose words need no convention to read, and why.
+	literal := map[string]string{"E1.4a": "the runs succeed at the article's points: no word to read"}
+	byConstruction := []string{"E1.3a", "E1.4a", "E4.4"}
+	d := testBench().desc
+	for _, e := range d.Experiments {
+		for _, c := range e.Claims {
+			if c.Rationale == "" || c.Fidelity == "" || c.SourceWords == "" || c.Source == "" {
+				t.Errorf("claim %s lacks a rationale, a fidelity note, source or source words", c.ID)
+			}
+			if len(c.Conventions) == 0 && literal[c.ID] == "" {
+				t.Errorf("claim %s names no word convention", c.ID)
+			}
+			for _, n := range c.Conventions {
+				if !known[n] {
+					t.Errorf("claim %s names convention %q, not in results/claims/conventions.json", c.ID, n)
+				}
+			}
+			if c.Untestable == nil && (c.Scope == nil || len(c.Scope.Profiles) == 0) {
+				t.Errorf("claim %s has no scope profiles: no run could decide it", c.ID)
+			}
+			if c.Scope != nil && len(c.Scope.Clocks) == 0 {
+				t.Errorf("claim %s does not say which clocks decide it", c.ID)
+			}
+			if slices.Contains(byConstruction, c.ID) != (c.ByConstruction != "") {
+				t.Errorf("claim %s by construction = %q; want it set for %v only", c.ID, c.ByConstruction, byConstruction)
+			}
+			// A crossover's band edges, and every point a rule needs, are
+			// sweep points the scope requires.
+			if x := c.Crossover; x != nil {
+				sw := c.Scope.Sweep
+				for _, edge := range []float64{x.BandStart, x.BandEnd} {
+					p := strconv.FormatFloat(edge, 'f', -1, 64)
+					if sw == nil || sw.Key != x.Sweep || !slices.Contains(sw.Required, p) {
+						t.Errorf("claim %s: band edge %s=%s is not a required sweep point of its scope", c.ID, x.Sweep, p)
+					}
+				}
+			}
+			if x := c.Trend; x != nil && (c.Scope.Sweep == nil || c.Scope.Sweep.Key != x.Sweep || len(c.Scope.Sweep.Required) < 2) {
+				t.Errorf("claim %s: a trend needs its sweep's smallest and largest points required", c.ID)
+			}
+			if x := c.Crash; x != nil && (c.Scope.Sweep == nil || c.Scope.Sweep.Key != x.Param || len(c.Scope.Sweep.Required) == 0) {
+				t.Errorf("claim %s: a crash claim needs its bracket as required points of %s", c.ID, x.Param)
+			}
+			// E4's workload changed in 0.2.0 (the lock held while the
+			// threads start, CPU from CLOCK_PROCESS_CPUTIME_ID): older
+			// runs measured something else.
+			if strings.HasPrefix(c.ID, "E4.") {
+				if v := c.Scope.MinPluginVersion; v == "" || !versionAtMost(v, d.Version) || !versionAtMost("0.2.0", v) {
+					t.Errorf("claim %s min plugin version %q; want 0.2.0 or later, at most the plugin's %s", c.ID, v, d.Version)
+				}
+			}
+		}
+	}
+}
+
+// versionAtMost says whether dotted version a is at most b.
+func versionAtMost(a, b string) bool {
+	x, y := strings.Split(a, "."), strings.Split(b, ".")
+	for i := 0; i < len(x) || i < len(y); i++ {
+		var p, q int
+		if i < len(x) {
+			p, _ = strconv.Atoi(x[i])
+		}
+		if i < len(y) {
+			q, _ = strconv.Atoi(y[i])
+		}
+		if p != q {
+			return p < q
+		}
+	}
+	return true
 }
 
 func TestModes(t *testing.T) {

@@ -167,12 +167,20 @@ func LoadCatalog(userDir string, files ...string) (*Catalog, error) {
 			return nil, fmt.Errorf("%s: %w", c.sources[n], err)
 		}
 	}
+	// A variant is its base's machine: it inherits its calibration.
+	for n, p := range c.profiles {
+		if p.VariantOf != "" {
+			p.Calibration = c.profiles[p.VariantOf].Calibration
+			c.profiles[n] = p
+		}
+	}
 	return c, nil
 }
 
 // CheckVariant checks p's variant_of against the profiles it may name: the
 // profile must exist, not be a variant itself, and have p's machine in
-// every field but the kernel (and the name, summary and original).
+// every field but the kernel (and the name, summary and original); p
+// sets no calibration of its own, it inherits the base's.
 func CheckVariant(p Profile, profiles map[string]Profile) error {
 	if p.VariantOf == "" {
 		return nil
@@ -185,11 +193,14 @@ func CheckVariant(p Profile, profiles map[string]Profile) error {
 		return fmt.Errorf("profile %s: variant_of: %s is itself a variant of %s; name %s", p.Name, base.Name, base.VariantOf, base.VariantOf)
 	case base.Kernel == p.Kernel:
 		return fmt.Errorf("profile %s: variant_of: %s boots the same kernel (%s); a variant differs in its kernel", p.Name, base.Name, p.Kernel)
+	case p.Calibration != nil:
+		return fmt.Errorf("profile %s: calibration: a variant inherits %s's (the same machine); remove its own", p.Name, base.Name)
 	}
-	// The machine: everything but what a variant may change.
+	// The machine: everything but what a variant may change (and the
+	// calibration, which it inherits).
 	a, b := p, base
 	for _, q := range []*Profile{&a, &b} {
-		q.Name, q.Summary, q.Original, q.Kernel, q.VariantOf, q.Experiments = "", "", Original{}, "", "", nil
+		q.Name, q.Summary, q.Original, q.Kernel, q.VariantOf, q.Experiments, q.Calibration = "", "", Original{}, "", "", nil, nil
 	}
 	ja, _ := json.Marshal(a)
 	jb, _ := json.Marshal(b)

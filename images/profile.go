@@ -51,7 +51,8 @@ type Profile struct {
 	// Calibration is the speed of the machine the profile stands for,
 	// for absolute times under icount (docs/claims.md, "Calibration");
 	// nil: absolute times on this profile are never comparable. A
-	// variant inherits its base profile's.
+	// variant inherits its base profile's: it may not write its own
+	// (CheckVariant), and LoadCatalog gives it the base's.
 	Calibration *Calibration `yaml:"calibration,omitempty" json:"calibration,omitempty"`
 }
 
@@ -61,10 +62,15 @@ type Profile struct {
 type Calibration struct {
 	InstrPerNsLo float64 `yaml:"instr_per_ns_lo" json:"instr_per_ns_lo"`
 	InstrPerNsHi float64 `yaml:"instr_per_ns_hi" json:"instr_per_ns_hi"`
-	Basis        string  `yaml:"basis" json:"basis"`
-	// Confidence is low, medium or high.
+	// Basis says where the interval comes from: the clock, the IPC
+	// reasoning and its source.
+	Basis string `yaml:"basis" json:"basis"`
+	// Confidence is one of Confidences.
 	Confidence string `yaml:"confidence,omitempty" json:"confidence,omitempty"`
 }
+
+// Confidences are the confidence levels a calibration states.
+var Confidences = []string{"low", "medium", "high"}
 
 // Original is the historical machine a profile stands for.
 type Original struct {

@@ -136,6 +136,20 @@ func TestValidateRejects(t *testing.T) {
 		{"clock", func(p *Profile) { p.Clock = "realtime" }, []string{"clock:", "host, icount"}},
 		{"clock shift", func(p *Profile) { p.Clock = "icount:11" }, []string{"clock:", "0 <= N <= 10"}},
 		{"icount smp", func(p *Profile) { p.Clock = "icount:2" }, []string{"clock:", "exactly one online CPU", "SMP bring-up"}},
+		{"calibration zero", func(p *Profile) { p.Calibration = &Calibration{InstrPerNsHi: 1, Basis: "b", Confidence: "low"} },
+			[]string{"calibration.instr_per_ns_lo:", "0 < instr_per_ns_lo <= instr_per_ns_hi"}},
+		{"calibration upside down", func(p *Profile) {
+			p.Calibration = &Calibration{InstrPerNsLo: 1.2, InstrPerNsHi: 0.5, Basis: "b", Confidence: "low"}
+		}, []string{"calibration.instr_per_ns_lo:", "1.2..0.5"}},
+		{"calibration no basis", func(p *Profile) {
+			p.Calibration = &Calibration{InstrPerNsLo: 0.5, InstrPerNsHi: 1.2, Basis: " ", Confidence: "low"}
+		},
+			[]string{"calibration.basis:", "where the interval comes from"}},
+		{"calibration confidence", func(p *Profile) {
+			p.Calibration = &Calibration{InstrPerNsLo: 0.5, InstrPerNsHi: 1.2, Basis: "b", Confidence: "certain"}
+		}, []string{"calibration.confidence:", `"certain" is not one of low, medium, high`}},
+		{"calibration no confidence", func(p *Profile) { p.Calibration = &Calibration{InstrPerNsLo: 0.5, InstrPerNsHi: 1.2, Basis: "b"} },
+			[]string{"calibration.confidence:"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -168,6 +182,9 @@ func TestValidateAccepts(t *testing.T) {
 		{"fb", func(p *Profile) { p.Console = "fb" }},
 		{"imported kernel", func(p *Profile) { p.Kernel = "my-2.6.32" }},
 		{"i386 max memory", func(p *Profile) { p.MemoryMB = 3072 }},
+		{"calibration", func(p *Profile) {
+			p.Calibration = &Calibration{InstrPerNsLo: 0.5, InstrPerNsHi: 0.5, Basis: "b", Confidence: "high"}
+		}},
 	}
 	for _, tt := range tests {
 		p := validProfile()
@@ -436,6 +453,7 @@ func TestCheckVariant(t *testing.T) {
 	base := all["celeron-2.4"]
 	good := base
 	good.Name, good.Kernel, good.VariantOf, good.Summary = "mine", "era-2.4-i386", "celeron-2.4", "mine"
+	good.Calibration = nil // inherited
 	if err := CheckVariant(good, all); err != nil {
 		t.Fatalf("a variant differing in its kernel: %v", err)
 	}
@@ -450,6 +468,7 @@ func TestCheckVariant(t *testing.T) {
 		{"memory", func(p *Profile) { p.MemoryMB = 512 }, "is another machine"},
 		{"cpu", func(p *Profile) { p.CPU.Model = "pentium3" }, "is another machine"},
 		{"guest", func(p *Profile) { p.Guest.StackKB = 1024 }, "is another machine"},
+		{"own calibration", func(p *Profile) { p.Calibration = base.Calibration }, "calibration: a variant inherits celeron-2.4's (the same machine); remove its own"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			p := good
@@ -480,4 +499,51 @@ func builtinYAML(t *testing.T, name string) string {
 		t.Fatal(err)
 	}
 	return string(data)
+}
+
+// TestCalibrations: the built-in profiles that stand for a machine carry
+// docs/proposals/verdicts.md section 4's interval of instructions per ns,
+// with its basis, at low confidence; their era variants inherit it
+// through the catalog; the others have none.
+func TestCalibrations(t *testing.T) {
+	c, err := LoadCatalog("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string][2]float64{
+		"celeron-2.4": {0.5, 1.2}, "celeron-2.4-era": {0.5, 1.2},
+		"p4-2.4": {0.65, 1.56}, "p4-2.4-era": {0.65, 1.56},
+		"p3-450":         {0.13, 0.41},
+		"rockhopper-2.4": {0.25, 0.73},
+		"xeon5130-1core": {1.0, 3.0}, "xeon5130-1core-era": {1.0, 3.0}, "xeon5130-2core": {1.0, 3.0},
+	}
+	for _, p := range c.Profiles() {
+		k := p.Calibration
+		w, ok := want[p.Name]
+		switch {
+		case !ok && k != nil:
+			t.Errorf("%s: calibration %+v; it stands for no machine whose times are held against published ones", p.Name, k)
+		case ok && k == nil:
+			t.Errorf("%s: no calibration, want %v instructions per ns", p.Name, w)
+		case ok && (k.InstrPerNsLo != w[0] || k.InstrPerNsHi != w[1] || k.Confidence != "low" || !strings.Contains(k.Basis, " x an IPC of ")):
+			t.Errorf("%s: calibration %+v; want %v at low confidence, its basis clock x IPC", p.Name, k, w)
+		}
+	}
+	// As written, a variant has none of its own.
+	for _, p := range Builtin() {
+		if p.VariantOf != "" && p.Calibration != nil {
+			t.Errorf("%s: its file sets a calibration; a variant inherits %s's", p.Name, p.VariantOf)
+		}
+	}
+	// A user's variant file with its own calibration is refused, naming the file.
+	dir := t.TempDir()
+	f := filepath.Join(dir, "mine.yaml")
+	data := strings.Replace(builtinYAML(t, "celeron-2.4-era"), "name: celeron-2.4-era", "name: mine", 1)
+	data += "calibration: {instr_per_ns_lo: 1, instr_per_ns_hi: 2, basis: mine, confidence: low}\n"
+	if err := os.WriteFile(f, []byte(data), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := LoadCatalog("", f); err == nil || !strings.Contains(err.Error(), f) || !strings.Contains(err.Error(), "a variant inherits celeron-2.4's") {
+		t.Errorf("LoadCatalog of a variant with its own calibration: %v", err)
+	}
 }

@@ -4,6 +4,7 @@ import (
 	_ "embed"
 	"errors"
 	"fmt"
+	"math"
 	"regexp"
 	"slices"
 	"strconv"
@@ -252,6 +253,20 @@ func (p Profile) Validate() error {
 		// Measured: QEMU's icount runs all vCPUs on one thread and the
 		// 6.1 kernel hangs at "Booting SMP configuration" with two online.
 		bad("clock", "%q needs exactly one online CPU (topology.online: 1), this profile brings %d online: with icount a multi-CPU guest hangs at SMP bring-up", p.Clock, t.OnlineCPUs())
+	}
+
+	// Calibration.
+	if k := p.Calibration; k != nil {
+		if !(k.InstrPerNsLo > 0 && k.InstrPerNsLo <= k.InstrPerNsHi) || math.IsInf(k.InstrPerNsHi, 0) {
+			bad("calibration.instr_per_ns_lo", "%v..%v: want 0 < instr_per_ns_lo <= instr_per_ns_hi, finite (instructions per ns of the original machine)",
+				k.InstrPerNsLo, k.InstrPerNsHi)
+		}
+		if strings.TrimSpace(k.Basis) == "" {
+			bad("calibration.basis", "must say where the interval comes from (clock x IPC, and the source of the IPC)")
+		}
+		if !slices.Contains(Confidences, k.Confidence) {
+			bad("calibration.confidence", "%q is not one of %s", k.Confidence, strings.Join(Confidences, ", "))
+		}
 	}
 
 	if len(errs) == 0 {

@@ -171,7 +171,11 @@ func TestCLIProfilesShow(t *testing.T) {
 		",-pni,-hypervisor",
 		"-m 256",
 		"-kernel KERNEL", // not in the (empty) cache
+		"calibration:\n    instr_per_ns_lo: 0.5\n    instr_per_ns_hi: 1.2\n",
 	)
+	// A variant shows the calibration it inherits.
+	r = cliRun(t, "profiles", "show", "celeron-2.4-era")
+	wantOutput(t, r, "profiles show celeron-2.4-era", 0, "stdout", "variant_of: celeron-2.4", "instr_per_ns_lo: 0.5", "confidence: low")
 
 	r = cliRun(t, "profiles", "show", "--json", "celeron-2.4")
 	wantOutput(t, r, "profiles show --json celeron-2.4", 0, "stdout")

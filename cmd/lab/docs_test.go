@@ -25,6 +25,7 @@ import (
 	"lab/internal/labtest"
 	"lab/plugins"
 	"lab/plugins/host"
+	"lab/results/claims"
 	"lab/vm"
 )
 
@@ -529,6 +530,36 @@ func TestDocLinks(t *testing.T) {
 	}
 	if n < 20 {
 		t.Errorf("found %d relative links; the extraction is broken", n)
+	}
+}
+
+// TestDocConventions: docs/claims.md's table of word conventions is
+// results/claims/conventions.json, row for row and in its order.
+func TestDocConventions(t *testing.T) {
+	root, err := labtest.RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(filepath.Join(root, "docs", "claims.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, section, ok := strings.Cut(string(b), "\n## Word conventions\n")
+	if !ok {
+		t.Fatal(`docs/claims.md has no "## Word conventions" section`)
+	}
+	section, _, _ = strings.Cut(section, "\n## ")
+	var got, want []string
+	for _, line := range strings.Split(section, "\n") {
+		if strings.HasPrefix(line, "| `") {
+			got = append(got, line)
+		}
+	}
+	for _, c := range claims.Conventions {
+		want = append(want, fmt.Sprintf("| `%s` | %s | %s | %s |", c.Name, c.Words, c.Rule, c.Why))
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("docs/claims.md's conventions table differs from results/claims/conventions.json; its rows should be:\n%s", strings.Join(want, "\n"))
 	}
 }
 

@@ -35,51 +35,9 @@
  */
 #include "common.h"
 #include <linux/magic.h>
-#include <linux/vt.h>
-#include <sys/ioctl.h>
 #include <sys/vfs.h>
 
-#define SHOWN_VT 1
 #define HIDDEN_VT 2
-
-/* show_vt makes vt the VT on screen; 0 if the guest has no VTs. */
-static int show_vt(int vt, long timeout_s)
-{
-	int con = open("/dev/tty0", O_WRONLY | O_NOCTTY);
-	struct sigaction sa;
-	if (con < 0)
-		return 0;
-	memset(&sa, 0, sizeof sa);
-	sa.sa_handler = on_alarm;
-	sigaction(SIGALRM, &sa, NULL);
-	timed_out = 0;
-	alarm((unsigned)timeout_s);
-	if (ioctl(con, VT_ACTIVATE, vt) != 0)
-		die("VT_ACTIVATE", errno);
-	while (ioctl(con, VT_WAITACTIVE, vt) != 0) {
-		if (errno == EINTR && timed_out) {
-			fprintf(stderr, "%s: tty%d did not become the shown VT within %ld s\n", prog, vt, timeout_s);
-			exit(1);
-		}
-		if (errno != EINTR)
-			die("VT_WAITACTIVE", errno);
-	}
-	alarm(0);
-	close(con);
-	return 1;
-}
-
-static int active_vt(void)
-{
-	struct vt_stat st;
-	int con = open("/dev/tty0", O_RDONLY | O_NOCTTY);
-	if (con < 0)
-		return 0;
-	if (ioctl(con, VT_GETSTATE, &st) != 0)
-		die("VT_GETSTATE", errno);
-	close(con);
-	return st.v_active;
-}
 
 /* drain reads fd to EOF (EIO for a pty master once the slave is closed)
  * and writes the byte count to out. */

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"reflect"
 	"slices"
@@ -336,6 +337,28 @@ func TestRunTargets(t *testing.T) {
 					t.Errorf("env libc = %q", resp.Env.Libc)
 				}
 			})
+		}
+	}
+}
+
+// TestDrainerCountsEveryByte runs the targets workload many times to a
+// pty and a pipe: the drainer ends at the byte count the printer reports,
+// not at the end of its reads, so a drainer that was slow to read (a
+// loaded host once ended one after 15 bytes of 3690, at the EIO of the
+// slave's last close) and a pipe drainer gone at EOF before the count
+// came (SIGPIPE to the workload) both fail here.
+func TestDrainerCountsEveryByte(t *testing.T) {
+	dir := buildWorkloads(t, "gcc")
+	runs := 200
+	if testing.Short() {
+		runs = 50
+	}
+	for _, target := range []string{"pty", "pipe"} {
+		for i := range runs {
+			out, err := exec.Command(filepath.Join(dir, "targets"), target, "200", "auto", "10", t.TempDir(), "0").CombinedOutput()
+			if err != nil || !strings.Contains(string(out), "bytes 3490\n") {
+				t.Fatalf("target %s, run %d: %v\n%s", target, i, err, out)
+			}
 		}
 	}
 }

@@ -375,9 +375,10 @@ func TestRunTargetsBuffering(t *testing.T) {
 	}
 }
 
-// TestRunVTOnSerialGuest: a VT target on a guest whose VTs show nothing
-// fails before anything prints, naming the profile and the fix; with
-// target=all the VT targets are skipped and the result counts them.
+// TestRunVTOnSerialGuest: a VT target or sink on a guest whose VTs show
+// nothing fails before anything prints, naming the profile and the fix
+// (with target=all or sink=all the VT ones are skipped and the result
+// counts them: TestTargetsFor, TestSinksFor).
 func TestRunVTOnSerialGuest(t *testing.T) {
 	dir := buildWorkloads(t, "gcc")
 	resp := run(t, serialGuest, dir, "targets", map[string]string{"target": "vt_shown", "lines": "10"}, 1)
@@ -387,6 +388,13 @@ func TestRunVTOnSerialGuest(t *testing.T) {
 	}
 	if strings.Contains(resp.Log, "targets vt_shown") {
 		t.Errorf("the workload ran anyway:\n%s", resp.Log)
+	}
+	// The logging sink on the VT shown: the same refusal, nothing recorded.
+	resp = run(t, serialGuest, dir, "logging", map[string]string{"sink": "vt_shown", "events": "10"}, 1)
+	if resp.Outcome.Status != plugins.StatusFailed || !strings.Contains(resp.Outcome.Reason, "sink vt_shown") ||
+		!strings.Contains(resp.Outcome.Reason, "xeon5130-fb") || len(resp.Samples) != 0 || strings.Contains(resp.Log, "sink vt_shown") {
+		t.Errorf("logging sink=vt_shown: outcome %+v, %d samples; want failed naming the sink and a profile with VTs, no samples\n%s",
+			resp.Outcome, len(resp.Samples), resp.Log)
 	}
 }
 

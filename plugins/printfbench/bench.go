@@ -18,8 +18,9 @@ import (
 // is run only when asked for by name.
 var Targets = []string{"vt_shown", "vt_hidden", "serial", "pty", "pipe", "null", "file"}
 
-// Sinks are where experiment logging records its events.
-var Sinks = []string{"serial", "file", "counter", "socket"}
+// Sinks are where experiment logging records its events, in the order it
+// records them; "all" is these.
+var Sinks = []string{"vt_shown", "serial", "file", "counter", "socket"}
 
 // system is what the plugin asks the guest about its screen; tests
 // replace it.
@@ -45,7 +46,7 @@ func (b bench) Run(ctx context.Context, req *plugins.RunRequest, progress func(p
 		case "targets":
 			return b.targets(ctx, t)
 		case "logging":
-			return logging(ctx, t)
+			return b.logging(ctx, t)
 		}
 		return nil, fmt.Errorf("printfbench has no workload for experiment %s", t.Experiment.Name)
 	})
@@ -90,8 +91,9 @@ func (b bench) screen() screen {
 	return s
 }
 
-// noVTs is the error for a VT target on a guest whose VTs show nothing.
-func (s screen) noVTs(target string) error {
+// noVTs is the error for a VT target (param "target") or sink (param
+// "sink") on a guest whose VTs show nothing.
+func (s screen) noVTs(param, value string) error {
 	who := "this guest"
 	if s.profile != "" {
 		who = "profile " + s.profile
@@ -104,31 +106,48 @@ func (s screen) noVTs(target string) error {
 	if len(s.drivers) > 0 {
 		drivers = strings.Join(s.drivers, ", ")
 	}
-	return fmt.Errorf("target %s needs virtual terminals on a screen, and %s has none (console %s; VT console drivers: %s): "+
-		"boot a profile with console vga or fb, e.g. `lab run printfbench --profile xeon5130-fb` "+
-		"(`lab profiles` shows each profile's console), or leave out the VT targets (-p target=serial, pty, pipe, null or file)", target, who, console, drivers)
+	run, others := "`lab run printfbench --profile xeon5130-fb`", "leave out the VT targets (-p target=serial, pty, pipe, null or file)"
+	if param == "sink" {
+		run, others = "`lab run printfbench -e logging --profile xeon5130-fb`", "leave out the VT sink (-p sink=serial, file, counter or socket)"
+	}
+	return fmt.Errorf("%s %s needs virtual terminals on a screen, and %s has none (console %s; VT console drivers: %s): "+
+		"boot a profile with console vga or fb, e.g. %s "+
+		"(`lab profiles` shows each profile's console), or %s", param, value, who, console, drivers, run, others)
 }
 
-// isVT says whether target prints to a virtual terminal.
+// isVT says whether a target or sink prints to a virtual terminal.
 func isVT(target string) bool { return strings.HasPrefix(target, "vt_") }
 
 // targetsFor is the targets a run prints to, and how many VT targets
 // "all" leaves out because the guest shows none.
 func targetsFor(param string, s screen) ([]string, int, error) {
-	if param != "all" {
-		if isVT(param) && !s.shown {
-			return nil, 0, s.noVTs(param)
+	return vtsFor("target", param, Targets, s)
+}
+
+// sinksFor is the sinks a run records in, and how many VT sinks "all"
+// leaves out because the guest shows none.
+func sinksFor(param string, s screen) ([]string, int, error) {
+	return vtsFor("sink", param, Sinks, s)
+}
+
+// vtsFor is value of parameter name, or every one of all for "all", less
+// the VT ones on a guest whose VTs show nothing, and how many it left out;
+// one VT value asked for by name on such a guest is an error.
+func vtsFor(name, value string, all []string, s screen) ([]string, int, error) {
+	if value != "all" {
+		if isVT(value) && !s.shown {
+			return nil, 0, s.noVTs(name, value)
 		}
-		return []string{param}, 0, nil
+		return []string{value}, 0, nil
 	}
 	var out []string
 	skipped := 0
-	for _, t := range Targets {
-		if isVT(t) && !s.shown {
+	for _, v := range all {
+		if isVT(v) && !s.shown {
 			skipped++
 			continue
 		}
-		out = append(out, t)
+		out = append(out, v)
 	}
 	return out, skipped, nil
 }
@@ -160,10 +179,7 @@ func (b bench) targets(ctx context.Context, t *plugins.Trial) ([]plugins.Sample,
 		return nil, fmt.Errorf("a directory for the file target: %w", err)
 	}
 	defer os.RemoveAll(dir)
-	show := "1"
-	if os.Getenv("PRINTFBENCH_LEAVE_SCREEN") == "1" {
-		show = "0" // tests on a host: never switch the host's VTs
-	}
+	show := showArg()
 	var out []plugins.Sample
 	for _, target := range list {
 		res, err := t.RunWorkload(ctx, "targets", target, p["lines"], p["buffering"], timeout, dir, show)
@@ -192,13 +208,29 @@ func (b bench) targets(ctx context.Context, t *plugins.Trial) ([]plugins.Sample,
 	return out, nil
 }
 
+// showArg is the workloads' SHOW argument: 1, make tty1 the shown VT
+// before printing to a VT; 0 in tests on a host, which must never switch
+// the host's VTs.
+func showArg() string {
+	if os.Getenv("PRINTFBENCH_LEAVE_SCREEN") == "1" {
+		return "0"
+	}
+	return "1"
+}
+
 // tmpfsDir is where the file target's file goes: the guest's root is a
 // tmpfs (the initramfs), /tmp included.
 func tmpfsDir() string { return os.TempDir() }
 
-// logging records the events in each sink in turn (label sink).
-func logging(ctx context.Context, t *plugins.Trial) ([]plugins.Sample, error) {
+// logging records the events in each sink in turn (label sink). With
+// sink=all on a guest without shown VTs the VT sink is skipped and
+// sinks_skipped says so.
+func (b bench) logging(ctx context.Context, t *plugins.Trial) ([]plugins.Sample, error) {
 	p := t.Params
+	sinks, skipped, err := sinksFor(p["sink"], b.screen())
+	if err != nil {
+		return nil, err
+	}
 	timeout, err := seconds(p["timeout"])
 	if err != nil {
 		return nil, err
@@ -208,18 +240,18 @@ func logging(ctx context.Context, t *plugins.Trial) ([]plugins.Sample, error) {
 		return nil, fmt.Errorf("a directory for the file sink: %w", err)
 	}
 	defer os.RemoveAll(dir)
-	sinks := Sinks
-	if p["sink"] != "all" {
-		sinks = []string{p["sink"]}
-	}
+	show := showArg()
 	var out []plugins.Sample
 	for _, sink := range sinks {
-		res, err := t.RunWorkload(ctx, "logging", sink, p["events"], timeout, filepath.Clean(dir))
+		res, err := t.RunWorkload(ctx, "logging", sink, p["events"], timeout, filepath.Clean(dir), show)
 		if err != nil {
 			return out, fmt.Errorf("sink %s: %w", sink, err)
 		}
 		if got := res.Values["events"].Text; got != p["events"] {
 			return out, fmt.Errorf("workload logging (sink %s) recorded %q events, want %s", sink, got, p["events"])
+		}
+		if isVT(sink) && show == "1" && res.Values["shown_vt"].Text != "1" {
+			return out, fmt.Errorf("sink %s: tty%s was on screen after the run, not tty1: something switched VTs while it ran", sink, res.Values["shown_vt"].Text)
 		}
 		for _, m := range []string{"event_us", "real_s", "user_s", "sys_s"} {
 			v, err := res.Float(m)
@@ -230,6 +262,9 @@ func logging(ctx context.Context, t *plugins.Trial) ([]plugins.Sample, error) {
 			s.Labels = map[string]string{"sink": sink}
 			out = append(out, s)
 		}
+	}
+	if p["sink"] == "all" {
+		out = append(out, t.Sample("sinks_skipped", float64(skipped)))
 	}
 	return out, nil
 }

@@ -2,17 +2,23 @@
  * logging: E3's advice (SEEDS.md), measured: what recording one event
  * costs the program that records it.
  *
- *   logging SINK EVENTS TIMEOUT_S DIR
+ *   logging SINK EVENTS TIMEOUT_S DIR SHOW
  *
  * EVENTS events, each E3's line "############  %d\n" for i < EVENTS, go to
  * SINK:
- *   serial   fprintf to /dev/ttyS0, the serial console (stdio line-buffers
- *            a terminal: one write per event)
+ *   vt_shown fprintf to /dev/tty1 while it is the VT on screen, the
+ *            terminal E3 printed to on the hot path (stdio line-buffers a
+ *            terminal: one write per event, each line drawn by the console)
+ *   serial   fprintf to /dev/ttyS0, the serial console (line-buffered too)
  *   file     fprintf to DIR/log.txt (fully buffered)
  *   counter  an in-memory counter incremented (volatile, so it is done)
  *   socket   the line sent as one datagram over a unix datagram socket to
  *            a receiver process, as syslog(3) hands lines to syslogd; the
  *            receiver counts them (a full queue makes the sender wait)
+ * For vt_shown with SHOW 1, tty1 is made the shown VT first (VT_ACTIVATE,
+ * then VT_WAITACTIVE), as the targets workload does; SHOW 0 leaves the
+ * screen alone (tests on a host). shown_vt is the VT on screen after the
+ * loop (0 without VTs; printed for vt_shown only).
  * real_s is CLOCK_MONOTONIC around the loop (and the final flush); user_s
  * and sys_s are this process's CPU time over it (getrusage RUSAGE_SELF,
  * the receiver's not counted); event_us is real_s / EVENTS in µs. Past
@@ -61,20 +67,34 @@ int main(int argc, char **argv)
 	pid_t receiver = 0;
 	volatile long counter = 0;
 	long long bytes = 0;
+	long show;
 	struct rusage r0, r1;
 
 	prog = argv[0];
-	if (argc != 5) {
-		fprintf(stderr, "usage: %s SINK EVENTS TIMEOUT_S DIR\n", prog);
+	if (argc != 6) {
+		fprintf(stderr, "usage: %s SINK EVENTS TIMEOUT_S DIR SHOW\n", prog);
 		return 2;
 	}
 	sink_name = argv[1];
 	events = parse_long("EVENTS", argv[2], 1, 100000000);
 	timeout_s = parse_long("TIMEOUT_S", argv[3], 1, 86400);
 	dir = argv[4];
-	int sink = strcmp(sink_name, "serial") == 0 ? 's' : strcmp(sink_name, "file") == 0 ? 'f' :
+	show = parse_long("SHOW", argv[5], 0, 1);
+	int sink = strcmp(sink_name, "vt_shown") == 0 ? 'v' : strcmp(sink_name, "serial") == 0 ? 's' : strcmp(sink_name, "file") == 0 ? 'f' :
 		   strcmp(sink_name, "counter") == 0 ? 'c' : strcmp(sink_name, "socket") == 0 ? 'u' : 0;
 	switch (sink) {
+	case 'v': {
+		int have_vts = show ? show_vt(SHOWN_VT, timeout_s) : open("/dev/tty0", O_RDONLY | O_NOCTTY) >= 0;
+		if (!have_vts) {
+			fprintf(stderr, "%s: /dev/tty0 does not open: this guest has no virtual terminals\n", prog);
+			return 1;
+		}
+		snprintf(path, sizeof path, "/dev/tty%d", SHOWN_VT);
+		int fd = open(path, O_WRONLY | O_NOCTTY);
+		if (fd < 0 || (f = fdopen(fd, "w")) == NULL)
+			die(path, errno);
+		break;
+	}
 	case 's':
 		f = fopen("/dev/ttyS0", "w");
 		if (f == NULL)
@@ -109,7 +129,7 @@ int main(int argc, char **argv)
 		break;
 	}
 	default:
-		fprintf(stderr, "%s: bad SINK %s; want serial, file, counter or socket\n", prog, sink_name);
+		fprintf(stderr, "%s: bad SINK %s; want vt_shown, serial, file, counter or socket\n", prog, sink_name);
 		return 2;
 	}
 
@@ -118,6 +138,7 @@ int main(int argc, char **argv)
 	getrusage(RUSAGE_SELF, &r0);
 	double t0 = now();
 	switch (sink) {
+	case 'v':
 	case 's':
 	case 'f':
 		for (long i = 0; i < events; i++) {
@@ -180,6 +201,8 @@ int main(int argc, char **argv)
 	}
 	printf("sink %s\n", sink_name);
 	printf("events %ld\n", events);
+	if (sink == 'v')
+		printf("shown_vt %d\n", active_vt());
 	printf("real_s %.9f s\n", t1 - t0);
 	printf("user_s %.6f s\n", tv_s(r1.ru_utime) - tv_s(r0.ru_utime));
 	printf("sys_s %.6f s\n", tv_s(r1.ru_stime) - tv_s(r0.ru_stime));

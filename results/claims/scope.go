@@ -512,12 +512,13 @@ func (s *spec) metrics() []string {
 }
 
 // measures says whether unit u holds evidence of the claim: a sample of
-// a metric its rule reads (a crash claim's: any unit).
+// a metric its rule reads (a crash claim's, or one whose rule names no
+// metric lab knows: any unit).
 func (s *spec) measures(u *unit) bool {
-	if s.c.Crash != nil {
+	ms := s.metrics()
+	if s.c.Crash != nil || len(ms) == 0 {
 		return true
 	}
-	ms := s.metrics()
 	for _, smp := range u.run.Samples {
 		if slices.Contains(ms, smp.Metric) && results.HasLabels(smp.Labels, u.labels) {
 			return true

@@ -303,15 +303,20 @@ func (s *spec) decideRange(st *stratum) Decision {
 		return Share(parts, RangeRule{Metric: fmt.Sprintf("%s / (%s + %s)", r.Metric, r.Metric, r.ShareWith), Bounds: b})
 	}
 	ss := s.samples(st.units, r.Metric, r.Labels, false)
+	// The bounds' unit; a claim that gives none is in the samples'.
+	unit := r.Unit
+	if unit == "" && len(ss) > 0 {
+		unit = ss[0].unit
+	}
 	var vals []Value
 	for _, x := range ss {
-		v, ok := results.ConvertUnit(x.X, x.unit, r.Unit)
+		v, ok := results.ConvertUnit(x.X, x.unit, unit)
 		if !ok {
-			return Decision{Verdict: results.Inconclusive, Reason: fmt.Sprintf("the claim's bounds are in %s, the samples of %s in %s: not convertible", r.Unit, r.Metric, x.unit)}
+			return Decision{Verdict: results.Inconclusive, Reason: fmt.Sprintf("the claim's bounds are in %s, the samples of %s in %s: not convertible", unit, r.Metric, x.unit)}
 		}
 		vals = append(vals, Value{Key: x.Key, X: v})
 	}
-	if !results.IsTimeUnit(r.Unit) {
+	if !results.IsTimeUnit(unit) {
 		linear := r.Min != nil && *r.Min <= 0 || r.Max != nil && *r.Max <= 0
 		return Range(vals, RangeRule{Metric: r.Metric, Bounds: b, Linear: linear})
 	}
@@ -325,8 +330,8 @@ func (s *spec) decideRange(st *stratum) Decision {
 			Reason: fmt.Sprintf("under the %s clock an absolute time is %s, not the machine's: never comparable (decided only under icount against a calibration)", results.OrUnknown(st.clock), what)}
 		if len(vals) > 0 {
 			med := stats.Median(xs(vals))
-			d.Reason = fmt.Sprintf("median %s %s %s; %s", r.Metric, results.FormatValue(med), r.Unit, d.Reason)
-			d.Numbers = []results.Number{{Name: "median " + r.Metric, Value: med, Unit: r.Unit}}
+			d.Reason = fmt.Sprintf("median %s %s %s; %s", r.Metric, results.FormatValue(med), unit, d.Reason)
+			d.Numbers = []results.Number{{Name: "median " + r.Metric, Value: med, Unit: unit}}
 		}
 		return d
 	}
@@ -335,7 +340,7 @@ func (s *spec) decideRange(st *stratum) Decision {
 		return Decision{Verdict: results.NotComparable, Need: 1,
 			Reason: fmt.Sprintf("profile %s has no calibration (instructions per ns of its machine), so an absolute time under %s is not comparable", st.profile, st.clock)}
 	}
-	return Calibrated(vals, shift, AbsoluteRule{Metric: r.Metric, Unit: r.Unit, Bounds: b}, *cal, source)
+	return Calibrated(vals, shift, AbsoluteRule{Metric: r.Metric, Unit: unit, Bounds: b}, *cal, source)
 }
 
 // calibration is the speed of the machine a claim's absolute times on

@@ -249,16 +249,12 @@ func (s *spec) instead(st *stratum) string {
 	x := xs(values(ss))
 	unit := ss[0].unit
 	out := fmt.Sprintf("median %s %s%s (%d %s)", name, results.FormatValue(stats.Median(x)), withSpace(unit), len(x), plural(len(x), "sample", "samples"))
-	if shift, ok := icountShift(st.clock); ok && results.IsTimeUnit(unit) {
-		if cal, source := s.calibration(st.profile); cal != nil {
-			d := Calibrated(values(ss), shift, AbsoluteRule{Metric: u.Instead, Unit: unit}, *cal, source)
-			for _, n := range d.Numbers {
-				if n.Name == "predicted real time, low" {
-					lo := n.Value
-					hi := d.Numbers[len(d.Numbers)-1].Value
-					out += fmt.Sprintf(", predicting %s%s on the real machine at %s calibration", Interval{lo, hi}, withSpace(unit), source)
-				}
-			}
+	if shift, ok := icountShift(st.clock); ok {
+		toNs, isTime := results.ConvertUnit(1, unit, "ns")
+		if cal, source := s.calibration(st.profile); cal != nil && isTime && results.IsTimeUnit(unit) {
+			instr := Interval{Instructions(slices.Min(x)*toNs, shift), Instructions(slices.Max(x)*toNs, shift)}
+			p := Predicted(instr, *cal)
+			out += fmt.Sprintf(", predicting %s%s on the real machine at %s calibration", Interval{p.Lo / toNs, p.Hi / toNs}, withSpace(unit), source)
 		}
 	}
 	return out

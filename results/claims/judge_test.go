@@ -427,6 +427,9 @@ func TestJudgeAbsoluteTime(t *testing.T) {
 		{"icount R", band(0.1, 0.5), on("celeron-2.4", "icount:0"), false, results.Reproduced, []string{"lies wholly inside"}},
 		{"units converted", band(0.1, 0.5), micro, false, results.Reproduced, nil},
 		{"no calibration", band(0.1, 0.5), on("p3-450", "icount:0"), false, results.NotComparable, []string{"profile p3-450 has no calibration"}},
+		// A claim that names no unit is in its samples': ms, a time.
+		{"the samples' unit", claim(contract.Claim{Range: &contract.RangeClaim{Metric: "process_ms", Min: ptr(0.1), Max: ptr(0.5)}}),
+			on("celeron-2.4", "host"), false, results.NotComparable, []string{"median process_ms 0.217 ms", "TCG's speed"}},
 		{"a variant takes its base's", band(0.1, 0.5), on("celeron-2.4-era", "icount:0"), false, results.Reproduced, nil},
 		{"the claim's own", own, on("p3-450", "icount:0"), false, results.NotComparable, []string{"the claim's calibration: any 2004-07 Celeron", "predicts [0.103, 0.543] ms"}},
 	})

@@ -65,7 +65,12 @@ type Options struct {
 // key aside) and the point. The latest is the greatest Finished, ties
 // broken by the greatest ID: what the documents say, never their file
 // names or the order they were read in. Runs that share an ID are one
-// run (a copy of a file).
+// run (a copy of a file). A run (or point) without a sample of a metric
+// the claim's rule reads is no evidence of it, and is listed as such.
+//
+// A kind across two profiles pairs nothing: each side's in-scope runs
+// are pooled at each point of the claim's sweep key, so the parameters
+// that must agree between the sides are the scope's Params.
 
 // spec is a claim with what judging it needs, derived once.
 type spec struct {

@@ -15,6 +15,7 @@ import (
 	"lab/plugins"
 	"lab/plugins/host"
 	"lab/results"
+	rclaims "lab/results/claims"
 	"lab/vm"
 
 	"golang.org/x/sys/unix"
@@ -68,6 +69,9 @@ type Plan struct {
 	Points   []Point
 	Refs     []results.Reference
 	Claims   []results.Claim
+	// ClaimProfiles are the catalogue's profiles as the claims' judge
+	// needs them (their variants and calibrations).
+	ClaimProfiles rclaims.Profiles
 	// Profiles and Clocks are the throwaway VMs to boot, one run each.
 	Profiles []images.Profile
 	Clocks   []vm.Clock
@@ -157,6 +161,10 @@ func NewPlan(req Request) (*Plan, error) {
 	// and the claims its runs decide.
 	plan.Refs = host.References(exp)
 	plan.Claims = host.Claims(desc.Name, exp)
+	// A catalogue that does not load fails the plan above when it names
+	// a profile; a run on a VM that is up is judged with the built-in
+	// profiles then.
+	plan.ClaimProfiles, _ = CatalogProfiles(req.Roots.Profiles, req.ProfileFiles...)
 	return plan, nil
 }
 

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"fmt"
 	"time"
 
 	"lab/plugins"
@@ -21,6 +22,9 @@ type ReportRequest struct {
 	Generated time.Time
 	// Version is lab's version line, printed on the page.
 	Version string
+	// ProfileDir is the user's profile directory: the catalogue's
+	// profiles give the claims' judge their variants and calibrations.
+	ProfileDir string
 }
 
 // Report gathers what render.WriteReport draws: every installed
@@ -59,7 +63,13 @@ func Report(req ReportRequest) (in render.ReportInput, warnings, skipped []error
 	for _, err := range skipped {
 		in.Skipped = append(in.Skipped, err.Error())
 	}
-	in.Claims = rclaims.ClaimStatuses(claims, in.Runs)
+	profiles, err := CatalogProfiles(req.ProfileDir)
+	if err != nil {
+		warnings = append(warnings, fmt.Errorf("profiles: %w; claims judged with the built-in profiles' calibrations", err))
+	}
+	// Every claim is judged from the runs the filter passes (--all-runs:
+	// all of them, else the latest of each cell).
+	in.Claims = rclaims.JudgeStore(claims, in.Runs, profiles, rclaims.Options{All: req.AllRuns})
 	return in, warnings, skipped
 }
 
@@ -78,11 +88,14 @@ func reportExperiment(d *plugins.Description, x *plugins.Experiment) render.Repo
 }
 
 // ClaimStatuses gathers every claim the plugins on the search path
-// declare, in order, and from the result store dir the runs that decided
-// each, newest first. An empty or missing store is fine: every claim is
-// then `not run`. warnings are the plugins whose description does not
-// read and the result files that do not load.
-func ClaimStatuses(path host.SearchPath, dir string) (sts []rclaims.ClaimStatus, warnings []error) {
+// declare, in order, each judged from the runs of the result store dir in
+// its scope (the latest of each cell; with all, every one), with the
+// variants and calibrations of the profile catalogue (the built-in
+// profiles and those of profileDir). An empty or missing store is fine:
+// every claim is then `not run`. warnings are the plugins whose
+// description does not read, the result files that do not load and a
+// catalogue that does not.
+func ClaimStatuses(path host.SearchPath, profileDir, dir string, all bool) (sts []rclaims.ClaimStatus, warnings []error) {
 	descs, warnings := path.DescribeAll()
 	var claims []results.Claim
 	for _, d := range descs {
@@ -92,6 +105,10 @@ func ClaimStatuses(path host.SearchPath, dir string) (sts []rclaims.ClaimStatus,
 	if len(claims) == 0 {
 		return nil, warnings
 	}
+	profiles, err := CatalogProfiles(profileDir)
+	if err != nil {
+		warnings = append(warnings, fmt.Errorf("profiles: %w; claims judged with the built-in profiles' calibrations", err))
+	}
 	store, skipped := results.LoadAll(dir)
-	return rclaims.ClaimStatuses(claims, store), append(warnings, skipped...)
+	return rclaims.JudgeStore(claims, store, profiles, rclaims.Options{All: all}), append(warnings, skipped...)
 }

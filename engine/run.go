@@ -225,7 +225,7 @@ func execute(ctx context.Context, plan *Plan, profile *images.Profile, clock vm.
 		for _, r := range recs {
 			res.Interference = append(res.Interference, results.Interference{Time: r.Time.UTC(), Command: r.Command})
 		}
-		run := Save(res, plan.Refs, plan.Claims, plan.OutDir, opts.Observe)
+		run := SaveJudged(res, plan.Refs, plan.Claims, plan.ClaimProfiles, plan.OutDir, opts.Observe)
 		run.Views = host.Views(plan.Exp)
 		if run.Path != "" {
 			_, run.Plots.Sweep = WritePlot(plan, []*results.Result{res}, strings.TrimSuffix(run.Path, filepath.Ext(run.Path))+".svg")
@@ -370,12 +370,18 @@ func (s *session) call(params, labels map[string]string, progress func(plugins.P
 	return c
 }
 
-// Save analyses res (against refs, the published figures its experiment
-// declares), decides claims and saves it in dir. A result is never lost:
+// Save is SaveJudged with the built-in profiles' calibrations.
+func Save(res *results.Result, refs []results.Reference, claims []results.Claim, dir string, observe func(Event)) *Run {
+	return SaveJudged(res, refs, claims, ClaimProfiles(images.Builtin()), dir, observe)
+}
+
+// SaveJudged analyses res (against refs, the published figures its
+// experiment declares), decides claims (its own verdicts, with profiles'
+// variants and calibrations) and saves it in dir. A result is never lost:
 // if it cannot be saved in dir, it goes to a fallback file (Run.Path,
 // with Run.SaveErr set), else nowhere (Path ""); the caller then prints
 // it. Warnings go to observe (may be nil).
-func Save(res *results.Result, refs []results.Reference, claims []results.Claim, dir string, observe func(Event)) *Run {
+func SaveJudged(res *results.Result, refs []results.Reference, claims []results.Claim, profiles rclaims.Profiles, dir string, observe func(Event)) *Run {
 	opts := Options{Observe: observe}
 	if res.Finished.IsZero() {
 		res.Finished = time.Now().UTC()
@@ -386,7 +392,7 @@ func Save(res *results.Result, refs []results.Reference, claims []results.Claim,
 		failRun(res, "non-finite values dropped (not numbers JSON can carry): "+strings.Join(dropped, "; "))
 	}
 	compare.Analyze(res, refs)
-	rclaims.JudgeSweep(res, claims, claimStore(claims, dir, opts))
+	rclaims.Judge(res, claims, claimStore(claims, dir, opts), profiles)
 	if err := res.CheckFinite(); err != nil {
 		res.Summary, res.Comparisons, res.Verdicts = nil, nil, nil
 		failRun(res, "statistics left out: "+err.Error())
@@ -402,11 +408,12 @@ func Save(res *results.Result, refs []results.Reference, claims []results.Claim,
 	return run
 }
 
-// claimStore loads the stored runs a speedup claim needs (its other
-// run), only when claims has one: reading the store costs time.
+// claimStore loads the stored runs a claim across two profiles needs
+// (the other profile's runs), only when claims has one: reading the store
+// costs time.
 func claimStore(claims []results.Claim, dir string, opts Options) []*results.Result {
-	for _, c := range claims {
-		if c.Kind == contract.KindSpeedup {
+	for i := range claims {
+		if rclaims.AcrossProfiles(&claims[i]) {
 			store, errs := results.LoadAll(dir)
 			for _, err := range errs {
 				opts.emit(Warning{Text: err.Error()})
@@ -415,6 +422,40 @@ func claimStore(claims []results.Claim, dir string, opts Options) []*results.Res
 		}
 	}
 	return nil
+}
+
+// ClaimProfiles are what the judge needs to know of profiles: each
+// one's variant_of and calibration (a variant without one of its own
+// takes its base's).
+func ClaimProfiles(ps []images.Profile) rclaims.Profiles {
+	byName := map[string]images.Profile{}
+	for _, p := range ps {
+		byName[p.Name] = p
+	}
+	out := rclaims.Profiles{}
+	for _, p := range ps {
+		cal := p.Calibration
+		if cal == nil && p.VariantOf != "" {
+			cal = byName[p.VariantOf].Calibration
+		}
+		info := rclaims.ProfileInfo{VariantOf: p.VariantOf}
+		if cal != nil {
+			info.Calibration = &contract.Calibration{InstrPerNsLo: cal.InstrPerNsLo, InstrPerNsHi: cal.InstrPerNsHi, Basis: cal.Basis, Confidence: cal.Confidence}
+		}
+		out[p.Name] = info
+	}
+	return out
+}
+
+// CatalogProfiles are ClaimProfiles of the profile catalogue: the
+// built-in profiles, those of the user's directory and files. If the
+// catalogue does not load, the built-in ones, and the error.
+func CatalogProfiles(userDir string, files ...string) (rclaims.Profiles, error) {
+	cat, err := images.LoadCatalog(userDir, files...)
+	if err != nil {
+		return ClaimProfiles(images.Builtin()), err
+	}
+	return ClaimProfiles(cat.Profiles()), nil
 }
 
 // saveFallback saves res where it can when the results directory failed:

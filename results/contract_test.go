@@ -62,7 +62,7 @@ func TestStoredDocumentsRoundTrip(t *testing.T) {
 func TestClaimAndReferenceJSON(t *testing.T) {
 	max := 3.0
 	c := results.Claim{Claim: contract.Claim{ID: "E1.6", Source: "s", Statement: "st", Machine: "m", Profile: "p", Rationale: "r",
-		Params: map[string]string{"n": "1"}, Ratio: &contract.RatioClaim{Numerator: "a", Denominator: "b", Min: 2, Max: &max}},
+		Scope: &contract.Scope{Params: map[string]string{"n": "1"}}, Ratio: &contract.RatioClaim{Numerator: "a", Denominator: "b", Min: 2, Max: &max}},
 		Plugin: "pl", Bench: "be"}.WithKind()
 	ref := results.Reference{Reference: contract.Reference{Experiment: "E1", Source: "s", Machine: "m", Profile: "p", Metric: "x",
 		Value: 1, Unit: "s", Labels: map[string]string{"k": "v"}, Note: "n"}, Bench: "be"}
@@ -71,7 +71,7 @@ func TestClaimAndReferenceJSON(t *testing.T) {
 		back any // a new value of v's type, to load into
 		want []string
 	}{
-		{c, new(results.Claim), []string{"bench", "id", "kind", "machine", "params", "plugin", "profile", "ratio", "rationale", "source", "statement"}},
+		{c, new(results.Claim), []string{"bench", "id", "kind", "machine", "plugin", "profile", "ratio", "rationale", "scope", "source", "statement"}},
 		{ref, new(results.Reference), []string{"bench", "experiment", "labels", "machine", "metric", "note", "profile", "source", "unit", "value"}},
 	} {
 		b, err := json.Marshal(tt.v)

@@ -2,6 +2,7 @@ package results_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
@@ -115,8 +116,7 @@ func TestPlotX(t *testing.T) {
 }
 
 func TestPlotMetrics(t *testing.T) {
-	at := 600.0
-	cross := results.Claim{Claim: contract.Claim{ID: "E1.1", Crossover: &contract.CrossoverClaim{First: "process_s", Second: "thread_s", Sweep: "count", At: &at, Tolerance: 100}}}.WithKind()
+	cross := results.Claim{Claim: contract.Claim{ID: "E1.1", Crossover: &contract.CrossoverClaim{First: "process_s", Second: "thread_s", Sweep: "count", BandStart: 500, BandEnd: 700}}}.WithKind()
 	ratio := results.Claim{Claim: contract.Claim{ID: "E2.1", Ratio: &contract.RatioClaim{Numerator: "fork_wait_us", Denominator: "thread_create_join_us", Min: 4.5}}}.WithKind()
 	other := results.Claim{Claim: contract.Claim{ID: "X", Ratio: &contract.RatioClaim{Numerator: "a", Denominator: "b", Min: 1}}}.WithKind()
 	tests := []struct {
@@ -143,15 +143,20 @@ func TestPlotMetrics(t *testing.T) {
 // ratioSweep is a swept run over n of two metrics whose ratio at point v
 // is ratios[v], with 4 repeats each.
 func ratioSweep(id, profile string, ratios map[string]float64, order []string) *results.Result {
+	return ratioSweepN(id, profile, ratios, order, 4)
+}
+
+// ratioSweepN is ratioSweep with n repeats a point.
+func ratioSweepN(id, profile string, ratios map[string]float64, order []string, n int) *results.Result {
 	r := &results.Result{ID: id, Plugin: "forkbench", Experiment: "forktime",
 		Machine:    results.MachineRecord{Profile: profile, Accelerator: "tcg", Clock: "host"},
-		Parameters: map[string]string{"n": strings.Join(order, ","), "repeat": "4"},
+		Parameters: map[string]string{"n": strings.Join(order, ","), "repeat": fmt.Sprint(n)},
 		Outcome:    results.Outcome{Status: "ok"},
 		Sweep:      &results.Sweep{Axes: []results.SweepAxis{{Key: "n", Values: order}}}}
 	for _, v := range order {
 		point := map[string]string{"n": v}
-		r.Sweep.Points = append(r.Sweep.Points, results.SweepPoint{Labels: point, Status: "ok", Repeats: 4})
-		for k := range 4 {
+		r.Sweep.Points = append(r.Sweep.Points, results.SweepPoint{Labels: point, Status: "ok", Repeats: n})
+		for k := range n {
 			d := 100 + float64(k)
 			r.Samples = append(r.Samples,
 				results.Sample{Metric: "fork_wait_us", Unit: "µs", Value: d * ratios[v], Repeat: k, Labels: point},
@@ -190,30 +195,39 @@ func TestAtPoint(t *testing.T) {
 	}
 }
 
-func TestJudgeSweep(t *testing.T) {
-	ratio := results.Claim{Claim: contract.Claim{ID: "E2.1", Ratio: &contract.RatioClaim{Numerator: "fork_wait_us", Denominator: "thread_create_join_us", Min: 4.5}}, Plugin: "forkbench", Bench: "forktime"}.WithKind()
+// A swept run's own verdicts: one per claim of its experiment, decided
+// on the whole run (each point its own test where the claim is over the
+// swept key).
+func TestJudgeSweptRun(t *testing.T) {
+	overN := &contract.Scope{Sweep: &contract.ScopeSweep{Key: "n"}}
+	ratio := results.Claim{Claim: contract.Claim{ID: "E2.1", Scope: overN, Ratio: &contract.RatioClaim{Numerator: "fork_wait_us", Denominator: "thread_create_join_us", Min: 4.5}}, Plugin: "forkbench", Bench: "forktime"}.WithKind()
 	onlyAt := results.Claim{Claim: contract.Claim{ID: "P",
-		Params: map[string]string{"n": "2000"},
-		Ratio:  &contract.RatioClaim{Numerator: "fork_wait_us", Denominator: "thread_create_join_us", Min: 1}}, Plugin: "forkbench", Bench: "forktime"}.WithKind()
+		Scope: &contract.Scope{Params: map[string]string{"n": "2000"}},
+		Ratio: &contract.RatioClaim{Numerator: "fork_wait_us", Denominator: "thread_create_join_us", Min: 1}}, Plugin: "forkbench", Bench: "forktime"}.WithKind()
 	labelled := results.Claim{Claim: contract.Claim{ID: "L", Ratio: &contract.RatioClaim{Numerator: "fork_wait_us", Denominator: "thread_create_join_us", Min: 1, Labels: map[string]string{"n": "100"}}}, Plugin: "forkbench", Bench: "forktime"}.WithKind()
-	speedup := results.Claim{Claim: contract.Claim{ID: "S", Speedup: &contract.SpeedupClaim{Metric: "fork_wait_us", Baseline: "xeon5130-1core", Profile: "xeon5130-2core", Min: 1.5}}, Plugin: "forkbench", Bench: "forktime"}.WithKind()
+	speedup := results.Claim{Claim: contract.Claim{ID: "S", Scope: overN, Speedup: &contract.SpeedupClaim{Metric: "fork_wait_us", Baseline: "xeon5130-1core", Profile: "xeon5130-2core", Min: 1.5}}, Plugin: "forkbench", Bench: "forktime"}.WithKind()
 	other := results.Claim{Claim: contract.Claim{ID: "O", Ratio: &contract.RatioClaim{Numerator: "a", Denominator: "b", Min: 1}}, Plugin: "forkbench", Bench: "create"}.WithKind()
 
-	r := ratioSweep("run", "celeron-2.4", map[string]float64{"50": 2, "100": 8, "200": 8}, []string{"50", "100", "200"})
+	r := ratioSweepN("run", "celeron-2.4", map[string]float64{"50": 2, "100": 8, "200": 8}, []string{"50", "100", "200"}, 6)
 	r.Sweep.Points[2].Status = results.PointNotRun
-	r.Samples = r.Samples[:16]
-	rclaims.JudgeSweep(r, []results.Claim{ratio, onlyAt, labelled, other}, nil)
+	r.Samples = r.Samples[:24]
+	rclaims.Judge(r, []results.Claim{ratio, onlyAt, labelled, other}, nil, nil)
 	var got []string
 	for _, v := range r.Verdicts {
-		got = append(got, v.Claim+" "+v.Verdict+" "+strings.SplitN(v.Reason, ":", 2)[0])
+		got = append(got, v.Claim+" "+v.Verdict)
 	}
-	want := []string{
-		"E2.1 not reproduced at n=50", "E2.1 reproduced at n=100", // per point; n=200 never ran
-		"P not run at n=50", // no point has n=2000: one verdict
-		"L reproduced fork_wait_us / thread_create_join_us = 8 (medians 812 / 102, 4 and 4 samples)", // names a swept label: the whole run
-	}
+	want := []string{"E2.1 not reproduced", "P not run", "L reproduced"}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("verdicts:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	for i, w := range []string{
+		"= 2 at 50, 8 at 100 (median of per-repeat ratios, 12 pairs)", // each point tested; n=200 never ran
+		"this run is out of the claim's scope: no point in scope: n=100, scope needs n=2000; n=50, scope needs n=2000; point n=200 did not run",
+		"fork_wait_us / thread_create_join_us = 8 (median of per-repeat ratios, 6 pairs)", // names a swept label: that point's samples
+	} {
+		if i < len(r.Verdicts) && !strings.Contains(r.Verdicts[i].Reason, w) {
+			t.Errorf("verdict %s: reason %q lacks %q", r.Verdicts[i].Claim, r.Verdicts[i].Reason, w)
+		}
 	}
 	for _, v := range r.Verdicts {
 		if v.Decided() && (len(v.Runs) != 1 || v.Runs[0] != "run") {
@@ -221,23 +235,21 @@ func TestJudgeSweep(t *testing.T) {
 		}
 	}
 
-	// A speedup at each point, against the other profile's stored sweep
-	// seen at the same point.
-	one := ratioSweep("one", "xeon5130-1core", map[string]float64{"50": 4, "100": 4}, []string{"50", "100"})
-	two := ratioSweep("two", "xeon5130-2core", map[string]float64{"50": 2, "100": 3.9}, []string{"50", "100"})
-	rclaims.JudgeSweep(two, []results.Claim{speedup}, []*results.Result{two, one})
-	got = nil
-	for _, v := range two.Verdicts {
-		got = append(got, v.Verdict+" "+strings.SplitN(v.Reason, ":", 2)[0]+" "+strings.Join(v.Runs, ","))
+	// A speedup at each point, against the other profile's stored sweep.
+	one := ratioSweepN("one", "xeon5130-1core", map[string]float64{"50": 4, "100": 4}, []string{"50", "100"}, 6)
+	two := ratioSweepN("two", "xeon5130-2core", map[string]float64{"50": 2, "100": 3.9}, []string{"50", "100"}, 6)
+	rclaims.Judge(two, []results.Claim{speedup}, []*results.Result{two, one}, nil)
+	if len(two.Verdicts) != 1 {
+		t.Fatalf("speedup verdicts %+v, want one", two.Verdicts)
 	}
-	want = []string{"reproduced at n=50 one,two", "not reproduced at n=100 one,two"}
-	if strings.Join(got, "\n") != strings.Join(want, "\n") {
-		t.Errorf("speedup verdicts:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	if v := two.Verdicts[0]; v.Verdict != results.NotReproduced || strings.Join(v.Runs, ",") != "one,two" ||
+		!strings.Contains(v.Reason, "= 2 at 50, 1.03 at 100") || !strings.Contains(v.Reason, "below 1.5 at 100") {
+		t.Errorf("speedup: %s (%s) from %v", v.Verdict, v.Reason, v.Runs)
 	}
 
-	// A run that is no sweep is judged as Judge does.
+	// A run that is no sweep has one verdict a claim too.
 	plain := &results.Result{ID: "plain", Plugin: "forkbench", Experiment: "forktime", Outcome: results.Outcome{Status: "ok"}}
-	rclaims.JudgeSweep(plain, []results.Claim{ratio}, nil)
+	rclaims.Judge(plain, []results.Claim{ratio}, nil, nil)
 	if len(plain.Verdicts) != 1 || strings.HasPrefix(plain.Verdicts[0].Reason, "at ") {
 		t.Errorf("plain run verdicts %+v", plain.Verdicts)
 	}

@@ -29,9 +29,6 @@ func claimsCommand(e *env) *cli.Command {
 			if err != nil {
 				return err
 			}
-			for i := range sts {
-				sts[i].Runs = nil
-			}
 			if c.Bool("json") {
 				if sts == nil {
 					sts = []rclaims.ClaimStatus{}
@@ -46,8 +43,12 @@ func claimsCommand(e *env) *cli.Command {
 			fmt.Fprintln(tw, "CLAIM\tVERDICT\tPLUGIN/EXPERIMENT\tDECIDED BY\tSTATEMENT")
 			for _, s := range sts {
 				by := "-"
-				if s.Latest != nil {
-					by = fmt.Sprintf("%s (%s, %s)", s.Latest.Run, s.Latest.Profile, s.Latest.Clock)
+				switch runs := s.Judged.Runs; len(runs) {
+				case 0:
+				case 1:
+					by = runs[0]
+				default:
+					by = fmt.Sprintf("%s and %d more", runs[0], len(runs)-1)
 				}
 				fmt.Fprintf(tw, "%s\t%s\t%s/%s\t%s\t%s\n", s.Claim.ID, s.Verdict, s.Claim.Plugin, s.Claim.Bench, by, s.Claim.Statement)
 			}
@@ -98,7 +99,7 @@ func (e *env) claimStatuses(dir string) ([]rclaims.ClaimStatus, error) {
 			return nil, err
 		}
 	}
-	sts, warnings := engine.ClaimStatuses(e.roots.plugins, dir)
+	sts, warnings := engine.ClaimStatuses(e.roots.plugins, e.roots.profiles, dir, false)
 	for _, err := range warnings {
 		fmt.Fprintf(e.stderr, "warning: %v\n", err)
 	}

@@ -65,8 +65,8 @@ func TestIntegrationClaims(t *testing.T) {
 			continue
 		}
 		seen[s.Claim.ID] = true
-		if s.Verdict == results.NotRun || s.Latest == nil || s.Latest.Profile != profile {
-			t.Errorf("lab claims: %s is %q (latest %+v), want a verdict from a %s run", s.Claim.ID, s.Verdict, s.Latest, profile)
+		if s.Verdict == results.NotRun || len(s.Judged.Strata) == 0 || s.Judged.Strata[0].Profile != profile {
+			t.Errorf("lab claims: %s is %q (strata %+v), want a verdict from a %s run", s.Claim.ID, s.Verdict, s.Judged.Strata, profile)
 		}
 	}
 	if len(seen) != 3 {

@@ -52,7 +52,7 @@ func reportCommand(e *env) *cli.Command {
 				return err
 			}
 			in, warnings, skipped := engine.Report(engine.ReportRequest{Store: dir, Filter: f, AllRuns: c.Bool("all-runs"),
-				Plugins: e.roots.plugins, Generated: time.Now(), Version: versionString(buildVersion())})
+				Plugins: e.roots.plugins, Generated: time.Now(), Version: versionString(buildVersion()), ProfileDir: e.roots.profiles})
 			for _, err := range warnings {
 				fmt.Fprintf(e.stderr, "warning: %v\n", err)
 			}

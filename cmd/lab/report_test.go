@@ -32,7 +32,7 @@ func TestCLIReport(t *testing.T) {
 				results.Sample{Metric: "q", Value: q * f, Unit: "ms", Repeat: i})
 		}
 		compare.Analyze(r, nil)
-		rclaims.Judge(r, claims, nil)
+		rclaims.Judge(r, claims, nil, nil)
 		if _, err := results.Save(store, r); err != nil {
 			t.Fatal(err)
 		}

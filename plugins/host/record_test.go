@@ -198,11 +198,11 @@ func TestViews(t *testing.T) {
 func TestClaims(t *testing.T) {
 	exp := &plugins.Experiment{Name: "create", Metrics: []plugins.Metric{{Name: "p", Unit: "ms"}, {Name: "q", Unit: "ms"}},
 		Claims: []plugins.Claim{
-			{ID: "A.1", Source: "s", Statement: "p is 10x q", Machine: "m", Profile: "celeron-2.4", Rationale: "r", Params: map[string]string{"m": "1"},
+			{ID: "A.1", Source: "s", Statement: "p is 10x q", Machine: "m", Profile: "celeron-2.4", Rationale: "r", Scope: &plugins.Scope{Params: map[string]string{"m": "1"}},
 				Ratio: &plugins.RatioClaim{Numerator: "p", Denominator: "q", Min: 10, Max: plugins.Ptr(84)}},
-			{ID: "A.2", Source: "s", Statement: "p is 0.18", Near: &plugins.NearClaim{Metric: "p", Value: 0.18, Tolerance: 0.005, Unit: "ms"}},
+			{ID: "A.2", Source: "s", Statement: "p about q", Equivalence: &plugins.EquivalenceClaim{Numerator: "p", Denominator: "q", Margin: 0.1, Sides: contract.SidesBoth}},
 			{ID: "A.3", Source: "s", Statement: "range", Range: &plugins.RangeClaim{Metric: "p", Min: plugins.Ptr(1), Unit: "ms"}},
-			{ID: "A.4", Source: "s", Statement: "cross", Crossover: &plugins.CrossoverClaim{First: "p", Second: "q", Sweep: "count", None: true}},
+			{ID: "A.4", Source: "s", Statement: "cross", Crossover: &plugins.CrossoverClaim{First: "p", Second: "q", Sweep: "count", BandStart: 500, BandEnd: 1000, Before: contract.BeforeBelow}},
 			{ID: "A.5", Source: "s", Statement: "speedup", Speedup: &plugins.SpeedupClaim{Metric: "p", Baseline: "a", Profile: "b", Min: 2}},
 			{ID: "A.6", Source: "s", Statement: "crash", Crash: &plugins.CrashClaim{Signal: "SIGSEGV", Param: "m", From: 350}},
 		}}
@@ -210,17 +210,17 @@ func TestClaims(t *testing.T) {
 	if len(got) != 6 {
 		t.Fatalf("Claims = %d claims, want 6", len(got))
 	}
-	want := []string{contract.KindRatio, contract.KindNear, contract.KindRange, contract.KindCrossover, contract.KindSpeedup, contract.KindCrash}
+	want := []string{contract.KindRatio, contract.KindEquivalence, contract.KindRange, contract.KindCrossover, contract.KindSpeedup, contract.KindCrash}
 	for i, c := range got {
 		if c.Kind != want[i] || c.Plugin != "forkbench" || c.Bench != "create" || c.ID != exp.Claims[i].ID || claims.RuleText(&c) == "no rule" {
 			t.Errorf("claim %d = %+v, want kind %s of forkbench/create", i, c, want[i])
 		}
 	}
 	r := got[0]
-	if r.Ratio.Numerator != "p" || r.Ratio.Min != 10 || *r.Ratio.Max != 84 || r.Profile != "celeron-2.4" || r.Params["m"] != "1" || r.Rationale != "r" {
+	if r.Ratio.Numerator != "p" || r.Ratio.Min != 10 || *r.Ratio.Max != 84 || r.Profile != "celeron-2.4" || r.Scope.Params["m"] != "1" || r.Rationale != "r" {
 		t.Errorf("ratio claim converted to %+v %+v", r, r.Ratio)
 	}
-	if got[1].Near.Value != 0.18 || got[1].Near.Tolerance != 0.005 || got[5].Crash.From != 350 || !got[3].Crossover.None || got[4].Speedup.Baseline != "a" {
+	if got[1].Equivalence.Margin != 0.1 || got[1].Equivalence.Sides != contract.SidesBoth || got[5].Crash.From != 350 || got[3].Crossover.BandEnd != 1000 || got[4].Speedup.Baseline != "a" {
 		t.Errorf("claims converted to %+v", got)
 	}
 	// The SDK's kind names are the results' kind names.

@@ -1,6 +1,9 @@
-// Package claims decides the claims of a write-up on runs: each claim
-// kind's rule, the verdicts recorded in a result, and claims' status across
-// the store.
+// Package claims decides the claims of a write-up from stored runs
+// (docs/proposals/verdicts.md): which runs are in a claim's scope
+// (scope.go), the evidence they hold (evidence.go), the rule kinds as pure
+// functions of it (kinds.go, unpaired.go, crossover.go, crash.go,
+// diffratio.go), the calibration of absolute times (calibrate.go) and
+// the verdict a claim gets from the strata of its evidence (judge.go).
 package claims
 
 import (
@@ -12,72 +15,109 @@ import (
 	"lab/results"
 )
 
-// The statistical rules, as the verdicts and docs/claims.md state them (the
-// significance level is stats.Alpha).
-const (
-	// MinRankSamples: a two-sided Mann-Whitney U test cannot reach
-	// p < 0.05 with fewer than 4 samples a side (3 and 3 give at best
-	// p = 0.1; 4 and 4 give 0.029).
-	MinRankSamples = 4
-	// MinSignSamples: a two-sided exact sign test cannot reach p < 0.05
-	// with fewer than 6 samples (5 give at best 0.0625; 6 give 0.031).
-	MinSignSamples = 6
-
-	RankRule = "two-sided Mann-Whitney U at alpha 0.05, which needs at least 4 samples a side"
-	SignRule = "two-sided exact sign test against each bound at alpha 0.05, which needs at least 6 samples"
-)
+// testWords says how every rule tests, for RuleText.
+const testWords = "one-sided exact tests at alpha 0.05, every confirming test needed, refutations under Holm; each profile, clock and accelerator decided apart"
 
 // RuleText says in words how the claim is decided: its rule and the test.
 func RuleText(c *results.Claim) string {
 	switch {
 	case c.Ratio != nil:
 		r := c.Ratio
-		return fmt.Sprintf("%s / %s %s%s, from one run's samples (%s)", results.SeriesLabel(r.Numerator, r.NumeratorLabels),
-			results.SeriesLabel(r.Denominator, r.DenominatorLabels), factorBounds(r.Min, r.Max), seriesNote(r.Labels), RankRule)
+		return fmt.Sprintf("%s / %s %s%s, per repeat within a run (signed-rank on the log ratios; %s)",
+			results.SeriesLabel(r.Numerator, r.NumeratorLabels), results.SeriesLabel(r.Denominator, r.DenominatorLabels),
+			bounds(&r.Min, r.Max), seriesNote(r.Labels), testWords)
 	case c.Range != nil:
 		r := c.Range
-		return fmt.Sprintf("%s in %s %s%s (%s)%s", r.Metric, boundsText(r.Min, r.Max), r.Unit, seriesNote(r.Labels),
-			SignRule, absoluteNote(r.Unit))
+		what := r.Metric
+		if r.ShareWith != "" {
+			what = fmt.Sprintf("%s / (%s + %s) of each repeat", r.Metric, r.Metric, r.ShareWith)
+		}
+		unit := ""
+		if r.Unit != "" && r.ShareWith == "" {
+			unit = " " + r.Unit
+		}
+		how := "one-sample signed-rank against each bound; " + testWords
+		if r.ShareWith == "" && results.IsTimeUnit(r.Unit) {
+			how = "an absolute time: never decided under the host clock; under icount:N the instructions (time / 2^N ns) at the machine's calibrated instructions per ns give a predicted interval, decided only when the published band lies outside it (not reproduced) or holds it whole (reproduced)"
+		}
+		return fmt.Sprintf("%s %s%s%s (%s)", what, bounds(r.Min, r.Max), unit, seriesNote(r.Labels), how)
 	case c.Crossover != nil:
 		x := c.Crossover
-		where := fmt.Sprintf("inside [%s, %s]", results.FormatValue(x.BandStart), results.FormatValue(x.BandEnd))
-		way := ""
-		return fmt.Sprintf("the curves of %s and %s over %s cross %s%s; at each point which is larger by %s; the crossing interpolated linearly between the points where the order flips",
-			results.SeriesLabel(x.First, x.FirstLabels), results.SeriesLabel(x.Second, x.SecondLabels), x.Sweep, where, way, RankRule)
+		before := "below"
+		if x.Before == contract.BeforeNotAbove {
+			before = fmt.Sprintf("not above (by more than %s%%)", results.FormatValue(100*x.Margin))
+		}
+		return fmt.Sprintf("the curves of %s and %s over %s cross inside [%s, %s]: the first %s the second at %s and above it at %s; a point at or before the band with the first above, or at or after it with the first still below, refutes (signed-rank on the per-repeat log ratios; %s)",
+			results.SeriesLabel(x.First, x.FirstLabels), results.SeriesLabel(x.Second, x.SecondLabels), x.Sweep,
+			results.FormatValue(x.BandStart), results.FormatValue(x.BandEnd), before, results.FormatValue(x.BandStart), results.FormatValue(x.BandEnd), testWords)
 	case c.Speedup != nil:
 		s := c.Speedup
-		return fmt.Sprintf("%s on %s / %s on %s %s%s, from the latest run of each in the result store (same experiment and parameters, same accelerator and clock; %s)",
-			s.Metric, s.Baseline, s.Metric, s.Profile, factorBounds(s.Min, s.Max), seriesNote(s.Labels), RankRule)
+		return fmt.Sprintf("%s on %s / %s on %s %s%s, between the two profiles' in-scope runs under the same clock and accelerator (Mann-Whitney on the logs, unpaired; %s)",
+			s.Metric, s.Baseline, s.Metric, s.Profile, bounds(&s.Min, s.Max), seriesNote(s.Labels), testWords)
 	case c.Crash != nil:
 		k := c.Crash
-		return fmt.Sprintf("the run crashes (%s, outcome expected-crash) when %s >= %s and runs to the end below",
+		if k.Never {
+			return fmt.Sprintf("runs to the end at every %s in scope (every run at a point must agree, or the point is flaky)", k.Param)
+		}
+		return fmt.Sprintf("crashes with %s when %s >= %s and runs to the end below (every run at a point must agree, or the point is flaky)",
 			k.Signal, k.Param, results.FormatValue(k.From))
 	case c.Order != nil:
 		o := c.Order
-		return fmt.Sprintf("%s at %s=%s above %s times %s at %s=%s%s: every pair, from one run's samples (%s)",
-			o.Metric, o.Label, strings.Join(o.Above, ","), results.FormatValue(o.Min), o.Metric, o.Label, strings.Join(o.Below, ","),
-			seriesNote(o.Labels), RankRule)
+		var pairs []string
+		for _, a := range o.Above {
+			for _, b := range o.Below {
+				pairs = append(pairs, a+" > "+b)
+			}
+		}
+		for _, p := range o.Pairs {
+			pairs = append(pairs, p.Above+" > "+p.Below)
+		}
+		return fmt.Sprintf("%s by %s, each pair's ratio above %s within a run: %s%s (signed-rank on the per-repeat log ratios; %s)",
+			o.Metric, o.Label, results.FormatValue(o.Min), strings.Join(pairs, ", "), seriesNote(o.Labels), testWords)
+	case c.Equivalence != nil:
+		e := c.Equivalence
+		num := results.SeriesLabel(e.Numerator, e.NumeratorLabels)
+		den := results.SeriesLabel(e.Denominator, e.DenominatorLabels)
+		if e.Label != "" {
+			num += fmt.Sprintf(" at %s=%s", e.Label, strings.Join(e.Numerators, "|"))
+			den += fmt.Sprintf(" at %s=%s", e.Label, strings.Join(e.Denominators, "|"))
+		}
+		how := "paired within a run, signed-rank on the per-repeat log ratios"
+		if e.Baseline != "" {
+			num += " on " + e.Profile
+			den += " on " + e.Baseline
+			how = "between the two profiles' in-scope runs, Mann-Whitney on the logs"
+		}
+		claimed := fmt.Sprintf("within [%s, %s] (about the same, margin %s%%)", results.FormatValue(1/(1+e.Margin)), results.FormatValue(1+e.Margin), results.FormatValue(100*e.Margin))
+		if e.Sides == contract.SidesLower {
+			claimed = fmt.Sprintf("at least %s (no advantage beyond %s%%)", results.FormatValue(1/(1+e.Margin)), results.FormatValue(100*e.Margin))
+		}
+		return fmt.Sprintf("%s / %s %s%s, two one-sided tests (%s; %s)", num, den, claimed, seriesNote(e.Labels), how, testWords)
+	case c.DiffRatio != nil:
+		d := c.DiffRatio
+		s := func(v string) string { return fmt.Sprintf("%s{%s=%s}", d.Metric, d.Label, v) }
+		return fmt.Sprintf("(%s - %s) >= %s x (%s{%s=K} - %s) for K in %s, per repeat%s; the denominator must be above 0 first, else inconclusive (signed-rank; %s)",
+			s(d.Numerator), s(d.Baseline), results.FormatValue(d.Factor), d.Metric, d.Label, s(d.Baseline), strings.Join(d.Denominators, ", "),
+			seriesNote(d.Labels), testWords)
+	case c.Trend != nil:
+		t := c.Trend
+		return fmt.Sprintf("%s / %s at the largest %s more than %s%% below its value at the smallest%s (Mann-Whitney on the per-repeat log ratios; %s)",
+			results.SeriesLabel(t.Numerator, t.NumeratorLabels), results.SeriesLabel(t.Denominator, t.DenominatorLabels), t.Sweep,
+			results.FormatValue(100*t.Margin), seriesNote(t.Labels), testWords)
+	case c.Untestable != nil:
+		u := c.Untestable
+		s := "untestable here: " + u.Property
+		if u.Instead != "" {
+			s += "; measured instead: " + results.SeriesLabel(u.Instead, u.InsteadLabels)
+		}
+		return s
 	}
 	return "no rule"
 }
 
-func factorBounds(lo float64, hi *float64) string {
-	if hi == nil {
-		return ">= " + results.FormatValue(lo)
-	}
-	return "in " + results.FormatValue(lo) + ".." + results.FormatValue(*hi)
-}
-
-func boundsText(lo, hi *float64) string {
-	switch {
-	case lo != nil && hi != nil:
-		return results.FormatValue(*lo) + ".." + results.FormatValue(*hi)
-	case lo != nil:
-		return ">= " + results.FormatValue(*lo)
-	case hi != nil:
-		return "<= " + results.FormatValue(*hi)
-	}
-	return "any"
+// bounds is "in [lo, hi]", "at least lo", "at most hi".
+func bounds(lo, hi *float64) string {
+	return Bounds{Min: lo, Max: hi}.String()
 }
 
 func seriesNote(labels map[string]string) string {
@@ -87,23 +127,14 @@ func seriesNote(labels map[string]string) string {
 	return " at " + results.FormatLabels(labels)
 }
 
-func absoluteNote(unit string) string {
-	if !results.IsTimeUnit(unit) {
-		return ""
-	}
-	return "; an absolute time: decided only under an icount clock"
-}
-
 // ClockNote says what absolute times mean under a run's clock and
 // accelerator, and whether they can be compared with a real machine's:
 // under icount:N the guest's time is deterministic (one instruction =
 // 2^N ns); under the host clock they are the speed of TCG's emulation
 // (or, under KVM, of this host's CPU).
 func ClockNote(m results.MachineRecord) (string, bool) {
-	if shift, ok := strings.CutPrefix(m.Clock, "icount:"); ok {
-		if n, err := strconv.Atoi(shift); err == nil {
-			return fmt.Sprintf("guest time deterministic, one instruction = 2^%d ns (clock %s)", n, m.Clock), true
-		}
+	if shift, ok := icountShift(m.Clock); ok {
+		return fmt.Sprintf("guest time deterministic, one instruction = 2^%d ns (clock %s)", shift, m.Clock), true
 	}
 	if m.Accelerator == "kvm" {
 		return "under KVM with the host clock absolute times are this host's CPU speed, not the original machine's", false
@@ -112,90 +143,27 @@ func ClockNote(m results.MachineRecord) (string, bool) {
 		" clock absolute times are emulation speed; run with --clock icount:N to decide it", false
 }
 
-// Judge decides every claim of the run's experiment and records the
-// verdicts in r. store holds other stored runs (newest first), from which
-// a speedup takes its other run; it may be nil.
-func Judge(r *results.Result, claims []results.Claim, store []*results.Result) {
-	r.Verdicts = nil
-	for i := range claims {
-		if claims[i].Plugin != "" && claims[i].Plugin != r.Plugin || claims[i].Bench != "" && claims[i].Bench != r.Experiment {
-			continue
-		}
-		r.Verdicts = append(r.Verdicts, Decide(&claims[i], r, store))
+// icountShift is N of a clock "icount:N"; "icount" alone is shift 0.
+func icountShift(clock string) (int, bool) {
+	if clock == contract.ClockIcount {
+		return 0, true
 	}
+	shift, ok := strings.CutPrefix(clock, contract.ClockIcount+":")
+	if !ok {
+		return 0, false
+	}
+	n, err := strconv.Atoi(shift)
+	return n, err == nil && n >= 0
 }
 
-// Decide applies claim c's rule to run r (and for a speedup to the latest
-// matching run of store).
-func Decide(c *results.Claim, r *results.Result, store []*results.Result) results.Verdict {
-	v := decide(c, r, store)
-	v.Claim, v.Kind, v.Statement = c.ID, c.Kind, c.Statement
-	if v.Rule == "" {
-		v.Rule = RuleText(c)
+// clockKind is the kind of a run's clock a scope names: host or icount,
+// "" for neither (not recorded).
+func clockKind(clock string) string {
+	if _, ok := icountShift(clock); ok {
+		return contract.ClockIcount
 	}
-	if v.Decided() && len(v.Runs) == 0 && r.ID != "" {
-		v.Runs = []string{r.ID}
-	}
-	if v.Decided() && c.Profile != "" && c.Kind != contract.KindSpeedup {
-		switch p := results.ProfileName(r.Machine); {
-		case p == c.Profile:
-		case results.FiguresProfile(r.Machine) == c.Profile:
-			v.Note = joinNote(v.Note, fmt.Sprintf("ran on profile %s: %s's machine on another kernel (%s)", p, c.Profile, results.OrUnknown(r.Machine.KernelID)))
-		default:
-			v.Note = joinNote(v.Note, fmt.Sprintf("ran on profile %s, not %s (the profile standing for the claim's machine)", results.OrUnknown(p), c.Profile))
-		}
-	}
-	return v
-}
-
-func joinNote(a, b string) string {
-	if a == "" {
-		return b
-	}
-	return a + "; " + b
-}
-
-func decide(c *results.Claim, r *results.Result, store []*results.Result) results.Verdict {
-	if c.Scope != nil {
-		for _, k := range results.SortedKeys(c.Scope.Params) {
-			if got := r.Parameters[k]; got != c.Scope.Params[k] {
-				return results.Verdict{Verdict: results.NotRun, Reason: fmt.Sprintf("decided only by runs with %s; this run had %s=%s",
-					results.FormatLabels(c.Scope.Params), k, results.OrUnknown(got))}
-			}
-		}
-	}
-	if c.Kind == contract.KindCrash {
-		return decideCrash(c.Crash, r)
-	}
-	if r.Outcome.Status == "failed" {
-		return results.Verdict{Verdict: results.Inconclusive, Reason: "the run failed (" + r.Outcome.Reason + "); its samples decide nothing"}
-	}
-	if r.Outcome.Status == results.StatusInterrupted {
-		return results.Verdict{Verdict: results.Inconclusive, Reason: "the run was interrupted (" + r.Outcome.Reason + "); its samples decide nothing"}
-	}
-	switch c.Kind {
-	case contract.KindRatio:
-		q := c.Ratio
-		x := r.Values(q.Numerator, results.MergeLabels(q.Labels, q.NumeratorLabels))
-		y := r.Values(q.Denominator, results.MergeLabels(q.Labels, q.DenominatorLabels))
-		return factorVerdict(results.SeriesLabel(q.Numerator, q.NumeratorLabels), results.SeriesLabel(q.Denominator, q.DenominatorLabels), x, y, q.Min, q.Max)
-	case contract.KindRange:
-		return rangeVerdict(r, c.Range.Metric, c.Range.Labels, c.Range.Unit, c.Range.Min, c.Range.Max)
-	case contract.KindCrossover:
-		return crossoverVerdict(c.Crossover, r)
-	case contract.KindSpeedup:
-		return speedupVerdict(c.Speedup, r, store)
-	case contract.KindOrder:
-		return orderVerdict(c.Order, r)
-	}
-	return results.Verdict{Verdict: results.Inconclusive, Reason: fmt.Sprintf("claim %s has no rule lab knows (kind %q); upgrade lab", c.ID, c.Kind)}
-}
-
-func unitOf(r *results.Result, metric string) string {
-	for _, s := range r.Samples {
-		if s.Metric == metric {
-			return s.Unit
-		}
+	if clock == contract.ClockHost {
+		return contract.ClockHost
 	}
 	return ""
 }

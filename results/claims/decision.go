@@ -355,3 +355,21 @@ func plural(n int, one, many string) string {
 	}
 	return many
 }
+
+// formatP is a p-value as reasons give it: three decimals, or two
+// significant digits in e-notation below 0.001.
+func formatP(p float64) string {
+	if p < 0.001 {
+		return strconv.FormatFloat(p, 'e', 1, 64)
+	}
+	return strconv.FormatFloat(p, 'f', 3, 64)
+}
+
+// binom is n choose k, as a float64.
+func binom(n, k int) float64 {
+	r := 1.0
+	for i := 1; i <= k; i++ {
+		r = r * float64(n-k+i) / float64(i)
+	}
+	return r
+}

@@ -238,12 +238,34 @@ func Equivalence(pairs []Pair, e EquivalenceRule) Decision {
 	return pairedBand(pairs, e.Num+" / "+e.Den, e.claimed(), lo, hi)
 }
 
-// OrderRule is "each of Above is more than Min times each of Below":
-// series named by the values of Label.
+// OrderRule is "each of Above is more than Min times each of Below, and
+// each of Pairs' Above more than Min times its Below": series named by
+// the values of Label.
 type OrderRule struct {
 	Label        string
 	Above, Below []string
-	Min          float64
+	// Pairs are further (above, below) pairs, for an order the source
+	// separates only pair by pair (E5.2b).
+	Pairs [][2]string
+	Min   float64
+}
+
+// pairs are every (above, below) pair of the rule once, sorted.
+func (r OrderRule) pairs() [][2]string {
+	var out [][2]string
+	for _, a := range r.Above {
+		for _, b := range r.Below {
+			out = append(out, [2]string{a, b})
+		}
+	}
+	out = append(out, r.Pairs...)
+	slices.SortFunc(out, func(x, y [2]string) int {
+		if c := comparePoints(x[0], y[0]); c != 0 {
+			return c
+		}
+		return comparePoints(x[1], y[1])
+	})
+	return slices.Compact(out)
 }
 
 // Order decides an order (§1.6): each (above, below) pair a paired ratio
@@ -251,34 +273,32 @@ type OrderRule struct {
 // refuting tests under Holm. values holds each series' samples by its
 // Label value.
 func Order(values map[string][]Value, r OrderRule) Decision {
-	above := slices.SortedFunc(slices.Values(r.Above), comparePoints)
-	below := slices.SortedFunc(slices.Values(r.Below), comparePoints)
+	pairs := r.pairs()
 	lo := &bound{math.Log(r.Min), results.FormatValue(r.Min)}
 	var tests []Test
 	var nums []results.Number
 	var ratios []string
-	for _, a := range above {
-		for _, b := range below {
-			pairs := pairUp(values[a], values[b])
-			what := fmt.Sprintf("%s=%s / %s=%s", r.Label, a, r.Label, b)
-			points, groups := byPoint(pairs, func(p Pair) Key { return p.Key })
-			if len(points) == 0 {
-				tests = append(tests, bandTests(what, "", nil, lo, nil)...)
-				ratios = append(ratios, what+" none")
+	for _, ab := range pairs {
+		a, b := ab[0], ab[1]
+		matched := pairUp(values[a], values[b])
+		what := fmt.Sprintf("%s=%s / %s=%s", r.Label, a, r.Label, b)
+		points, groups := byPoint(matched, func(p Pair) Key { return p.Key })
+		if len(points) == 0 {
+			tests = append(tests, bandTests(what, "", nil, lo, nil)...)
+			ratios = append(ratios, what+" none")
+		}
+		for _, p := range points {
+			d := logRatios(groups[p])
+			tests = append(tests, bandTests(what, p, d, lo, nil)...)
+			ratios = append(ratios, fmt.Sprintf("%s %s%s", what, results.FormatValue(expMedian(d)), at(p)))
+			if len(d) > 0 {
+				nums = append(nums, results.Number{Name: "median " + what + at(p), Value: expMedian(d), Unit: "x"})
 			}
-			for _, p := range points {
-				d := logRatios(groups[p])
-				tests = append(tests, bandTests(what, p, d, lo, nil)...)
-				ratios = append(ratios, fmt.Sprintf("%s %s%s", what, results.FormatValue(expMedian(d)), at(p)))
-				if len(d) > 0 {
-					nums = append(nums, results.Number{Name: "median " + what + at(p), Value: expMedian(d), Unit: "x"})
-				}
-				nums = append(nums, results.Number{Name: "pairs " + what + at(p), Value: float64(len(d))})
-			}
+			nums = append(nums, results.Number{Name: "pairs " + what + at(p), Value: float64(len(d))})
 		}
 	}
-	base := fmt.Sprintf("%d %s above %s (medians of per-repeat ratios: %s)", len(above)*len(below),
-		plural(len(above)*len(below), "pair", "pairs"), results.FormatValue(r.Min), strings.Join(ratios, ", "))
+	base := fmt.Sprintf("%d %s above %s (medians of per-repeat ratios: %s)", len(pairs),
+		plural(len(pairs), "pair", "pairs"), results.FormatValue(r.Min), strings.Join(ratios, ", "))
 	return settle(base, tests, nums, stats.MinSignedRankN(stats.Alpha, refuting(tests)), repeatsShort("pairs"))
 }
 

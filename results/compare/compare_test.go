@@ -199,22 +199,20 @@ func TestComparePublishedVariant(t *testing.T) {
 		cr.Samples = append(cr.Samples, results.Sample{Metric: fixture.MetricProcessMS, Value: 0.40 + 0.001*float64(i), Unit: "ms", Repeat: i},
 			results.Sample{Metric: fixture.MetricThreadMS, Value: 0.09 + 0.0001*float64(i), Unit: "ms", Repeat: i})
 	}
-	var e16 *results.Claim
-	for _, c := range fixture.ForkbenchClaims(t, "create") {
-		if c.ID == "E1.6" {
-			e16 = &c
-		}
-	}
-	if e16 == nil || e16.Profile != "celeron-2.4" {
-		t.Fatalf("forkbench create: no claim E1.6 on celeron-2.4: %+v", e16)
-	}
-	v := claims.Decide(e16, cr, nil)
-	if !v.Decided() || !strings.Contains(v.Note, "ran on profile celeron-2.4-era: celeron-2.4's machine on another kernel (era-2.4-i386)") || strings.Contains(v.Note, "not celeron-2.4") {
-		t.Errorf("E1.6 on the variant: %s, note %q", v.Verdict, v.Note)
+	// E1.6 as the new judge sees it: scoped to celeron-2.4 and its
+	// variants, the variant's kernel named by its stratum.
+	e16 := results.Claim{Claim: contract.Claim{ID: "E1.6", Statement: "threads are 10+ times faster", Profile: "celeron-2.4",
+		Scope: &contract.Scope{Profiles: []string{"celeron-2.4"}, Variants: true},
+		Ratio: &contract.RatioClaim{Numerator: fixture.MetricProcessMS, Denominator: fixture.MetricThreadMS, Min: 10}},
+		Plugin: "forkbench", Bench: "create"}.WithKind()
+	profiles := claims.Profiles{"celeron-2.4": {}, "celeron-2.4-era": {VariantOf: "celeron-2.4"}}
+	claims.Judge(cr, []results.Claim{e16}, nil, profiles)
+	if v := cr.Verdicts[0]; !v.Decided() || len(v.Strata) != 1 || v.Strata[0].Profile != "celeron-2.4-era" || v.Strata[0].Kernel != "era-2.4-i386" {
+		t.Errorf("E1.6 on the variant: %s (%s), strata %+v", v.Verdict, v.Reason, v.Strata)
 	}
 	cr.Machine.Profile = map[string]any{"name": "p3-450"}
-	if v := claims.Decide(e16, cr, nil); !strings.Contains(v.Note, "ran on profile p3-450, not celeron-2.4") {
-		t.Errorf("E1.6 on another machine: note %q", v.Note)
+	if claims.Judge(cr, []results.Claim{e16}, nil, profiles); !strings.Contains(cr.Verdicts[0].Reason, "profile p3-450 not in scope (celeron-2.4 and its variants)") {
+		t.Errorf("E1.6 on another machine: %q", cr.Verdicts[0].Reason)
 	}
 	other := fixture.Result()
 	other.Machine.Profile = map[string]any{"name": "celeron-2.4"}

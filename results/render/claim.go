@@ -11,11 +11,11 @@ import (
 )
 
 // WriteClaim writes claim status s for people: the claim's statement,
-// source, machine, plugin, kind, the rule that decides it and its
-// verdict, then every run that decided it, newest first (or the command
-// that would).
+// source, machine, plugin, kind, the rule that decides it, its verdict
+// and why, then each stratum that decided it and the stored runs out of
+// its scope (or the command that would decide it).
 func WriteClaim(w io.Writer, s claims.ClaimStatus) {
-	c := s.Claim
+	c, v := s.Claim, s.Judged
 	fmt.Fprintf(w, "%s: %s\n\n", c.ID, c.Statement)
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	machine := c.Machine
@@ -31,24 +31,28 @@ func WriteClaim(w io.Writer, s claims.ClaimStatus) {
 		rows = append(rows, [2]string{"only runs with", results.FormatLabels(c.ScopeParams())})
 	}
 	rows = append(rows, [2]string{"verdict", s.Verdict})
+	if v.Reason != "" {
+		rows = append(rows, [2]string{"why", v.Reason})
+	}
 	for _, r := range rows {
 		fmt.Fprintf(tw, "%s\t%s\n", r[0], r[1])
 	}
 	tw.Flush()
 	fmt.Fprintln(w)
-	if len(s.Runs) == 0 {
+	if len(v.Runs) == 0 {
 		fmt.Fprintf(w, "no stored run decided it: `lab run %s -e %s` (see `lab claims show %s` after)\n", c.Plugin, c.Bench, c.ID)
-		return
-	}
-	fmt.Fprintln(w, "runs that decided it, newest first:")
-	for _, r := range s.Runs {
-		fmt.Fprintf(w, "  %s  %s  (%s, %s, clock %s)\n", r.Verdict.Verdict, r.Run, r.Profile, r.Accelerator, r.Clock)
-		fmt.Fprintf(w, "      %s\n", r.Verdict.Reason)
-		if r.Verdict.Note != "" {
-			fmt.Fprintf(w, "      note: %s\n", r.Verdict.Note)
+	} else {
+		fmt.Fprintln(w, "decided in each stratum (profile, clock, accelerator):")
+		for _, st := range v.Strata {
+			fmt.Fprintf(w, "  %s  %s, clock %s, %s\n", st.Verdict, st.Profile, results.OrUnknown(st.Clock), results.OrUnknown(st.Accelerator))
+			fmt.Fprintf(w, "      %s\n", st.Reason)
+			fmt.Fprintf(w, "      runs: %s\n", strings.Join(st.Runs, ", "))
 		}
-		if len(r.Verdict.Runs) > 1 {
-			fmt.Fprintf(w, "      runs: %s\n", strings.Join(r.Verdict.Runs, ", "))
+	}
+	if len(v.OutOfScope) > 0 {
+		fmt.Fprintln(w, "stored runs that do not decide it:")
+		for _, o := range v.OutOfScope {
+			fmt.Fprintf(w, "  %s  %s\n", o.Run, o.Reason)
 		}
 	}
 }

@@ -131,8 +131,7 @@ func contains(texts []string, s string) bool {
 }
 
 func TestWriteSweepPlot(t *testing.T) {
-	at := 600.0
-	cross := results.Claim{Claim: contract.Claim{ID: "E1.1", Profile: "celeron-2.4", Crossover: &contract.CrossoverClaim{First: "process_s", Second: "thread_s", Sweep: "count", At: &at, Tolerance: 100}}}.WithKind()
+	cross := results.Claim{Claim: contract.Claim{ID: "E1.1", Profile: "celeron-2.4", Crossover: &contract.CrossoverClaim{First: "process_s", Second: "thread_s", Sweep: "count", BandStart: 500, BandEnd: 700}}}.WithKind()
 	fork := func(m string, x float64, _ map[string]string, k int) float64 {
 		if m == "fork_wait_us" {
 			return 400 + x/10 + float64(k)
@@ -166,10 +165,10 @@ func TestWriteSweepPlot(t *testing.T) {
 			name: "crossover",
 			runs: []*results.Result{withVerdicts(sweepRun("celeron-2.4", "count", []string{"5", "500", "5000"},
 				map[string]string{"process_s": "s", "thread_s": "s"}, []map[string]string{{"stdout": "pty"}, {"stdout": "null"}}, 2, mode),
-				results.Verdict{Claim: "E1.1", Verdict: results.Reproduced, Numbers: []results.Number{{Name: "crossing", Value: 612.5}, {Name: "between", Value: 500}}})},
+				results.Verdict{Claim: "E1.1", Verdict: results.Reproduced, Numbers: []results.Number{{Name: "interpolated crossing", Value: 612.5}}})},
 			opts: PlotOptions{Metrics: []string{"process_s", "thread_s"}, Claims: []results.Claim{cross}},
 			wants: []string{"count (log scale)", "time (s)", "process_s stdout=pty", "thread_s stdout=null",
-				"E1.1 published crossover count=600 ±100 (celeron-2.4)", "measured crossing count=612 (celeron-2.4, E1.1: reproduced)"},
+				"E1.1 published crossover count=500..700 (celeron-2.4)", "measured crossing count=612 (celeron-2.4, E1.1: reproduced)"},
 		},
 		{
 			// One series per profile.
@@ -309,7 +308,7 @@ func TestSweepPlotClipsToData(t *testing.T) {
 		return results.Claim{Claim: contract.Claim{ID: id,
 			Profile: "celeron-2.4",
 			Crossover: &contract.CrossoverClaim{First: "real_s", Second: "real_s", Sweep: "count",
-				At: at, Tolerance: tol, FirstLabels: map[string]string{"mode": "thread"}, SecondLabels: map[string]string{"mode": "process"}}}}.WithKind()
+				BandStart: *at - tol, BandEnd: *at + tol, FirstLabels: map[string]string{"mode": "thread"}, SecondLabels: map[string]string{"mode": "process"}}}}.WithKind()
 	}
 	hello := func(_ string, x float64, l map[string]string, k int) float64 {
 		if l["mode"] == "thread" {

@@ -66,8 +66,8 @@ func renderFixtures(t testing.TB) map[string]*results.Result {
 	// As `lab run` records them: against the figures forkbench declares.
 	forktime.Comparisons = compare.ComparePublished(forktime, fixture.ForkbenchRefs(t, "forktime"))
 	create.Comparisons = compare.ComparePublished(create, fixture.ForkbenchRefs(t, "create"))
-	claims.Judge(forktime, fixture.ForkbenchClaims(t, "forktime"), nil)
-	claims.Judge(create, fixture.ForkbenchClaims(t, "create"), nil)
+	claims.Judge(forktime, fixture.ForkbenchClaims(t, "forktime"), nil, nil)
+	claims.Judge(create, fixture.ForkbenchClaims(t, "create"), nil, nil)
 
 	// Six repeats under icount:0: every claim decided.
 	icount := fixture.Result()
@@ -83,7 +83,7 @@ func renderFixtures(t testing.TB) map[string]*results.Result {
 	}
 	icount.Summary = stats.Summarize(icount.Samples)
 	icount.Comparisons = compare.ComparePublished(icount, fixture.ForkbenchRefs(t, "create"))
-	claims.Judge(icount, fixture.ForkbenchClaims(t, "create"), nil)
+	claims.Judge(icount, fixture.ForkbenchClaims(t, "create"), nil, nil)
 
 	crashed := fixture.Result()
 	crashed.ID = "20260102T150405.000000Z-threads-sweep-abcdef"

@@ -159,14 +159,7 @@ func ChooseRuns(runs []*results.Result, claims []rclaims.ClaimStatus, all bool) 
 		}
 	}
 	for _, s := range claims {
-		if s.Latest == nil {
-			continue
-		}
-		ids := s.Latest.Verdict.Runs
-		if len(ids) == 0 {
-			ids = []string{s.Latest.Run}
-		}
-		for _, id := range ids {
+		for _, id := range s.Judged.Runs {
 			why[id] = append(why[id], "gave the verdict shown for "+s.Claim.ID)
 		}
 	}

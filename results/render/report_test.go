@@ -59,10 +59,10 @@ func TestChooseRuns(t *testing.T) {
 		want   []string
 	}{
 		{"latest of each key", nil, false, []string{"r6", "r4", "r3", "r2", "r1"}},
-		{"plus the run a shown verdict came from", []rclaims.ClaimStatus{{Claim: results.Claim{Claim: contract.Claim{ID: "E2.1"}}, Latest: &rclaims.ClaimRun{Run: "r5"}}}, false,
+		{"plus the run a shown verdict came from", []rclaims.ClaimStatus{{Claim: results.Claim{Claim: contract.Claim{ID: "E2.1"}}, Judged: results.Verdict{Runs: []string{"r5"}}}}, false,
 			[]string{"r6", "r5", "r4", "r3", "r2", "r1"}},
 		{"a speedup's verdict brings both of its runs", []rclaims.ClaimStatus{{Claim: results.Claim{Claim: contract.Claim{ID: "E1.8"}},
-			Latest: &rclaims.ClaimRun{Run: "r3", Verdict: results.Verdict{Runs: []string{"r3", "r0"}}}}}, false,
+			Judged: results.Verdict{Runs: []string{"r0", "r3"}}}}, false,
 			[]string{"r6", "r4", "r3", "r2", "r1", "r0"}},
 		{"not run claims bring nothing", []rclaims.ClaimStatus{{Claim: results.Claim{Claim: contract.Claim{ID: "E1.6"}}, Verdict: results.NotRun}}, false,
 			[]string{"r6", "r4", "r3", "r2", "r1"}},
@@ -81,7 +81,7 @@ func TestChooseRuns(t *testing.T) {
 			}
 		})
 	}
-	got := ChooseRuns(runs, []rclaims.ClaimStatus{{Claim: results.Claim{Claim: contract.Claim{ID: "E2.1"}}, Latest: &rclaims.ClaimRun{Run: "r6"}}}, false)
+	got := ChooseRuns(runs, []rclaims.ClaimStatus{{Claim: results.Claim{Claim: contract.Claim{ID: "E2.1"}}, Judged: results.Verdict{Runs: []string{"r6"}}}}, false)
 	if w := strings.Join(got[0].Why, "; "); w != "the latest run of forkbench/forktime on celeron-2.4, clock host, parameters n=100; gave the verdict shown for E2.1" {
 		t.Errorf("why r6 = %q", w)
 	}
@@ -157,8 +157,8 @@ func reportFixture(t *testing.T) ReportInput {
 		Source:    "E1",
 		Machine:   "Celeron",
 		Profile:   "celeron-2.4",
-		Params:    map[string]string{"workers": "255"},
-		Crossover: &contract.CrossoverClaim{First: "real_s", Second: "real_s", Sweep: "count", At: fixture.Ptr(600.0), Tolerance: 50,
+		Scope:     &contract.Scope{Params: map[string]string{"workers": "255"}},
+		Crossover: &contract.CrossoverClaim{First: "real_s", Second: "real_s", Sweep: "count", BandStart: 550, BandEnd: 650,
 			FirstLabels: map[string]string{"mode": "thread"}, SecondLabels: map[string]string{"mode": "process"}}}, Plugin: "threadbench", Bench: "hello", Kind: "crossover"}
 	never := results.Claim{Claim: contract.Claim{ID: "E3.1",
 		Statement: "counters cost far less",
@@ -191,7 +191,7 @@ func reportFixture(t *testing.T) ReportInput {
 	exps[3].Views.WriteUps = nil
 	claims := []results.Claim{cross, ratio, fork, never, servers}
 	return ReportInput{Generated: time.Date(2026, 12, 1, 13, 0, 0, 0, time.UTC), Version: "lab test", Store: "/store",
-		Runs: runs, Experiments: exps, Claims: rclaims.ClaimStatuses(claims, runs), Skipped: []string{"load result /store/broken.json: unexpected EOF"},
+		Runs: runs, Experiments: exps, Claims: rclaims.JudgeStore(claims, runs, nil, rclaims.Options{}), Skipped: []string{"load result /store/broken.json: unexpected EOF"},
 		WriteUps: allWriteUps(t)}
 }
 
@@ -347,7 +347,7 @@ func TestReportNoRuns(t *testing.T) {
 	for _, s := range in.Claims {
 		claims = append(claims, s.Claim)
 	}
-	in.Claims = rclaims.ClaimStatuses(claims, nil)
+	in.Claims = rclaims.JudgeStore(claims, nil, nil, rclaims.Options{})
 	page := writeReport(t, in)
 	if n := strings.Count(page, `<span class="badge v-none">not run</span>`); n < 2*len(claims) {
 		t.Errorf("%d not run badges, want at least %d: each claim in the list and in its section", n, 2*len(claims))

@@ -96,24 +96,27 @@ func claimViewOf(s claims.ClaimStatus, anchor, expAnchor string, runAnchor map[s
 	}
 	cv := claimView{ID: c.ID, Anchor: anchor, Verdict: orNotRun(s.Verdict), Class: verdictClass(orNotRun(s.Verdict)),
 		Statement: c.Statement, Source: c.Source, Machine: machine, Rule: s.Rule, Rationale: c.Rationale,
-		Params: results.FormatLabels(c.ScopeParams()), Plugin: c.Plugin, Bench: c.Bench, ExpAnchor: expAnchor, Decided: len(s.Runs)}
-	if s.Latest == nil {
+		Params: results.FormatLabels(c.ScopeParams()), Plugin: c.Plugin, Bench: c.Bench, ExpAnchor: expAnchor, Decided: len(s.Judged.Runs)}
+	v := s.Judged
+	if len(v.Runs) == 0 {
 		cv.Reason = "no stored run decided it"
+		if v.Reason != "" {
+			cv.Reason += ": " + v.Reason
+		}
 		cv.HowTo = claimHint(c)
 		return cv
 	}
-	v := s.Latest.Verdict
 	cv.Reason, cv.Note, cv.Numbers = v.Reason, v.Note, numberViews(v.Numbers)
-	ids := v.Runs
-	if len(ids) == 0 {
-		ids = []string{s.Latest.Run}
-	}
-	for _, id := range ids {
-		label := id
-		if id == s.Latest.Run {
-			label += " (" + results.OrUnknown(s.Latest.Profile) + ", " + results.OrUnknown(s.Latest.Accelerator) + ", clock " + results.OrUnknown(s.Latest.Clock) + ")"
+	where := map[string]string{}
+	for _, st := range v.Strata {
+		for _, id := range st.Runs {
+			if _, ok := where[id]; !ok {
+				where[id] = " (" + results.OrUnknown(st.Profile) + ", " + results.OrUnknown(st.Accelerator) + ", clock " + results.OrUnknown(st.Clock) + ")"
+			}
 		}
-		cv.Runs = append(cv.Runs, runLink{ID: id, Anchor: runAnchor[id], Label: label})
+	}
+	for _, id := range v.Runs {
+		cv.Runs = append(cv.Runs, runLink{ID: id, Anchor: runAnchor[id], Label: id + where[id]})
 	}
 	return cv
 }

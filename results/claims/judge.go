@@ -1,0 +1,501 @@
+package claims
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"lab/results"
+	"lab/results/stats"
+)
+
+// A claim's verdict (docs/proposals/verdicts.md §5) comes from every
+// in-scope sample (scope.go), decided apart in each stratum: a profile
+// (its kernel is part of it: an era variant is its own profile), a clock
+// ("host", "icount:0") and an accelerator; for a kind across two
+// profiles, a clock and an accelerator with "baseline vs profile".
+// Strata are never pooled, and are listed sorted by profile, clock and
+// accelerator. The headline:
+//  1. an untestable claim is untestable here, whatever was run: the
+//     reason names the property and quotes the median of what was
+//     measured instead in each stratum (or says it was not measured);
+//  2. else a stratum reproduced and another not reproduced: clock-
+//     dependent when such strata differ only in clock (or accelerator),
+//     kernel-dependent when only in profile (the profiles of one scope
+//     are one machine and its variants), clock- and kernel-dependent
+//     when both; the reason lists every stratum;
+//  3. else a stratum reproduced or not reproduced: that verdict, with
+//     the other strata listed;
+//  4. else a stratum inconclusive: inconclusive;
+//  5. else every stratum not comparable: not comparable;
+//  6. else (no stratum, or an across kind lacking one side): not run.
+//
+// Within a stratum a required point missing (the scope's
+// Sweep.Required, a crossover's band edges) makes a verdict other than
+// not reproduced inconclusive, naming the point and a command that runs
+// it. A claim true by construction keeps its verdict, and its reason
+// starts "by construction (why): "; a claim's fidelity note ends every
+// reason (" Fidelity: ...").
+
+// ClaimStatus is a claim with its verdict from the stored runs.
+type ClaimStatus struct {
+	Claim results.Claim `json:"claim"`
+	Rule  string        `json:"rule"`
+	// Verdict is the headline, Judged.Verdict.
+	Verdict string `json:"verdict"`
+	// Judged is the headline verdict with its strata, reason, runs, the
+	// runs out of scope, fidelity and by-construction note.
+	Judged results.Verdict `json:"judged"`
+}
+
+// JudgeStore decides each claim of cs from the runs of store in its
+// scope (the latest of each cell unless opt.All), in the order of cs.
+// The same set of runs gives the same statuses whatever their order.
+func JudgeStore(cs []results.Claim, store []*results.Result, profiles Profiles, opt Options) []ClaimStatus {
+	out := make([]ClaimStatus, len(cs))
+	for i := range cs {
+		c := cs[i]
+		v := judgeClaim(&c, store, profiles, opt, "")
+		out[i] = ClaimStatus{Claim: c, Rule: v.Rule, Verdict: v.Verdict, Judged: v}
+	}
+	return out
+}
+
+// Judge records in r its own verdicts (its summary): one for each claim
+// of cs of r's plugin and experiment, from r's evidence only; a kind
+// across two profiles (a speedup, an equivalence with a baseline) also
+// takes the in-scope runs of store on the other profile (the latest of
+// each cell). A swept run is one result with every point. A verdict's
+// OutOfScope names r alone, if r is out of scope.
+func Judge(r *results.Result, cs []results.Claim, store []*results.Result, profiles Profiles) {
+	r.Verdicts = nil
+	here := results.ProfileName(r.Machine)
+	for i := range cs {
+		c := &cs[i]
+		s := newSpec(c, profiles)
+		if !s.ofClaim(r) {
+			continue
+		}
+		runs := []*results.Result{r}
+		if s.across {
+			for _, o := range store {
+				if o.ID != r.ID && s.ofClaim(o) && results.ProfileName(o.Machine) != here {
+					runs = append(runs, o)
+				}
+			}
+		}
+		r.Verdicts = append(r.Verdicts, judgeClaim(c, runs, profiles, Options{}, r.ID))
+	}
+}
+
+// decided is a stratum's verdict and its numbers in brief ("5.02x, p
+// 0.016"), for the headline.
+type decided struct {
+	results.Stratum
+	brief string
+}
+
+// judgeClaim decides c from runs; own, if set, is the run whose own
+// verdict this is (only its reason is kept among those out of scope).
+func judgeClaim(c *results.Claim, runs []*results.Result, profiles Profiles, opt Options, own string) results.Verdict {
+	s := newSpec(c, profiles)
+	units, out := s.inScope(runs, opt)
+	if own != "" {
+		out = slices.DeleteFunc(out, func(rr results.RunReason) bool { return rr.Run != own })
+	}
+	v := results.Verdict{Claim: c.ID, PartOf: c.PartOf, Kind: c.Kind, Statement: c.Statement, Rule: RuleText(c),
+		ByConstruction: c.ByConstruction, Fidelity: c.Fidelity, OutOfScope: out}
+	if v.Kind == "" {
+		v.Kind = c.Claim.Kind()
+	}
+	var ds []decided
+	for _, st := range s.strata(units) {
+		d := s.decideStratum(st)
+		ds = append(ds, d)
+		v.Strata = append(v.Strata, d.Stratum)
+	}
+	v.Runs = runIDs(units)
+	v.Verdict, v.Reason, v.Numbers = s.headline(ds, out, own)
+	if c.ByConstruction != "" {
+		v.Reason = "by construction (" + c.ByConstruction + "): " + v.Reason
+	}
+	if c.Fidelity != "" {
+		v.Reason = strings.TrimRight(v.Reason, ". ") + ". Fidelity: " + c.Fidelity
+	}
+	v.Reason = oneLine(v.Reason)
+	return v
+}
+
+func oneLine(s string) string {
+	return strings.Join(strings.Fields(s), " ")
+}
+
+// decideStratum decides the claim on one stratum's evidence.
+func (s *spec) decideStratum(st *stratum) decided {
+	out := results.Stratum{Profile: st.profile, Kernel: kernelOf(st.units), Clock: st.clock, Accelerator: st.accel, Runs: runIDs(st.units)}
+	if s.c.Untestable != nil {
+		out.Verdict = results.Untestable
+		b := s.instead(st)
+		out.Reason = "measured instead: " + b
+		return decided{out, b}
+	}
+	var d Decision
+	switch {
+	case s.across && (len(st.base) == 0 || len(st.other) == 0):
+		lack := s.other
+		if len(st.base) == 0 {
+			lack = s.base
+		}
+		d = Decision{Verdict: results.NotRun, Reason: fmt.Sprintf("needs an in-scope run on %s under %s too (run `%s`)", lack,
+			results.OrUnknown(st.clock), s.hint([]string{lack}, st.clock, s.hintPoints(nil)))}
+	default:
+		d = s.decideKind(st)
+		if missing := s.missing(st); len(missing) > 0 && d.Verdict != results.NotReproduced && d.Verdict != results.NotComparable {
+			d.Verdict = results.Inconclusive
+			d.Reason = fmt.Sprintf("no in-scope run at %s=%s, %s (run `%s`); %s", s.pointKey, strings.Join(missing, ","),
+				plural(len(missing), "a required point", "required points"), s.hint(st.profiles, st.clock, s.hintPoints(s.pointsOf(st.units))), d.Reason)
+		}
+	}
+	out.Verdict, out.Reason, out.Numbers = d.Verdict, oneLine(d.Reason), d.Numbers
+	return decided{out, brief(d)}
+}
+
+// required are the points the claim cannot be decided without: the
+// scope's Sweep.Required (over the claim's sweep key) and a crossover's
+// band edges.
+func (s *spec) required() []string {
+	var req []string
+	if sw := s.sweep(); sw.Key == s.pointKey {
+		req = append(req, sw.Required...)
+	}
+	if x := s.c.Crossover; x != nil {
+		req = append(req, strconv.FormatFloat(x.BandStart, 'f', -1, 64), strconv.FormatFloat(x.BandEnd, 'f', -1, 64))
+	}
+	slices.SortFunc(req, comparePoints)
+	return slices.CompactFunc(req, samePoint)
+}
+
+// missing are the required points a stratum has no evidence at.
+func (s *spec) missing(st *stratum) []string {
+	req := s.required()
+	if len(req) == 0 {
+		return nil
+	}
+	have := s.pointsOf(st.units)
+	var out []string
+	for _, p := range req {
+		if !slices.ContainsFunc(have, func(h string) bool { return samePoint(h, p) }) {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// hintPoints are the sweep points a command that decides the claim
+// runs: the scope's points, else the required ones and those run.
+func (s *spec) hintPoints(have []string) []string {
+	if sw := s.sweep(); sw.Key == s.pointKey && len(sw.Points) > 0 {
+		return sw.Points
+	}
+	pts := append(s.required(), have...)
+	slices.SortFunc(pts, comparePoints)
+	return slices.CompactFunc(pts, samePoint)
+}
+
+// hint is a command that runs what the claim needs on profiles under
+// clock (either may be empty) at points of its sweep key.
+func (s *spec) hint(profiles []string, clock string, points []string) string {
+	plugin, bench := s.c.Plugin, s.c.Bench
+	if plugin == "" {
+		plugin = "PLUGIN"
+	}
+	if bench == "" {
+		bench = "EXPERIMENT"
+	}
+	b := "lab run " + plugin + " -e " + bench
+	for _, p := range profiles {
+		b += " --profile " + p
+	}
+	if clock != "" {
+		b += " --clock " + clock
+	}
+	params := s.scope().Params
+	for _, k := range results.SortedKeys(params) {
+		if k != s.pointKey {
+			b += " -p " + k + "=" + params[k]
+		}
+	}
+	if s.pointKey != "" && len(points) > 0 {
+		b += " --sweep " + s.pointKey + "=" + strings.Join(points, ",")
+	}
+	return b
+}
+
+// instead quotes the median of what an untestable claim measured
+// instead, in a stratum: "thread_start_ms 0.059 ms (7 samples)", with
+// the real time it predicts under icount where the profile has a
+// calibration; "not measured" if the stratum has none of it.
+func (s *spec) instead(st *stratum) string {
+	u := s.c.Untestable
+	if u.Instead == "" {
+		return "nothing"
+	}
+	name := results.SeriesLabel(u.Instead, u.InsteadLabels)
+	ss := s.samples(st.units, u.Instead, u.InsteadLabels, false)
+	if len(ss) == 0 {
+		return name + " not measured"
+	}
+	x := xs(values(ss))
+	unit := ss[0].unit
+	out := fmt.Sprintf("median %s %s%s (%d %s)", name, results.FormatValue(stats.Median(x)), withSpace(unit), len(x), plural(len(x), "sample", "samples"))
+	if shift, ok := icountShift(st.clock); ok {
+		toNs, isTime := results.ConvertUnit(1, unit, "ns")
+		if cal, source := s.calibration(st.profile); cal != nil && isTime && results.IsTimeUnit(unit) {
+			instr := Interval{Instructions(slices.Min(x)*toNs, shift), Instructions(slices.Max(x)*toNs, shift)}
+			p := Predicted(instr, *cal)
+			out += fmt.Sprintf(", predicting %s%s on the real machine at %s calibration", Interval{p.Lo / toNs, p.Hi / toNs}, withSpace(unit), source)
+		}
+	}
+	return out
+}
+
+func withSpace(unit string) string {
+	if unit == "" || unit == "x" {
+		return unit
+	}
+	return " " + unit
+}
+
+// brief is a decision's deciding numbers in brief: its first median or
+// ratio, and the p-value that decided it ("5.02x, p 0.016").
+func brief(d Decision) string {
+	var parts []string
+	for _, n := range d.Numbers {
+		if strings.HasPrefix(n.Name, "median ") || strings.HasPrefix(n.Name, "ratio of medians") {
+			parts = append(parts, results.FormatValue(n.Value)+withSpace(n.Unit))
+			break
+		}
+	}
+	p := -1.0
+	switch d.Verdict {
+	case results.NotReproduced:
+		if t, ok := strongest(d.Tests, true); ok {
+			p = t.P
+		}
+	case results.Reproduced:
+		for _, t := range d.Tests {
+			if !t.Refutes && t.P > p {
+				p = t.P
+			}
+		}
+	}
+	if p >= 0 {
+		parts = append(parts, "p "+formatP(p))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// labels name each stratum in a headline by what differs between them:
+// "host" and "icount:0" when only the clock does; the profile and clock
+// of a stratum alone.
+func labels(ds []decided) []string {
+	vary := [3]bool{}
+	for _, d := range ds[1:] {
+		vary[0] = vary[0] || d.Profile != ds[0].Profile
+		vary[1] = vary[1] || d.Clock != ds[0].Clock
+		vary[2] = vary[2] || d.Accelerator != ds[0].Accelerator
+	}
+	if len(ds) == 1 {
+		vary = [3]bool{true, true, ds[0].Accelerator != "tcg"}
+	}
+	out := make([]string, len(ds))
+	for i, d := range ds {
+		var parts []string
+		for j, f := range []string{d.Profile, d.Clock, d.Accelerator} {
+			if vary[j] {
+				parts = append(parts, results.OrUnknown(f))
+			}
+		}
+		out[i] = strings.Join(parts, " ")
+	}
+	return out
+}
+
+// headline combines the strata's verdicts (§5) into the claim's, with
+// its reason and numbers.
+func (s *spec) headline(ds []decided, out []results.RunReason, own string) (string, string, []results.Number) {
+	if len(ds) == 0 {
+		if s.c.Untestable != nil {
+			return results.Untestable, s.untestable(nil, nil), nil
+		}
+		return results.NotRun, s.notRun(out, own), nil
+	}
+	names := labels(ds)
+	summary := func(keep func(v string) bool) string {
+		var parts []string
+		for i, d := range ds {
+			if keep(d.Verdict) {
+				p := d.Verdict + " under " + names[i]
+				if d.brief != "" {
+					p += " (" + d.brief + ")"
+				}
+				parts = append(parts, p)
+			}
+		}
+		return strings.Join(parts, ", ")
+	}
+	numbers := func(keep func(v string) bool) []results.Number {
+		if len(ds) == 1 {
+			return ds[0].Numbers
+		}
+		var nums []results.Number
+		for i, d := range ds {
+			if keep(d.Verdict) {
+				for _, n := range d.Numbers {
+					n.Name = names[i] + ": " + n.Name
+					nums = append(nums, n)
+				}
+			}
+		}
+		return nums
+	}
+	if s.c.Untestable != nil {
+		return results.Untestable, s.untestable(ds, names), nil
+	}
+	has := map[string]bool{}
+	for _, d := range ds {
+		has[d.Verdict] = true
+	}
+	all := func(string) bool { return true }
+	if has[results.Reproduced] && has[results.NotReproduced] {
+		byClock, byProfile := false, false
+		for _, a := range ds {
+			for _, b := range ds {
+				if a.Verdict == results.Reproduced && b.Verdict == results.NotReproduced {
+					byClock = byClock || a.Clock != b.Clock || a.Accelerator != b.Accelerator
+					byProfile = byProfile || a.Profile != b.Profile
+				}
+			}
+		}
+		verdict := results.ClockDependent
+		switch {
+		case byClock && byProfile:
+			verdict = results.ClockKernelDependent
+		case byProfile:
+			verdict = results.KernelDependent
+		}
+		decidedOnly := func(v string) bool { return v == results.Reproduced || v == results.NotReproduced }
+		return verdict, summary(all), numbers(decidedOnly)
+	}
+	for _, v := range []string{results.Reproduced, results.NotReproduced, results.Inconclusive, results.NotComparable, results.NotRun} {
+		if !has[v] || v == results.NotComparable && len(has) > 1 {
+			continue
+		}
+		first := slices.IndexFunc(ds, func(d decided) bool { return d.Verdict == v })
+		if len(ds) == 1 {
+			return v, ds[0].Reason, ds[0].Numbers
+		}
+		this := func(x string) bool { return x == v }
+		return v, summary(all) + "; " + names[first] + ": " + ds[first].Reason, numbers(this)
+	}
+	return results.NotRun, s.notRun(out, own), nil
+}
+
+// untestable is an untestable claim's reason: the property, and what was
+// measured instead in each stratum.
+func (s *spec) untestable(ds []decided, names []string) string {
+	u := s.c.Untestable
+	why := "untestable here: " + u.Property
+	var parts []string
+	for i, d := range ds {
+		parts = append(parts, d.brief+" under "+names[i])
+	}
+	switch {
+	case len(parts) > 0:
+		why += "; measured instead: " + strings.Join(parts, "; ")
+	case u.Instead != "":
+		why += "; measured instead: " + results.SeriesLabel(u.Instead, u.InsteadLabels) + ", not measured (no run in scope)"
+	}
+	if u.InsteadNote != "" {
+		why += "; " + u.InsteadNote
+	}
+	return why
+}
+
+// notRun is the reason of a claim no in-scope run decides.
+func (s *spec) notRun(out []results.RunReason, own string) string {
+	if own != "" {
+		for _, o := range out {
+			if o.Run == own {
+				return "this run is out of the claim's scope: " + o.Reason
+			}
+		}
+	}
+	why := "no stored run in scope"
+	if n := len(out); n > 0 {
+		why += fmt.Sprintf(" (%d of %s/%s out of scope: %s: %s", n, s.c.Plugin, s.c.Bench, out[0].Run, out[0].Reason)
+		if n > 1 {
+			why += "; ..."
+		}
+		why += ")"
+	}
+	profiles := s.scope().Profiles
+	if s.across {
+		profiles = []string{s.base, s.other}
+	}
+	clock := ""
+	if cl := s.scope().Clocks; len(cl) == 1 {
+		clock = map[string]string{"host": "host", "icount": "icount:0"}[cl[0]]
+	}
+	return why + "; run `" + s.hint(profiles, clock, s.hintPoints(nil)) + "`"
+}
+
+// Counts says how many of sts have each verdict, in results.VerdictOrder:
+// "4 reproduced (1 by construction), 2 untestable here", or "none".
+func Counts(sts []ClaimStatus) string {
+	n := map[string]int{}
+	bc := map[string]int{}
+	for _, s := range sts {
+		n[s.Verdict]++
+		if s.Judged.ByConstruction != "" {
+			bc[s.Verdict]++
+		}
+	}
+	var parts []string
+	for _, v := range results.VerdictOrder {
+		if n[v] == 0 {
+			continue
+		}
+		p := fmt.Sprintf("%d %s", n[v], v)
+		if bc[v] > 0 {
+			p += fmt.Sprintf(" (%d by construction)", bc[v])
+		}
+		parts = append(parts, p)
+	}
+	if len(parts) == 0 {
+		return "none"
+	}
+	return strings.Join(parts, ", ")
+}
+
+// Find is the statuses of the claims with id (case aside; two plugins
+// may declare one id), or an error listing the ids sts has.
+func Find(sts []ClaimStatus, id string) ([]ClaimStatus, error) {
+	var found []ClaimStatus
+	var ids []string
+	for _, s := range sts {
+		if strings.EqualFold(s.Claim.ID, id) {
+			found = append(found, s)
+		}
+		ids = append(ids, s.Claim.ID)
+	}
+	if len(found) == 0 {
+		known := "no installed plugin declares any"
+		if len(ids) > 0 {
+			known = "known: " + strings.Join(ids, ", ")
+		}
+		return nil, fmt.Errorf("no claim %q among the installed plugins' claims (%s); see `lab claims`", id, known)
+	}
+	return found, nil
+}

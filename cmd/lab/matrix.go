@@ -12,6 +12,7 @@ import (
 
 	"lab/engine"
 	"lab/results"
+	rclaims "lab/results/claims"
 	"lab/results/matrix"
 )
 
@@ -108,7 +109,7 @@ func (e *env) finishMatrix(ctx context.Context, f matrixFlags, m *engine.Matrix)
 			fmt.Fprintf(e.stderr, "warning: baseline %s holds no runs: no claim can have regressed against it\n", f.baseline)
 		}
 	}
-	doc := matrix.JUnit(m.State, m.Runs, baseline)
+	doc := matrix.JUnit(m.State, m.Runs, baseline, e.matrixClaims(matrix.StoreDir(f.out)))
 	if err := matrix.WriteJUnit(doc, filepath.Join(f.out, "junit.xml"), f.junit); err != nil {
 		return fmt.Errorf("junit: %w", err)
 	}
@@ -128,6 +129,20 @@ func (e *env) finishMatrix(ctx context.Context, f matrixFlags, m *engine.Matrix)
 		return &exitCode{code: 1, msg: fmt.Sprintf("%d of %d cells failed (see %s and the logs in %s)", s.Failures+s.Errors, s.Tests, filepath.Join(f.out, "junit.xml"), filepath.Join(f.out, "logs"))}
 	}
 	return nil
+}
+
+// matrixClaims are the installed plugins' claims judged from the
+// matrix's results (store), for the JUnit's claims suite; warnings go to
+// stderr.
+func (e *env) matrixClaims(store string) []rclaims.ClaimStatus {
+	sts, warnings := engine.ClaimStatuses(e.roots.plugins, e.roots.profiles, store, false)
+	for _, err := range warnings {
+		fmt.Fprintf(e.stderr, "warning: %v\n", err)
+	}
+	if sts == nil {
+		sts = []rclaims.ClaimStatus{}
+	}
+	return sts
 }
 
 // writeCells is --dry-run: the cells and the lab run each is.
@@ -162,7 +177,7 @@ func mergeCommand(e *env) *cli.Command {
 			if err != nil {
 				return err
 			}
-			if err := matrix.WriteJUnit(matrix.JUnit(st, runs, nil), filepath.Join(out, "junit.xml")); err != nil {
+			if err := matrix.WriteJUnit(matrix.JUnit(st, runs, nil, e.matrixClaims(matrix.StoreDir(out))), filepath.Join(out, "junit.xml")); err != nil {
 				return err
 			}
 			if c.Bool("json") {

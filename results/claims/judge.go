@@ -36,7 +36,7 @@ import (
 // not reproduced inconclusive, naming the point and a command that runs
 // it. A claim true by construction keeps its verdict, and its reason
 // starts "by construction (why): "; a claim's fidelity note ends every
-// reason (" Fidelity: ...").
+// reason but a not run's (" Fidelity: ...").
 
 // ClaimStatus is a claim with its verdict from the stored runs.
 type ClaimStatus struct {
@@ -117,10 +117,12 @@ func judgeClaim(c *results.Claim, runs []*results.Result, profiles Profiles, opt
 	}
 	v.Runs = runIDs(units)
 	v.Verdict, v.Reason, v.Numbers = s.headline(ds, out, own)
-	if c.ByConstruction != "" {
+	if c.ByConstruction != "" && v.Verdict != results.NotRun {
 		v.Reason = "by construction (" + c.ByConstruction + "): " + v.Reason
 	}
-	if c.Fidelity != "" {
+	// A claim no run decided has nothing to qualify: its reason says
+	// which runs would, and the fidelity note stays in Fidelity.
+	if c.Fidelity != "" && v.Verdict != results.NotRun {
 		v.Reason = strings.TrimRight(v.Reason, ". ") + ". Fidelity: " + c.Fidelity
 	}
 	v.Reason = oneLine(v.Reason)
@@ -480,7 +482,8 @@ func Counts(sts []ClaimStatus) string {
 }
 
 // Find is the statuses of the claims with id (case aside; two plugins
-// may declare one id), or an error listing the ids sts has.
+// may declare one id), else of the parts of the compound claim id (E2.1:
+// E2.1a, E2.1b, E2.1c), or an error listing the ids sts has.
 func Find(sts []ClaimStatus, id string) ([]ClaimStatus, error) {
 	var found []ClaimStatus
 	var ids []string
@@ -489,6 +492,14 @@ func Find(sts []ClaimStatus, id string) ([]ClaimStatus, error) {
 			found = append(found, s)
 		}
 		ids = append(ids, s.Claim.ID)
+	}
+	if len(found) == 0 {
+		// A compound claim's id names its parts (E2.1: E2.1a, E2.1b...).
+		for _, s := range sts {
+			if s.Claim.PartOf != "" && strings.EqualFold(s.Claim.PartOf, id) {
+				found = append(found, s)
+			}
+		}
 	}
 	if len(found) == 0 {
 		known := "no installed plugin declares any"

@@ -23,6 +23,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"lab/results"
+	rclaims "lab/results/claims"
 	"lab/results/render"
 )
 
@@ -553,13 +554,44 @@ func LoadRuns(out string, s *State) (map[string]*results.Result, error) {
 	return runs, nil
 }
 
+// ClaimsSuite is the claims judged from a matrix's results (every run
+// in each claim's scope, with the current rules) as a JUnit suite: a test
+// case per claim, named by its id. Reproduced passes; not reproduced and
+// clock- or kernel-dependent fail, with the reason; inconclusive, not
+// run, not comparable and untestable here are skipped, with the reason
+// (what would decide it, or why nothing here can).
+func ClaimsSuite(name string, sts []rclaims.ClaimStatus) render.JUnitSuite {
+	suite := render.JUnitSuite{Name: name}
+	for _, s := range sts {
+		tc := render.JUnitCase{Name: s.Claim.ID, Classname: "claims." + s.Claim.Plugin + "." + s.Claim.Bench}
+		v := s.Judged
+		p := &render.JUnitProblem{Message: s.Verdict + ": " + v.Reason, Type: s.Verdict}
+		switch s.Verdict {
+		case results.Reproduced:
+		case results.NotReproduced, results.ClockDependent, results.KernelDependent, results.ClockKernelDependent:
+			tc.Failure = p
+		default:
+			tc.Skipped = p
+		}
+		var out strings.Builder
+		fmt.Fprintf(&out, "%s: %s\n%s %s\n", s.Claim.ID, s.Claim.Statement, s.Verdict, v.Reason)
+		for _, st := range v.Strata {
+			fmt.Fprintf(&out, "  %s on %s, clock %s, %s: %s\n", st.Verdict, st.Profile, st.Clock, st.Accelerator, st.Reason)
+		}
+		tc.SystemOut = out.String()
+		suite.Cases = append(suite.Cases, tc)
+	}
+	return suite
+}
+
 // JUnit is the matrix as JUnit XML: one suite, a test case per
-// cell. A cell fails when its run failed or never saved a result, or when
+// cell, then (when claims is not nil) the claims judged from the
+// matrix's results (ClaimsSuite). A cell fails when its run failed or never saved a result, or when
 // a claim the baseline's run of the same cell reproduced is not
 // reproduced now; an interrupted cell is an error, a pending one skipped.
 // runs are the cells' results by ID; baseline the earlier runs (newest
 // first) the claims are held to, may be nil.
-func JUnit(s *State, runs map[string]*results.Result, baseline []*results.Result) *render.JUnitSuites {
+func JUnit(s *State, runs map[string]*results.Result, baseline []*results.Result, claims []rclaims.ClaimStatus) *render.JUnitSuites {
 	doc := &render.JUnitSuites{Name: "lab matrix " + s.Name}
 	suite := render.JUnitSuite{Name: "lab matrix " + s.Name}
 	if s.Shard != "" {
@@ -597,6 +629,9 @@ func JUnit(s *State, runs map[string]*results.Result, baseline []*results.Result
 		suite.Cases = append(suite.Cases, tc)
 	}
 	doc.Add(suite)
+	if claims != nil {
+		doc.Add(ClaimsSuite("lab matrix "+s.Name+" claims", claims))
+	}
 	return doc
 }
 

@@ -10,7 +10,9 @@ import (
 	"testing"
 	"time"
 
+	"lab/plugins/contract"
 	"lab/results"
+	rclaims "lab/results/claims"
 
 	"lab/internal/fixture"
 )
@@ -212,7 +214,7 @@ func TestMatrixJUnitRegressedClaim(t *testing.T) {
 	} {
 		r := mk("new", now, tt.now)
 		st := &State{Name: "m", Cells: []CellState{{Cell: Cell{ID: "c", Plugin: "forkbench"}, Status: "ok", Result: "new"}}}
-		doc := JUnit(st, map[string]*results.Result{"new": r}, tt.baseline)
+		doc := JUnit(st, map[string]*results.Result{"new": r}, tt.baseline, nil)
 		f := doc.Suites[0].Cases[0].Failure
 		if (f != nil) != tt.fail {
 			t.Errorf("now %s, baseline %d runs: failure %+v, want failing %v", tt.now, len(tt.baseline), f, tt.fail)
@@ -254,5 +256,49 @@ func TestParseMatrixSaysWhatIsWrong(t *testing.T) {
 				t.Errorf("Parse(%q) = %v, want no %q in it", tt.body, err, tt.notWant)
 			}
 		})
+	}
+}
+
+// TestClaimsSuite: reproduced passes; not reproduced and the dependent
+// verdicts fail; the rest are skipped; each with the verdict and reason.
+func TestClaimsSuite(t *testing.T) {
+	st := func(id, verdict string) rclaims.ClaimStatus {
+		return rclaims.ClaimStatus{Claim: results.Claim{Claim: contract.Claim{ID: id, Statement: "s"}, Plugin: "p", Bench: "b"},
+			Verdict: verdict, Judged: results.Verdict{Verdict: verdict, Reason: "because " + id,
+				Strata: []results.Stratum{{Profile: "pr", Clock: "icount:0", Accelerator: "tcg", Verdict: verdict, Reason: "r"}}}}
+	}
+	var sts []rclaims.ClaimStatus
+	for i, v := range results.VerdictOrder {
+		sts = append(sts, st(fmt.Sprintf("E%d", i), v))
+	}
+	doc := JUnit(&State{Name: "m"}, nil, nil, sts)
+	if len(doc.Suites) != 2 {
+		t.Fatalf("%d suites, want the cells' and the claims'", len(doc.Suites))
+	}
+	s := doc.Suites[1]
+	want := map[string]string{results.Reproduced: "pass", results.NotReproduced: "failure", results.ClockDependent: "failure",
+		results.KernelDependent: "failure", results.ClockKernelDependent: "failure", results.Inconclusive: "skipped",
+		results.NotComparable: "skipped", results.Untestable: "skipped", results.NotRun: "skipped"}
+	for i, c := range s.Cases {
+		v := results.VerdictOrder[i]
+		got := "pass"
+		switch {
+		case c.Failure != nil:
+			got = "failure"
+			if !strings.Contains(c.Failure.Message, "because "+c.Name) {
+				t.Errorf("%s: message %q lacks the reason", c.Name, c.Failure.Message)
+			}
+		case c.Skipped != nil:
+			got = "skipped"
+		}
+		if got != want[v] {
+			t.Errorf("%s (%s): %s, want %s", c.Name, v, got, want[v])
+		}
+		if !strings.Contains(c.SystemOut, "on pr, clock icount:0, tcg: r") {
+			t.Errorf("%s: system-out lacks the stratum: %q", c.Name, c.SystemOut)
+		}
+	}
+	if s.Failures != 4 || s.Skipped != 4 || s.Tests != len(results.VerdictOrder) {
+		t.Errorf("suite counts: %d tests, %d failures, %d skipped", s.Tests, s.Failures, s.Skipped)
 	}
 }

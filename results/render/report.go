@@ -213,6 +213,9 @@ type (
 		Narrowed   bool
 		Skipped    []string
 		Counts     []verdictCount
+		// ByConstruction counts the reproduced claims true by
+		// construction of their workload.
+		ByConstruction int
 		Claims     []claimView
 		WriteUps   []writeUpView
 		Orphans    []expView
@@ -226,7 +229,10 @@ type (
 		N              int
 	}
 	claimView struct {
-		ID, Anchor, Verdict, Class, Statement, Source, Machine, Rule, Rationale, Params string
+		ID, Anchor, Verdict, Class, Statement, Source, Machine, Rule, Rationale, Scope string
+		Words, Fidelity, ByConstruction                                                string
+		Strata                                                                         []stratumView
+		OutOfScope                                                                     int
 		Plugin, Bench, ExpAnchor                                                        string
 		Reason, Note                                                                    string
 		Numbers                                                                         []numberView
@@ -235,6 +241,7 @@ type (
 		Decided                                                                         int
 	}
 	numberView  struct{ Name, Value, Unit string }
+	stratumView struct{ Profile, Clock, Accelerator, Verdict, Class, Reason string }
 	runLink     struct{ ID, Anchor, Label string }
 	writeUpView struct {
 		ID, Title, Anchor string
@@ -287,8 +294,6 @@ type (
 	}
 )
 
-// verdictOrder is the order of the tallies.
-var verdictOrder = []string{results.Reproduced, results.NotReproduced, results.Inconclusive, results.NotComparable, results.NotRun}
 
 // verdictClass is the CSS class of a verdict's badge.
 func verdictClass(v string) string {
@@ -299,8 +304,10 @@ func verdictClass(v string) string {
 		return "v-bad"
 	case results.Inconclusive:
 		return "v-unsure"
-	case results.NotComparable:
+	case results.NotComparable, results.Untestable:
 		return "v-nc"
+	case results.ClockDependent, results.KernelDependent, results.ClockKernelDependent:
+		return "v-unsure"
 	case results.NotRun, "":
 		return "v-none"
 	}
@@ -383,8 +390,11 @@ func buildReport(in ReportInput) *reportPage {
 		page.Claims = append(page.Claims, cv)
 		byExp[s.Claim.Plugin+"/"+s.Claim.Bench] = append(byExp[s.Claim.Plugin+"/"+s.Claim.Bench], cv)
 		n[s.Verdict]++
+		if s.Verdict == results.Reproduced && s.Judged.ByConstruction != "" {
+			page.ByConstruction++
+		}
 	}
-	for _, v := range verdictOrder {
+	for _, v := range results.VerdictOrder {
 		if n[v] > 0 {
 			page.Counts = append(page.Counts, verdictCount{Verdict: v, Class: verdictClass(v), N: n[v]})
 		}

@@ -312,8 +312,8 @@ func TestReportContent(t *testing.T) {
 		"20260102T150405.000000Z-forkbench-forktime-abcdef", "20261201T120000.000000Z-threadbench-hello-aaaaaa",
 		"QEMU version", "7.2.0", "kernel sha256", "guest uname", "harness", "QEMU argv", "parameters",
 		// The verdicts and their numbers.
-		`<span class="badge v-none">not run</span>`, "To decide it: <code>lab run printfbench -e logging --profile xeon5130-fb --repeat 6</code>",
-		"lab run threadbench -e hello --profile celeron-2.4 -p workers=255 --sweep count=V1,V2,... --repeat 6",
+		`<span class="badge v-none">not run</span>`, "To decide it: <code>lab run printfbench -e logging --profile xeon5130-fb --repeat 7</code>",
+		"lab run threadbench -e hello --profile celeron-2.4 -p workers=255 --sweep count=550,650 --clock icount:0 --repeat 7",
 		"deciding number",
 		// Ours beside the published figures, as published.
 		"Beside the published figures", "9076.9",

@@ -61,33 +61,6 @@ func runHint(plugin, exp, profile string, params map[string]string) string {
 	return strings.Join(append(parts, "--repeat", "6"), " ")
 }
 
-// claimHint says how to make a run that decides c.
-func claimHint(c results.Claim) string {
-	switch {
-	case c.Speedup != nil:
-		s := c.Speedup
-		return fmt.Sprintf("lab run %s -e %s --profile %s --profile %s%s --repeat 6", c.Plugin, c.Bench, s.Baseline, s.Profile, paramFlags(c.ScopeParams()))
-	case c.Crossover != nil:
-		return fmt.Sprintf("lab run %s -e %s%s%s --sweep %s=V1,V2,... --repeat 6", c.Plugin, c.Bench, profileFlag(c.Profile), paramFlags(c.ScopeParams()), c.Crossover.Sweep)
-	}
-	return runHint(c.Plugin, c.Bench, c.Profile, c.ScopeParams())
-}
-
-func profileFlag(p string) string {
-	if p == "" {
-		return ""
-	}
-	return " --profile " + p
-}
-
-func paramFlags(params map[string]string) string {
-	var b strings.Builder
-	for _, k := range results.SortedKeys(params) {
-		b.WriteString(" -p " + k + "=" + params[k])
-	}
-	return b.String()
-}
-
 func claimViewOf(s claims.ClaimStatus, anchor, expAnchor string, runAnchor map[string]string) claimView {
 	c := s.Claim
 	machine := c.Machine
@@ -96,14 +69,21 @@ func claimViewOf(s claims.ClaimStatus, anchor, expAnchor string, runAnchor map[s
 	}
 	cv := claimView{ID: c.ID, Anchor: anchor, Verdict: orNotRun(s.Verdict), Class: verdictClass(orNotRun(s.Verdict)),
 		Statement: c.Statement, Source: c.Source, Machine: machine, Rule: s.Rule, Rationale: c.Rationale,
-		Params: results.FormatLabels(c.ScopeParams()), Plugin: c.Plugin, Bench: c.Bench, ExpAnchor: expAnchor, Decided: len(s.Judged.Runs)}
+		Scope: ScopeText(&c), Plugin: c.Plugin, Bench: c.Bench, ExpAnchor: expAnchor, Decided: len(s.Judged.Runs),
+		Words: c.SourceWords, Fidelity: c.Fidelity, ByConstruction: c.ByConstruction, OutOfScope: len(s.Judged.OutOfScope)}
 	v := s.Judged
+	for _, st := range v.Strata {
+		cv.Strata = append(cv.Strata, stratumView{Profile: st.Profile, Clock: st.Clock, Accelerator: st.Accelerator,
+			Verdict: st.Verdict, Class: verdictClass(st.Verdict), Reason: st.Reason})
+	}
 	if len(v.Runs) == 0 {
 		cv.Reason = "no stored run decided it"
 		if v.Reason != "" {
-			cv.Reason += ": " + v.Reason
+			cv.Reason = v.Reason
 		}
-		cv.HowTo = claimHint(c)
+		if c.Untestable == nil {
+			cv.HowTo = DecideCommand(&c)
+		}
 		return cv
 	}
 	cv.Reason, cv.Note, cv.Numbers = v.Reason, v.Note, numberViews(v.Numbers)

@@ -210,19 +210,19 @@ type (
 		AllRuns                           bool
 		// Narrowed: the filter picks plugins or experiments, so a
 		// write-up without one says so rather than that none exists.
-		Narrowed   bool
-		Skipped    []string
-		Counts     []verdictCount
+		Narrowed bool
+		Skipped  []string
+		Counts   []verdictCount
 		// ByConstruction counts the reproduced claims true by
 		// construction of their workload.
 		ByConstruction int
-		Claims     []claimView
-		WriteUps   []writeUpView
-		Orphans    []expView
-		Runs       []provenanceView
-		NoPlugins  bool
-		SearchPath string
-		HowTo      []string
+		Claims         []claimView
+		WriteUps       []writeUpView
+		Orphans        []expView
+		Runs           []provenanceView
+		NoPlugins      bool
+		SearchPath     string
+		HowTo          []string
 	}
 	verdictCount struct {
 		Verdict, Class string
@@ -233,12 +233,12 @@ type (
 		Words, Fidelity, ByConstruction                                                string
 		Strata                                                                         []stratumView
 		OutOfScope                                                                     int
-		Plugin, Bench, ExpAnchor                                                        string
-		Reason, Note                                                                    string
-		Numbers                                                                         []numberView
-		Runs                                                                            []runLink
-		HowTo                                                                           string
-		Decided                                                                         int
+		Plugin, Bench, ExpAnchor                                                       string
+		Reason, Note                                                                   string
+		Numbers                                                                        []numberView
+		Runs                                                                           []runLink
+		HowTo                                                                          string
+		Decided                                                                        int
 	}
 	numberView  struct{ Name, Value, Unit string }
 	stratumView struct{ Profile, Clock, Accelerator, Verdict, Class, Reason string }
@@ -293,7 +293,6 @@ type (
 		StderrTail string
 	}
 )
-
 
 // verdictClass is the CSS class of a verdict's badge.
 func verdictClass(v string) string {

@@ -66,7 +66,7 @@ func TestCLIClaimsEmptyStore(t *testing.T) {
 	}
 	r = cliRun(t, "claims", "show", "E1.10")
 	wantOutput(t, r, "claims show E1.10", 0, "stdout", "E1.10: p is 10+ times q", "source", "the paper", "Celeron (profile celeron-2.4)",
-		"p / q at least 10", "signed-rank", "rationale", "verdict    not run", "no stored run decided it")
+		"p / q at least 10", "signed-rank", "bounds from", "verdict      not run", "no stored run in scope decides it; this would: lab run cb -e create --profile celeron-2.4 --repeat 7")
 	r = cliRun(t, "claims", "show", "E9.9")
 	wantOutput(t, r, "claims show E9.9", 1, "stderr", `no claim "E9.9"`, "known: E1.7, E1.10")
 	if _, err := os.Stat(store); err == nil {
@@ -131,7 +131,7 @@ func TestCLIClaimsFromStore(t *testing.T) {
 		t.Errorf("E1.7 = %+v, want not comparable in a host and an icount stratum", s)
 	}
 	r = cliRun(t, "claims", "show", "E1.7")
-	wantOutput(t, r, "claims show E1.7", 0, "stdout", "decided in each stratum (profile, clock, accelerator):",
+	wantOutput(t, r, "claims show E1.7", 0, "stdout", "decided in each stratum (profile, clock, accelerator; never pooled):",
 		"not comparable  celeron-2.4, clock host, tcg", "not comparable  celeron-2.4, clock icount:0, tcg", "runs: "+host, "runs: "+icount,
 		"median p 0.4 ms", "under the host clock an absolute time is TCG's speed")
 	if i, j := strings.Index(r.stdout, "clock host"), strings.Index(r.stdout, "clock icount:0"); i > j {

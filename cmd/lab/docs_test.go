@@ -230,7 +230,8 @@ func commandPath(c *cli.Context) string {
 	return strings.TrimPrefix(strings.Join(names, " "), "lab ")
 }
 
-// claimIDs are the claims lab's plugins declare.
+// claimIDs are the claims lab's plugins declare, and the compound claims
+// their parts make (`lab claims show E2.1` shows E2.1a, E2.1b...).
 func claimIDs() map[string]bool {
 	ids := map[string]bool{}
 	for _, name := range []string{"forkbench", "threadbench", "printfbench", "netbench"} {
@@ -240,6 +241,9 @@ func claimIDs() map[string]bool {
 		}
 		for _, c := range host.AllClaims(desc) {
 			ids[c.ID] = true
+			if c.PartOf != "" {
+				ids[c.PartOf] = true
+			}
 		}
 	}
 	return ids

@@ -79,9 +79,13 @@ func TestIntegrationPrintfbench(t *testing.T) {
 		if b, err := os.ReadFile(itPrinted(t, r.stderr, "result: ")); err != nil || !strings.Contains(string(b), `"console": "fb"`) {
 			t.Errorf("result does not record console fb: %v", err)
 		}
-		// Two repeats decide nothing, and say so.
-		if v := itVerdict(t, res, "E3.1"); v.Verdict != results.Inconclusive {
-			t.Errorf("E3.1 from 2 repeats: %+v, want inconclusive", v)
+		// E3.1a was made at 1000 lines: 200 are out of its scope, and the
+		// verdict says why. E3.1c, the source's own console, is untestable.
+		if v := itVerdict(t, res, "E3.1a"); v.Verdict != results.NotRun || len(v.OutOfScope) != 1 || !strings.Contains(v.OutOfScope[0].Reason, "lines=200") {
+			t.Errorf("E3.1a from 200 lines: %+v, want not run, out of scope for lines", v)
+		}
+		if v := itVerdict(t, res, "E3.1c"); v.Verdict != results.Untestable {
+			t.Errorf("E3.1c: %+v, want untestable here", v)
 		}
 		// lab run draws the bar chart of this run beside its result.
 		path := itPrinted(t, r.stderr, "result: ")

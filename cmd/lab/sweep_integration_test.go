@@ -113,15 +113,14 @@ func TestIntegrationRunSweep(t *testing.T) {
 			t.Errorf("progress does not show %q:\n%s", w, r.stderr)
 		}
 	}
-	// E2.1 (fork+wait / pthread_create+join) is decided per point.
-	var at []string
+	// A swept run is one run: one verdict per claim, from every point
+	// in the claim's scope (E2.1's scope is n=2000, so none here).
+	count := map[string]int{}
 	for _, v := range res.Verdicts {
-		if v.Claim == "E2.1" {
-			at = append(at, strings.SplitN(v.Reason, ":", 2)[0])
-		}
+		count[v.Claim]++
 	}
-	if strings.Join(at, ",") != "at n=50,at n=100" {
-		t.Errorf("E2.1 verdicts at %v, want one at each point", at)
+	if count["E2.1a"] != 1 || count["E2.1c"] != 1 {
+		t.Errorf("verdicts per claim %v, want one each", count)
 	}
 	plot := itPrinted(t, r.stderr, "plot: ")
 	if want := filepath.Join(itResultsDir(t), res.ID+".svg"); plot != want {

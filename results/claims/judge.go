@@ -460,7 +460,7 @@ func Counts(sts []ClaimStatus) string {
 	bc := map[string]int{}
 	for _, s := range sts {
 		n[s.Verdict]++
-		if s.Judged.ByConstruction != "" {
+		if s.Judged.ByConstruction != "" && s.Verdict == results.Reproduced {
 			bc[s.Verdict]++
 		}
 	}

@@ -2,8 +2,11 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -141,5 +144,95 @@ func TestCLIClaimsFromStore(t *testing.T) {
 	var one rclaims.ClaimStatus
 	if err := json.Unmarshal([]byte(r.stdout), &one); err != nil || len(one.Judged.Strata) != 2 || one.Judged.Strata[1].Verdict != results.NotComparable || len(one.Judged.Strata[0].Numbers) == 0 {
 		t.Errorf("lab claims show --json E1.7 = %s (%v)", r.stdout, err)
+	}
+}
+
+// TestCLIClaimsShuffledStore: the same stored runs give byte-identical
+// `lab claims --json` whatever their file names, modification times and
+// the order of the samples inside them (issue 20: no verdict depends on
+// file order). Two runs of one cell are told apart by their finish time,
+// never by their files.
+func TestCLIClaimsShuffledStore(t *testing.T) {
+	desc := claimsPlugin(t)
+	store := t.TempDir()
+	t.Setenv("LAB_RESULTS_DIR", store)
+	claims := host.Claims(desc.Name, &desc.Experiments[0])
+	t0 := time.Date(2026, 1, 2, 15, 0, 0, 0, time.UTC)
+	var runs []*results.Result
+	for i, c := range []struct {
+		clock string
+		p, q  float64
+	}{{"icount:0", 0.217, 0.05}, {"icount:0", 0.3, 0.01}, {"host", 0.4, 0.02}, {"host", 0.41, 0.021}} {
+		r := &results.Result{ID: fmt.Sprintf("20260102T1%d0000.000000Z-cb-create-%06d", i, i), Started: t0.Add(time.Duration(i) * time.Hour),
+			Finished: t0.Add(time.Duration(i)*time.Hour + time.Minute), Plugin: "cb", Experiment: "create", Outcome: results.Outcome{Status: "ok"},
+			Machine: results.MachineRecord{Profile: map[string]any{"name": "celeron-2.4"}, Accelerator: "tcg", Clock: c.clock}}
+		for k := range 6 {
+			f := 1 + 0.001*float64(k%3)
+			r.Samples = append(r.Samples, results.Sample{Metric: "p", Value: c.p * f, Unit: "ms", Repeat: k},
+				results.Sample{Metric: "q", Value: c.q / f, Unit: "ms", Repeat: k})
+		}
+		rclaims.Judge(r, claims, nil, nil)
+		runs = append(runs, r)
+	}
+	write := func(names []string, reverse bool, mtime func(int) time.Time) {
+		t.Helper()
+		entries, _ := os.ReadDir(store)
+		for _, e := range entries {
+			os.Remove(filepath.Join(store, e.Name()))
+		}
+		for i, r := range runs {
+			c := *r
+			c.Samples = slices.Clone(r.Samples)
+			if reverse {
+				slices.Reverse(c.Samples)
+			}
+			b, err := json.Marshal(&c)
+			if err != nil {
+				t.Fatal(err)
+			}
+			path := filepath.Join(store, names[i])
+			if err := os.WriteFile(path, b, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Chtimes(path, mtime(i), mtime(i)); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	judged := func() string {
+		t.Helper()
+		r := cliRun(t, "claims", "--json")
+		wantOutput(t, r, "claims --json", 0, "stdout", `"claim"`)
+		return r.stdout
+	}
+	names := make([]string, len(runs))
+	for i, r := range runs {
+		names[i] = r.ID + ".json"
+	}
+	write(names, false, func(i int) time.Time { return t0.Add(time.Duration(i) * time.Hour) })
+	want := judged()
+	rng := rand.New(rand.NewPCG(20, 1))
+	for round := range 3 {
+		perm := rng.Perm(len(runs))
+		shuffled := make([]string, len(runs))
+		for i := range runs {
+			// Names that sort in another order than the runs finished.
+			shuffled[i] = fmt.Sprintf("%02d-renamed.json", perm[i])
+		}
+		write(shuffled, round%2 == 0, func(i int) time.Time { return t0.Add(-time.Duration(perm[i]) * 24 * time.Hour) })
+		if got := judged(); got != want {
+			t.Fatalf("round %d: lab claims --json moved with file names, times and sample order:\n got %s\nwant %s", round, got, want)
+		}
+	}
+	// And the verdicts are the latest runs' of each cell: the earlier
+	// icount and host runs are out of scope, superseded.
+	var sts []rclaims.ClaimStatus
+	if err := json.Unmarshal([]byte(want), &sts); err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range sts {
+		if s.Claim.ID == "E1.10" && strings.Join(s.Judged.Runs, " ") != runs[1].ID+" "+runs[3].ID {
+			t.Errorf("E1.10 decided by %v, want the latest run of each clock", s.Judged.Runs)
+		}
 	}
 }

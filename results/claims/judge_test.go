@@ -754,3 +754,30 @@ func TestSchemaVersions(t *testing.T) {
 		t.Errorf("Load of a newer schema = %v, want it refused", err)
 	}
 }
+
+// TestJudgeSpeedupPerMode: E1.8a's shape. One run a profile at mode=both
+// measures both modes, its samples labelled mode=process and
+// mode=thread; the scope's sweep key mode takes its points from those
+// labels, so each mode is a point of the speedup, decided apart.
+func TestJudgeSpeedupPerMode(t *testing.T) {
+	c := claim(contract.Claim{Scope: &contract.Scope{Profiles: []string{"xeon5130-1core", "xeon5130-2core"}, Clocks: []string{"host"},
+		Params: l("count", "5"), Sweep: &contract.ScopeSweep{Key: "mode", Points: []string{"process", "thread"}, Required: []string{"process", "thread"}}},
+		Speedup: &contract.SpeedupClaim{Metric: "real_s", Baseline: "xeon5130-1core", Profile: "xeon5130-2core", Min: 1.5, Max: ptr(2.5)}})
+	run := func(id, profile string, min int, process, thread []float64) *results.Result {
+		r := newRun(id, profile, "host", min)
+		r.Parameters["mode"], r.Parameters["count"] = "both", "5"
+		add(r, "real_s", "s", l("mode", "process"), process...)
+		return add(r, "real_s", "s", l("mode", "thread"), thread...)
+	}
+	one := []float64{2.0, 2.1, 1.9, 2.05, 2.02}
+	two := []float64{1.0, 1.02, .98, 1.01, 1.0}
+	v := judge(c, rclaims.Options{}, run("one", "xeon5130-1core", 0, one, one), run("two", "xeon5130-2core", 1, two, two))
+	if v.Verdict != results.Reproduced || !strings.Contains(v.Reason, "process") || !strings.Contains(v.Reason, "thread") || len(v.OutOfScope) != 0 {
+		t.Errorf("both modes twice as fast: %s: %s (out of scope %v)", v.Verdict, v.Reason, v.OutOfScope)
+	}
+	// Threads no faster on two cores: refuted at that point alone.
+	v = judge(c, rclaims.Options{}, run("one", "xeon5130-1core", 0, one, one), run("two", "xeon5130-2core", 1, two, one))
+	if v.Verdict != results.NotReproduced || !strings.Contains(v.Reason, "thread") {
+		t.Errorf("threads no faster: %s: %s", v.Verdict, v.Reason)
+	}
+}

@@ -233,7 +233,10 @@ func (s *spec) runOut(r *results.Result) string {
 			}
 		}
 	}
-	if k := s.sweep().Key; k != "" && !slices.Contains(swept, k) {
+	// A run whose samples carry the sweep key as a label (mode=both
+	// measures mode=process and mode=thread) has its points in the
+	// samples, filtered there; else its parameter is its one point.
+	if k := s.sweep().Key; k != "" && !slices.Contains(swept, k) && !labelled(r, k) {
 		if v, ok := params[k]; ok {
 			if why := s.pointOut(v); why != "" {
 				return why
@@ -241,6 +244,11 @@ func (s *spec) runOut(r *results.Result) string {
 		}
 	}
 	return ""
+}
+
+// labelled says whether some sample of r carries label k.
+func labelled(r *results.Result, k string) bool {
+	return slices.ContainsFunc(r.Samples, func(x results.Sample) bool { _, ok := x.Labels[k]; return ok })
 }
 
 // statusOut says why an outcome (of a run, or of a point: what names

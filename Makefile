@@ -70,7 +70,7 @@ demo: setup
 	$(BIN)/lab down --all
 	$(BIN)/lab up celeron-2.4
 	$(BIN)/lab exec celeron-2.4 -- sh -c 'uname -a; grep -m1 "model name" /proc/cpuinfo; echo "CPUs online: $$(cat /sys/devices/system/cpu/online)"; grep MemTotal /proc/meminfo; echo "ulimit -s: $$(ulimit -s)"'
-	$(BIN)/lab run forkbench --vm celeron-2.4 --repeat 4 || { $(BIN)/lab down celeron-2.4; exit 1; }
+	$(BIN)/lab run forkbench --vm celeron-2.4 -e create -p m=10000 --repeat 5 || { $(BIN)/lab down celeron-2.4; exit 1; }
 	$(BIN)/lab down celeron-2.4
 
 # The tests boot real QEMU guests under TCG: -p 1 keeps packages from

@@ -22,8 +22,10 @@ func reportCommand(e *env) *cli.Command {
 		Description: "Writes DIR/index.html (--out, default ./lab-report) and prints its path. The page\n" +
 			"needs nothing but itself to be viewed (the stylesheet and the SVG plots are\n" +
 			"inline). Per write-up (E1..E5) and plugin experiment: every claim of the\n" +
-			"installed plugins with its latest verdict and the numbers that decided it (not\n" +
-			"run where no run here did, with a command that would), and for each run used\n" +
+			"installed plugins with its verdict, judged now from every stored run in its\n" +
+			"scope, each stratum (profile, clock, accelerator) apart, with the numbers that\n" +
+			"decided it (not run where no run here is in scope, with a command that would;\n" +
+			"untestable here and not comparable counted apart), and for each run used\n" +
 			"its verdicts, its plot (a sweep against its swept key; a chart its plugin\n" +
 			"declares), our medians and the published figures beside them; then the full\n" +
 			"provenance of each run used: command, profile, QEMU argv and version,\n" +

@@ -34,7 +34,7 @@ func repeats(r *results.Result) int {
 
 // VerdictCounts is "2 reproduced, 1 inconclusive", "-" without claims.
 func VerdictCounts(r *results.Result) string {
-	order := []string{results.Reproduced, results.NotReproduced, results.Inconclusive, results.NotComparable, results.NotRun}
+	order := results.VerdictOrder
 	n := map[string]int{}
 	for _, v := range r.Verdicts {
 		n[v.Verdict]++

@@ -141,8 +141,8 @@ type UsedRun struct {
 
 // ChooseRuns picks the runs a report uses from runs (newest first): with
 // all, every one; else the newest of each RunKey, plus the runs whose
-// verdicts claims show (a claim's latest verdict may come from an older
-// run, or from a run under another clock), so that every verdict shown
+// verdicts claims show (a claim's verdict comes from every run in its
+// scope: older runs of other cells, other clocks), so that every verdict shown
 // has its run's provenance beside it. The order is that of runs.
 func ChooseRuns(runs []*results.Result, claims []rclaims.ClaimStatus, all bool) []UsedRun {
 	why := map[string][]string{}

@@ -12,10 +12,11 @@ import (
 // TestIntegrationClaims runs forkbench's create experiment in a real
 // celeron-2.4 guest at the size E1.6 and E1.7 are scoped to, with enough
 // repeats for E1.6's test, and forktime there too, which is out of E2.1's
-// scope (E2's machines are the Pentium 4 and Rockhopper). Each create
-// claim gets a verdict other than not run, in the result, in the summary
-// (which leads with it) and in `lab claims`; E2.1a is not run, the
-// forktime run listed as out of its scope, and E2.1c is untestable here.
+// scope (E2's machines are the Pentium 4 and Rockhopper). E1.6 gets a
+// verdict other than not run, in the result and in `lab claims`; E1.7 (an
+// absolute time, icount only), E2.1a and E2.1b are not run, each listing
+// the run out of its scope, and E2.1c is untestable here; the summary
+// leads with the claims.
 func TestIntegrationClaims(t *testing.T) {
 	const profile = "celeron-2.4"
 	p := itProfile(t, profile)
@@ -35,9 +36,10 @@ func TestIntegrationClaims(t *testing.T) {
 	if v := verdicts["E1.6"]; !v.Decided() || len(v.Runs) != 1 || v.Runs[0] != res.ID || len(v.Numbers) == 0 || len(v.Strata) != 1 {
 		t.Errorf("E1.6: %+v, want a verdict from this run with its numbers and one stratum", v)
 	}
-	// Under the host clock E1.7, an absolute time, is not comparable.
-	if v := verdicts["E1.7"]; v.Verdict != results.NotComparable || !strings.Contains(v.Reason, "host clock") {
-		t.Errorf("E1.7 under the host clock: %+v, want not comparable", v)
+	// E1.7, an absolute time, is scoped to icount: under the host clock
+	// the run is out of its scope, and the verdict says why.
+	if v := verdicts["E1.7"]; v.Verdict != results.NotRun || len(v.OutOfScope) != 1 || !strings.Contains(v.OutOfScope[0].Reason, "clock host not in scope") {
+		t.Errorf("E1.7 under the host clock: %+v, want not run, out of scope for the clock", v)
 	}
 
 	// The summary leads with the claims; forktime on the Celeron is out
@@ -59,10 +61,11 @@ func TestIntegrationClaims(t *testing.T) {
 			byID[s.Claim.ID] = s
 		}
 	}
-	for _, id := range []string{"E1.6", "E1.7"} {
-		if s := byID[id]; s.Verdict == results.NotRun || len(s.Judged.Strata) != 1 || s.Judged.Strata[0].Profile != profile {
-			t.Errorf("lab claims: %s is %q (strata %+v), want a verdict from the %s run", id, s.Verdict, s.Judged.Strata, profile)
-		}
+	if s := byID["E1.6"]; s.Verdict == results.NotRun || len(s.Judged.Strata) != 1 || s.Judged.Strata[0].Profile != profile {
+		t.Errorf("lab claims: E1.6 is %q (strata %+v), want a verdict from the %s run", s.Verdict, s.Judged.Strata, profile)
+	}
+	if s := byID["E1.7"]; s.Verdict != results.NotRun || len(s.Judged.OutOfScope) != 1 {
+		t.Errorf("lab claims: E1.7 is %q (out of scope %+v), want not run with the host-clock run out of scope", s.Verdict, s.Judged.OutOfScope)
 	}
 	if s := byID["E2.1a"]; s.Verdict != results.NotRun || len(s.Judged.OutOfScope) != 1 {
 		t.Errorf("lab claims: E2.1a = %q, out of scope %+v; want not run with the forktime run out of scope", s.Verdict, s.Judged.OutOfScope)

@@ -101,13 +101,16 @@ func TestIntegrationReport(t *testing.T) {
 	b := itRender(t, chromium, page)
 	itCheckPage(t, b, 2, fork.ID, tb.ID, pf.ID)
 
-	// No runs: every claim not run, and how to make runs.
+	// No runs: every claim not run but those untestable here, and how to
+	// make runs.
 	empty := filepath.Join(t.TempDir(), "no-store")
 	out = t.TempDir()
 	page, _ = itReport(t, labBin, "--out", out, "--results", empty)
 	html = itReadFile(t, page)
 	for i := range sts {
-		sts[i].Verdict = results.NotRun
+		if sts[i].Verdict != results.Untestable {
+			sts[i].Verdict = results.NotRun
+		}
 	}
 	itCheckClaims(t, html, sts)
 	if !strings.Contains(html, "No runs yet: how to make them") || !strings.Contains(html, "lab run forkbench -e forktime") {

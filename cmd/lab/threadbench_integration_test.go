@@ -87,11 +87,11 @@ func TestIntegrationThreadbench(t *testing.T) {
 		if got := itSeries(res, "max_threads", map[string]string{"stack_kb": "1024"}); len(got) != 1 || got[0] != 200 {
 			t.Errorf("max_threads at stack_kb=1024 with a cap of 200: %v, want [200]", got)
 		}
-		// E1.4a is about the original program (faithful=true) with 1 MB
-		// stacks: this run is out of its scope, and says why.
+		// E1.4a is about the original program on the 3G/1G split: this
+		// run on the Celeron is out of its scope, and says why.
 		if v := itVerdict(t, res, "E1.4a"); v.Verdict != results.NotRun || len(v.OutOfScope) != 1 ||
-			!strings.Contains(v.OutOfScope[0].Reason, "faithful") {
-			t.Errorf("E1.4a from a counting run: %+v, want not run, out of scope for faithful", v)
+			!strings.Contains(v.OutOfScope[0].Reason, "not in scope (split-3g1g)") {
+			t.Errorf("E1.4a from a counting run on celeron-2.4: %+v, want not run, out of scope for the profile", v)
 		}
 	})
 

@@ -4,6 +4,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -44,7 +45,16 @@ func TestExampleMatrix(t *testing.T) {
 	if spec.Clock != "icount:0" || len(cells) < 10 {
 		t.Errorf("nightly matrix: clock %q, %d cells", spec.Clock, len(cells))
 	}
-	for _, c := range cells {
+	// Its host-clock half: the claims icount cannot decide.
+	_, hostData := exampleFile(t, "nightly-host.yaml")
+	hostSpec, hostCells, err := matrix.Parse(hostData)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if hostSpec.Clock != "host" || hostSpec.Parallel != 1 || len(hostCells) == 0 {
+		t.Errorf("nightly-host matrix: clock %q, parallel %d, %d cells", hostSpec.Clock, hostSpec.Parallel, len(hostCells))
+	}
+	for _, c := range append(slices.Clone(cells), hostCells...) {
 		req, err := engine.CellRequest(c, t.TempDir(), nil, nil, testRoots().engine())
 		if err == nil {
 			_, err = engine.NewPlan(req)

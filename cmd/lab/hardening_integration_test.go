@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
@@ -201,6 +202,13 @@ func TestIntegrationHardening(t *testing.T) {
 				labtest.Unavailable(t, "%s missing: run `make build`", labBin)
 			}
 			guestCmd := fmt.Sprintf("sleep %d", 50+int(sig))
+			// bin/lab starts with the signal's default disposition whatever
+			// this test inherited (under nohup, SIGHUP ignored, which lab
+			// would rightly keep): a handler, unlike SIG_IGN, does not
+			// survive exec.
+			handled := make(chan os.Signal, 1)
+			signal.Notify(handled, sig)
+			defer signal.Stop(handled)
 			cmd := exec.Command(labBin, "exec", name, "--", "sh", "-c", "exec "+guestCmd)
 			cmd.Stdin = &itEndless{}
 			var out bytes.Buffer

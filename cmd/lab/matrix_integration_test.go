@@ -86,7 +86,10 @@ cells:
 		}
 	}
 	junit, err := os.ReadFile(filepath.Join(out, "junit.xml"))
-	if err != nil || strings.Count(string(junit), "<testcase ") != 3 || strings.Contains(string(junit), "<failure") {
+	// The cells' suite, then the claims judged from the matrix's results.
+	cells, claims, found := strings.Cut(string(junit), `<testsuite name="lab matrix resume claims"`)
+	if err != nil || !found || strings.Count(cells, "<testcase ") != 3 || strings.Contains(cells, "<failure") ||
+		!strings.Contains(claims, `<testcase name="E2.1c" classname="claims.forkbench.forktime"`) {
 		t.Errorf("junit.xml: %v\n%s", err, junit)
 	}
 }

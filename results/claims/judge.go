@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"lab/plugins/contract"
 	"lab/results"
 	"lab/results/stats"
 )
@@ -442,15 +443,34 @@ func (s *spec) notRun(out []results.RunReason, own string) string {
 		}
 		why += ")"
 	}
-	profiles := s.scope().Profiles
-	if s.across {
-		profiles = []string{s.base, s.other}
+	return why + "; run `" + s.decideCommand() + "`"
+}
+
+// DecideRepeats are the repeats DecideCommand asks for: enough for a rule
+// with up to 6 refuting tests (docs/claims.md, "The frame"); a verdict
+// that needs more says how many.
+const DecideRepeats = 7
+
+// DecideCommand is a `lab run` that makes a run in claim c's scope: its
+// deciding profiles (else the profile standing for its machine), its
+// parameters and sweep points, a clock it allows (its only one, else
+// icount:0 where icount may decide it, being deterministic, and not for
+// a kind across profiles) and DecideRepeats repeats.
+func DecideCommand(c *results.Claim) string { return newSpec(c, nil).decideCommand() }
+
+func (s *spec) decideCommand() string {
+	profiles := s.decidingProfiles()
+	if len(profiles) == 0 && s.c.Profile != "" {
+		profiles = []string{s.c.Profile}
 	}
 	clock := ""
-	if cl := s.scope().Clocks; len(cl) == 1 {
-		clock = map[string]string{"host": "host", "icount": "icount:0"}[cl[0]]
+	switch cl := s.scope().Clocks; {
+	case len(cl) == 1:
+		clock = map[string]string{contract.ClockHost: "host", contract.ClockIcount: "icount:0"}[cl[0]]
+	case s.c.Scope != nil && !s.across && (len(cl) == 0 || slices.Contains(cl, contract.ClockIcount)):
+		clock = "icount:0"
 	}
-	return why + "; run `" + s.hint(profiles, clock, s.hintPoints(nil)) + "`"
+	return s.hint(profiles, clock, s.hintPoints(nil)) + fmt.Sprintf(" --repeat %d", DecideRepeats)
 }
 
 // Counts says how many of sts have each verdict, in results.VerdictOrder:

@@ -113,6 +113,18 @@ func newSpec(c *results.Claim, profiles Profiles) *spec {
 // takes the other profile's runs from the store.
 func AcrossProfiles(c *results.Claim) bool { return newSpec(c, nil).across }
 
+// DecidingProfiles are the profiles whose runs decide c: its scope's, or
+// for a kind across two profiles the rule's two (base first); nil: any.
+// With the scope's Variants their era variants decide too.
+func DecidingProfiles(c *results.Claim) []string { return newSpec(c, nil).decidingProfiles() }
+
+func (s *spec) decidingProfiles() []string {
+	if s.across {
+		return []string{s.base, s.other}
+	}
+	return slices.Clone(s.scope().Profiles)
+}
+
 func (s *spec) scope() *contract.Scope {
 	if s.c.Scope == nil {
 		return &contract.Scope{}
@@ -172,10 +184,7 @@ func (s *spec) side(p string) (side string, variant bool) {
 // is in.
 func (s *spec) profileOut(p string) string {
 	sc := s.scope()
-	allowed := sc.Profiles
-	if s.across {
-		allowed = []string{s.base, s.other}
-	}
+	allowed := s.decidingProfiles()
 	if len(allowed) == 0 {
 		return ""
 	}

@@ -3,11 +3,9 @@ package render
 import (
 	"fmt"
 	"io"
-	"slices"
 	"strings"
 	"text/tabwriter"
 
-	"lab/plugins/contract"
 	"lab/results"
 	"lab/results/claims"
 )
@@ -58,7 +56,7 @@ func WriteClaim(w io.Writer, s claims.ClaimStatus) {
 	switch {
 	case c.Untestable != nil:
 	case len(v.Strata) == 0:
-		fmt.Fprintf(w, "no stored run in scope decides it; this would: %s\n", DecideCommand(&c))
+		fmt.Fprintf(w, "no stored run in scope decides it; this would: %s\n", claims.DecideCommand(&c))
 	default:
 		fmt.Fprintln(w, "decided in each stratum (profile, clock, accelerator; never pooled):")
 		for _, st := range v.Strata {
@@ -86,7 +84,7 @@ func ScopeText(c *results.Claim) string {
 		return "every run of the experiment"
 	}
 	var parts []string
-	profiles := scopeProfiles(c)
+	profiles := claims.DecidingProfiles(c)
 	switch {
 	case len(profiles) == 0:
 		parts = append(parts, "any profile")
@@ -119,77 +117,9 @@ func ScopeText(c *results.Claim) string {
 	return strings.Join(parts, "; ")
 }
 
-// scopeProfiles are the profiles a claim is decided on: its scope's, and
-// for a kind across two profiles the rule's two.
-func scopeProfiles(c *results.Claim) []string {
-	var ps []string
-	if c.Scope != nil {
-		ps = slices.Clone(c.Scope.Profiles)
-	}
-	add := func(p string) {
-		if p != "" && !slices.Contains(ps, p) {
-			ps = append(ps, p)
-		}
-	}
-	if k := c.Speedup; k != nil {
-		add(k.Baseline)
-		add(k.Profile)
-	}
-	if k := c.Equivalence; k != nil {
-		add(k.Baseline)
-		add(k.Profile)
-	}
-	return ps
-}
-
 func plural(n int, one, many string) string {
 	if n == 1 {
 		return one
 	}
 	return many
-}
-
-// DecideCommand is a `lab run` that makes a run in claim c's scope: its
-// profiles (both of a kind across profiles), parameters, sweep points,
-// a clock it allows (icount:0 where it may, being deterministic) and 7
-// repeats: enough for a rule with up to 6 refuting tests (docs/claims.md,
-// "The frame"); a verdict that needs more says how many.
-func DecideCommand(c *results.Claim) string {
-	parts := []string{"lab run", c.Plugin, "-e", c.Bench}
-	profiles := scopeProfiles(c)
-	if len(profiles) == 0 && c.Profile != "" {
-		profiles = []string{c.Profile}
-	}
-	if claims.AcrossProfiles(c) || len(profiles) == 1 {
-		for _, p := range profiles {
-			parts = append(parts, "--profile", p)
-		}
-	} else if len(profiles) > 1 {
-		parts = append(parts, "--profile", profiles[0])
-	}
-	var sweepKey string
-	if s := c.Scope; s != nil {
-		if sw := s.Sweep; sw != nil && len(sw.Points) > 0 {
-			sweepKey = sw.Key
-		}
-		for _, k := range results.SortedKeys(s.Params) {
-			if k != sweepKey {
-				parts = append(parts, "-p", k+"="+s.Params[k])
-			}
-		}
-		if sweepKey != "" {
-			parts = append(parts, "--sweep", sweepKey+"="+strings.Join(s.Sweep.Points, ","))
-		}
-	}
-	if x := c.Crossover; x != nil && sweepKey == "" {
-		parts = append(parts, "--sweep", fmt.Sprintf("%s=%s,%s", x.Sweep, results.FormatValue(x.BandStart), results.FormatValue(x.BandEnd)))
-	}
-	if s := c.Scope; s != nil {
-		if len(s.Clocks) == 0 || slices.Contains(s.Clocks, contract.ClockIcount) {
-			if !claims.AcrossProfiles(c) {
-				parts = append(parts, "--clock", "icount:0")
-			}
-		}
-	}
-	return strings.Join(append(parts, "--repeat", "7"), " ")
 }

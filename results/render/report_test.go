@@ -313,7 +313,7 @@ func TestReportContent(t *testing.T) {
 		"QEMU version", "7.2.0", "kernel sha256", "guest uname", "harness", "QEMU argv", "parameters",
 		// The verdicts and their numbers.
 		`<span class="badge v-none">not run</span>`, "To decide it: <code>lab run printfbench -e logging --profile xeon5130-fb --repeat 7</code>",
-		"lab run threadbench -e hello --profile celeron-2.4 -p workers=255 --sweep count=550,650 --clock icount:0 --repeat 7",
+		"lab run threadbench -e hello --profile celeron-2.4 --clock icount:0 -p workers=255 --sweep count=550,650 --repeat 7",
 		"deciding number",
 		// Ours beside the published figures, as published.
 		"Beside the published figures", "9076.9",

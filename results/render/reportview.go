@@ -82,7 +82,7 @@ func claimViewOf(s claims.ClaimStatus, anchor, expAnchor string, runAnchor map[s
 			cv.Reason = v.Reason
 		}
 		if c.Untestable == nil {
-			cv.HowTo = DecideCommand(&c)
+			cv.HowTo = claims.DecideCommand(&c)
 		}
 		return cv
 	}

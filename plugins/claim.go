@@ -85,6 +85,12 @@ func validateClaim(c *Claim, e *Experiment, where string) error {
 		}
 		return nil
 	}
+	for _, name := range c.Conventions {
+		if _, ok := contract.ConventionNamed(name); !ok {
+			return fmt.Errorf("%s cites convention %q, which lab does not have (known: %s; docs/claims.md, \"Word conventions\")",
+				where, name, contract.ConventionNames())
+		}
+	}
 	if err := validateScope(c.Scope, e, where); err != nil {
 		return err
 	}

@@ -115,6 +115,8 @@ func TestClaimsValidate(t *testing.T) {
 		{"unknown param", func(c *Claim, _ *Description) { c.Scope.Params = map[string]string{"zz": "1"} }, `unknown parameter "zz"`},
 		{"bad param value", func(c *Claim, _ *Description) { c.Scope.Params = map[string]string{"n": "0"} }, "parameter n"},
 		{"unknown clock", func(c *Claim, _ *Description) { c.Scope.Clocks = []string{"icount:0"} }, `scope clock "icount:0"; use "host" or "icount"`},
+		{"unknown convention", func(c *Claim, _ *Description) { c.Conventions = []string{"at-least", "farther"} },
+			`cites convention "farther", which lab does not have (known: at-least, far,`},
 		{"sweep key unknown", func(_ *Claim, d *Description) { claim(d, "E1.1").Scope.Sweep.Key = "count" }, `scope sweep key "count" is not a parameter`},
 		{"sweep bad point", func(_ *Claim, d *Description) { claim(d, "E1.1").Scope.Sweep.Points = []string{"0"} }, "scope sweep: parameter n"},
 		{"sweep required not a point", func(_ *Claim, d *Description) { claim(d, "E1.1").Scope.Sweep.Required = []string{"5000"} },

@@ -24,8 +24,8 @@ import (
 	"lab/images"
 	"lab/internal/labtest"
 	"lab/plugins"
+	"lab/plugins/contract"
 	"lab/plugins/host"
-	"lab/results/claims"
 	"lab/vm"
 )
 
@@ -538,7 +538,7 @@ func TestDocLinks(t *testing.T) {
 }
 
 // TestDocConventions: docs/claims.md's table of word conventions is
-// results/claims/conventions.json, row for row and in its order.
+// plugins/contract/conventions.json, row for row and in its order.
 func TestDocConventions(t *testing.T) {
 	root, err := labtest.RepoRoot()
 	if err != nil {
@@ -559,11 +559,11 @@ func TestDocConventions(t *testing.T) {
 			got = append(got, line)
 		}
 	}
-	for _, c := range claims.Conventions {
+	for _, c := range contract.Conventions {
 		want = append(want, fmt.Sprintf("| `%s` | %s | %s | %s |", c.Name, c.Words, c.Rule, c.Why))
 	}
 	if !slices.Equal(got, want) {
-		t.Errorf("docs/claims.md's conventions table differs from results/claims/conventions.json; its rows should be:\n%s", strings.Join(want, "\n"))
+		t.Errorf("docs/claims.md's conventions table differs from plugins/contract/conventions.json; its rows should be:\n%s", strings.Join(want, "\n"))
 	}
 }
 

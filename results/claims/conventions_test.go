@@ -1,6 +1,9 @@
 package claims
 
-import "testing"
+import (
+	"lab/plugins/contract"
+	"testing"
+)
 
 // TestConventions: each convention's number is the one
 // docs/proposals/verdicts.md §2 gives, and each is justified.
@@ -21,7 +24,7 @@ func TestConventions(t *testing.T) {
 		"figure":         0.5,
 	}
 	seen := map[string]bool{}
-	for _, c := range Conventions {
+	for _, c := range contract.Conventions {
 		if seen[c.Name] {
 			t.Errorf("convention %s listed twice", c.Name)
 		}
@@ -39,11 +42,11 @@ func TestConventions(t *testing.T) {
 		}
 	}
 	for name := range want {
-		if _, ok := ConventionNamed(name); !ok {
+		if _, ok := contract.ConventionNamed(name); !ok {
 			t.Errorf("convention %s missing", name)
 		}
 	}
-	if _, ok := ConventionNamed("nonsense"); ok {
+	if _, ok := contract.ConventionNamed("nonsense"); ok {
 		t.Error(`ConventionNamed("nonsense") found one`)
 	}
 }
@@ -52,9 +55,9 @@ func TestConventions(t *testing.T) {
 // "reproduced" on the figures it was taken from (§2).
 func TestConventionsOnSourceFigures(t *testing.T) {
 	t.Parallel()
-	cheap, _ := ConventionNamed("cheap")
-	far, _ := ConventionNamed("far")
-	kernel, _ := ConventionNamed("kernel-time")
+	cheap, _ := contract.ConventionNamed("cheap")
+	far, _ := contract.ConventionNamed("far")
+	kernel, _ := contract.ConventionNamed("kernel-time")
 	for _, tt := range []struct {
 		name     string
 		ratio, b float64

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"lab/plugins/contract"
 	"lab/results"
 )
 
@@ -22,7 +23,7 @@ func diffRows(point string, b []float64) []DiffRow {
 
 func TestDiffRatio(t *testing.T) {
 	t.Parallel()
-	far, _ := ConventionNamed("far")
+	far, _ := contract.ConventionNamed("far")
 	rule := DiffRatioRule{A: "cpu_s[1]", B: "cpu_s[K]", Z: "cpu_s[0]", Factor: far.Number}
 	z := []float64{.4120, .4122, .4119, .4121, .4120, .4118}
 	noise := []float64{.001, -.002, .0005, -.001, .0015, -.003}

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"lab/plugins/contract"
 	"lab/results"
 	"lab/results/stats"
 )
@@ -268,7 +269,7 @@ func TestOrder(t *testing.T) {
 
 func TestEquivalence(t *testing.T) {
 	t.Parallel()
-	close, _ := ConventionNamed("close")
+	close, _ := contract.ConventionNamed("close")
 	both := EquivalenceRule{Num: "thread", Den: "process", Margin: close.Number}
 	lower := both
 	lower.Lower = true

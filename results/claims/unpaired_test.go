@@ -4,6 +4,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"lab/plugins/contract"
 	"lab/results"
 )
 
@@ -42,7 +43,7 @@ func TestSpeedup(t *testing.T) {
 
 func TestEquivalenceUnpaired(t *testing.T) {
 	t.Parallel()
-	close, _ := ConventionNamed("close")
+	close, _ := contract.ConventionNamed("close")
 	rule := EquivalenceRule{Num: "real_s on 2 cores", Den: "real_s on 1 core", Margin: close.Number}
 	one := []float64{1.0, 1.01, .99, 1.02, 1.0}
 	tests := []struct {
@@ -66,7 +67,7 @@ func TestEquivalenceUnpaired(t *testing.T) {
 
 func TestTrend(t *testing.T) {
 	t.Parallel()
-	trend, _ := ConventionNamed("trend")
+	trend, _ := contract.ConventionNamed("trend")
 	rule := TrendRule{A: "thread", B: "process", Param: "workers", Margin: trend.Number}
 	at350 := pairsAt("350", []float64{1.00, 1.02, .98, 1.01}, nil)
 	tests := []struct {

@@ -69,6 +69,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 			pluginsCommand(e),
 			runCommand(e),
 			claimsCommand(e),
+			reproduceCommand(e),
 			resultsCommand(e),
 			compareCommand(e),
 			reportCommand(e),

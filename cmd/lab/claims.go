@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"strings"
 	"text/tabwriter"
 
@@ -49,16 +50,7 @@ func claimsCommand(e *env) *cli.Command {
 				fmt.Fprintf(e.stdout, "no claims: no installed plugin declares one (searched %s)\n", strings.Join(e.roots.plugins.Dirs(), ", "))
 				return nil
 			}
-			tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "CLAIM\tVERDICT\tPLUGIN/EXPERIMENT\tEVIDENCE\tSTATEMENT")
-			for _, s := range sts {
-				fmt.Fprintf(tw, "%s\t%s\t%s/%s\t%s\t%s\n", s.Claim.ID, verdictCell(s), s.Claim.Plugin, s.Claim.Bench, evidenceCell(s.Judged), s.Claim.Statement)
-			}
-			if err := tw.Flush(); err != nil {
-				return err
-			}
-			fmt.Fprintf(e.stdout, "\n%d claims: %s\n", len(sts), rclaims.Counts(sts))
-			return nil
+			return writeClaimsTable(e.stdout, sts)
 		},
 		Subcommands: []*cli.Command{{
 			Name:      "show",
@@ -138,4 +130,19 @@ func (e *env) claimStatuses(dir string, all bool) ([]rclaims.ClaimStatus, error)
 		fmt.Fprintf(e.stderr, "warning: %v\n", err)
 	}
 	return sts, nil
+}
+
+// writeClaimsTable is lab claims's table: a claim a line, then the
+// counts.
+func writeClaimsTable(w io.Writer, sts []rclaims.ClaimStatus) error {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "CLAIM\tVERDICT\tPLUGIN/EXPERIMENT\tEVIDENCE\tSTATEMENT")
+	for _, s := range sts {
+		fmt.Fprintf(tw, "%s\t%s\t%s/%s\t%s\t%s\n", s.Claim.ID, verdictCell(s), s.Claim.Plugin, s.Claim.Bench, evidenceCell(s.Judged), s.Claim.Statement)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	_, err := fmt.Fprintf(w, "\n%d claims: %s\n", len(sts), rclaims.Counts(sts))
+	return err
 }

@@ -157,3 +157,22 @@ func TestExampleKubernetesJob(t *testing.T) {
 		t.Error("the merge job does not mount the shards' volume")
 	}
 }
+
+// TestNightlyIsTheClaims: the nightly matrices are what the claims'
+// scopes plan (lab reproduce all --variants --dry-run --matrix CLOCK), so
+// a claim added to a plugin is in tonight's matrix, and a hand edit or a
+// changed scope fails here until the file is made again.
+func TestNightlyIsTheClaims(t *testing.T) {
+	cliEnv(t)
+	for clock, file := range map[string]string{"icount": "nightly.yaml", "host": "nightly-host.yaml"} {
+		_, want := exampleFile(t, file)
+		r := cliRun(t, "reproduce", "all", "--variants", "--dry-run", "--matrix", clock, "--out", t.TempDir())
+		if r.code != 0 {
+			t.Fatalf("lab reproduce all --variants --dry-run --matrix %s: exit %d: %s", clock, r.code, r.stderr)
+		}
+		if r.stdout != string(want) {
+			t.Errorf("examples/ci/%s drifted from the claims; make it again with\n  bin/lab reproduce all --variants --dry-run --matrix %s > examples/ci/%s\ngenerated:\n%s",
+				file, clock, file, r.stdout)
+		}
+	}
+}

@@ -59,20 +59,9 @@ func reportCommand(e *env) *cli.Command {
 				fmt.Fprintf(e.stderr, "warning: %v\n", err)
 			}
 			warnSkipped(e.stderr, skipped)
-			var page bytes.Buffer
-			if err := render.WriteReport(&page, in); err != nil {
+			path, err := writeReportPage(in, c.String("out"))
+			if err != nil {
 				return err
-			}
-			out := c.String("out")
-			if err := os.MkdirAll(out, 0o755); err != nil {
-				return fmt.Errorf("report directory %s: %w", out, err)
-			}
-			path := filepath.Join(out, "index.html")
-			if err := results.WriteAtomic(path, page.Bytes()); err != nil {
-				return fmt.Errorf("write report %s: %w", path, err)
-			}
-			if abs, err := filepath.Abs(path); err == nil {
-				path = abs
 			}
 			used := render.ChooseRuns(in.Runs, in.Claims, in.AllRuns)
 			fmt.Fprintf(e.stderr, "report: %d claim(s) (%s), %d of %d stored run(s) used\n", len(in.Claims), rclaims.Counts(in.Claims), len(used), len(in.Runs))
@@ -80,4 +69,24 @@ func reportCommand(e *env) *cli.Command {
 			return nil
 		},
 	}
+}
+
+// writeReportPage writes the report page in into dir/index.html and
+// returns its absolute path.
+func writeReportPage(in render.ReportInput, dir string) (string, error) {
+	var page bytes.Buffer
+	if err := render.WriteReport(&page, in); err != nil {
+		return "", err
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", fmt.Errorf("report directory %s: %w", dir, err)
+	}
+	path := filepath.Join(dir, "index.html")
+	if err := results.WriteAtomic(path, page.Bytes()); err != nil {
+		return "", fmt.Errorf("write report %s: %w", path, err)
+	}
+	if abs, err := filepath.Abs(path); err == nil {
+		path = abs
+	}
+	return path, nil
 }

@@ -140,7 +140,7 @@ func MinRepeats(c *results.Claim) int {
 		}
 		return signed(sides * pairs * points)
 	case c.DiffRatio != nil:
-		return signed(points)
+		return signed(max(len(c.DiffRatio.Denominators), 1) * points)
 	}
 	return DecideRepeats
 }
@@ -225,8 +225,10 @@ func Plan(cs []results.Claim, variants map[string][]string) ([]Run, []Unplanned)
 		r.Points = slices.CompactFunc(r.Points, samePoint)
 		out = append(out, r)
 	}
+	// A profile's runs before its variants' ("celeron-2.4" before
+	// "celeron-2.4-era").
 	slices.SortStableFunc(out, func(a, b Run) int {
-		return cmp.Compare(a.Key(), b.Key())
+		return cmp.Or(cmp.Compare(a.Profile, b.Profile), cmp.Compare(a.Key(), b.Key()))
 	})
 	return out, un
 }

@@ -1,0 +1,58 @@
+package main
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+// lab reproduce without a guest: its plan, and what it refuses.
+
+func TestCLIReproducePlan(t *testing.T) {
+	cliEnv(t)
+	r := cliRun(t, "reproduce", "E1.6", "E1.7", "E2.1", "--dry-run", "--out", t.TempDir())
+	wantOutput(t, r, "reproduce E1.6 E1.7 E2.1 --dry-run", 0, "stdout",
+		"5 claims, 3 runs", "celeron-2.4     forkbench/create", "E1.6 E1.7", "rockhopper-2.4  forkbench/forktime", "host",
+		"not run: E2.1c: untestable here", "estimate: about")
+	r = cliRun(t, "reproduce", "E1", "--dry-run", "--json", "--out", t.TempDir())
+	var plan struct {
+		Claims []string `json:"claims"`
+		Runs   []struct {
+			Profile string   `json:"profile"`
+			Repeat  int      `json:"repeat"`
+			Claims  []string `json:"claims"`
+		} `json:"runs"`
+		Estimate float64 `json:"estimate_seconds"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &plan); err != nil {
+		t.Fatalf("--json: %v\n%s", err, r.stdout)
+	}
+	if len(plan.Claims) < 10 || len(plan.Runs) == 0 || plan.Estimate <= 0 {
+		t.Errorf("E1's plan: %+v", plan)
+	}
+	for _, run := range plan.Runs {
+		for _, id := range run.Claims {
+			if !strings.HasPrefix(id, "E1.") {
+				t.Errorf("E1's plan runs %s on %s", id, run.Profile)
+			}
+		}
+	}
+}
+
+func TestCLIReproduceRefuses(t *testing.T) {
+	cliEnv(t)
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{nil, "lab reproduce needs what to decide"},
+		{[]string{"E9.9"}, `no claim "E9.9"`},
+		{[]string{"E1.6", "--matrix", "icount"}, "--matrix prints a matrix file and needs --dry-run"},
+		{[]string{"E1.6", "--dry-run", "--matrix", "tsc"}, "--matrix tsc: want icount or host"},
+		{[]string{"E1.6", "--parallel", "99"}, "--parallel 99: want 1..16"},
+		{[]string{"E1.6", "--budget", "-5m"}, "--budget -5m0s: want a positive duration"},
+	} {
+		r := cliRun(t, append([]string{"reproduce", "--out", t.TempDir()}, tt.args...)...)
+		wantOutput(t, r, strings.Join(tt.args, " "), 1, "stderr", tt.want)
+	}
+}

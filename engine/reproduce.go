@@ -1,0 +1,538 @@
+package engine
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"lab/plugins/host"
+	"lab/results"
+	rclaims "lab/results/claims"
+	"lab/results/matrix"
+)
+
+// `lab reproduce` decides claims from one command: it plans the fewest
+// runs that decide them (rclaims.Plan), runs them as matrices (one a
+// clock: icount cells two at a time, host cells one at a time), judges
+// the claims from every run it made, and repeats adaptively: a round
+// more, with more repeats, of the runs of the claims still inconclusive,
+// until each is decided, the repeats reach MaxAdaptiveRepeats or the
+// budget is spent. Everything goes under Out: the results in
+// Out/results (one store, so the latest run of a cell decides), each
+// round's matrix in Out/rounds/N-CLOCK-HASH (state, logs), the report in
+// Out/report.html. Running the same command again resumes: a round's
+// matrix keeps its finished cells, and the rounds after it are planned
+// from the same results.
+
+// ReproduceRequest is what `lab reproduce` is asked.
+type ReproduceRequest struct {
+	// IDs select the claims (rclaims.Select): claim ids, compound ids,
+	// experiments (E1), "all".
+	IDs []string
+	Out string
+	// Budget bounds the whole run (0: DefaultBudget).
+	Budget time.Duration
+	// Parallel is the icount cells at once (0: DefaultParallel); host
+	// cells always run alone.
+	Parallel int
+	// Variants also runs the era-kernel variants of the claims'
+	// profiles (each its own stratum).
+	Variants     bool
+	ProfileFiles []string
+	Command      []string
+	Roots        Roots
+}
+
+// DefaultBudget bounds a `lab reproduce` that is given none.
+const DefaultBudget = time.Hour
+
+// MaxAdaptiveRepeats caps the repeats an adaptive round asks of a run.
+const MaxAdaptiveRepeats = 32
+
+// MaxRounds caps the rounds: the first and the adaptive ones.
+const MaxRounds = 3
+
+// ReproducePlan is a reproduce request checked and planned.
+type ReproducePlan struct {
+	ReproduceRequest
+	Claims    []results.Claim
+	Runs      []rclaims.Run
+	Unplanned []rclaims.Unplanned
+	Profiles  rclaims.Profiles
+	// Estimate is the first round's expected wall time.
+	Estimate time.Duration
+	// planMatrix, in tests, replaces PlanMatrix (which checks each cell
+	// against the installed plugins and profiles).
+	planMatrix func(MatrixRequest) (*MatrixPlan, error)
+}
+
+// PlanReproduce selects the claims, plans their runs and checks every
+// run as lab run would, before anything boots.
+func PlanReproduce(req ReproduceRequest) (*ReproducePlan, error) {
+	if req.Out == "" {
+		return nil, fmt.Errorf("no output directory: choose one with --out DIR")
+	}
+	if req.Budget == 0 {
+		req.Budget = DefaultBudget
+	}
+	if req.Budget < 0 {
+		return nil, fmt.Errorf("--budget %v: want a positive duration, such as 30m", req.Budget)
+	}
+	if req.Parallel == 0 {
+		req.Parallel = DefaultParallel("icount")
+	}
+	if req.Parallel < 1 || req.Parallel > 16 {
+		return nil, fmt.Errorf("--parallel %d: want 1..16", req.Parallel)
+	}
+	claims, err := InstalledClaims(req.Roots.Plugins)
+	if err != nil {
+		return nil, err
+	}
+	sel, err := rclaims.Select(claims, req.IDs)
+	if err != nil {
+		return nil, err
+	}
+	profiles, err := CatalogProfiles(req.Roots.Profiles, req.ProfileFiles...)
+	if err != nil {
+		return nil, fmt.Errorf("profiles: %w", err)
+	}
+	var variants map[string][]string
+	if req.Variants {
+		variants = map[string][]string{}
+		for name, p := range profiles {
+			if p.VariantOf != "" {
+				variants[p.VariantOf] = append(variants[p.VariantOf], name)
+			}
+		}
+		for _, v := range variants {
+			slices.Sort(v)
+		}
+	}
+	p := &ReproducePlan{ReproduceRequest: req, Claims: sel, Profiles: profiles}
+	p.Runs, p.Unplanned = rclaims.Plan(sel, variants)
+	// Each run is checked as its matrix cell will be.
+	for _, clock := range p.Clocks() {
+		if _, err := p.matrixPlan(1, clock, nil); err != nil {
+			return nil, err
+		}
+	}
+	p.Estimate = p.estimate(p.Runs, nil)
+	return p, nil
+}
+
+// InstalledClaims are the claims of every plugin on path, sorted; an
+// error when a plugin's description does not read.
+func InstalledClaims(path host.SearchPath) ([]results.Claim, error) {
+	descs, warnings := path.DescribeAll()
+	if len(warnings) > 0 {
+		return nil, warnings[0]
+	}
+	var claims []results.Claim
+	for _, d := range descs {
+		claims = append(claims, host.AllClaims(d)...)
+	}
+	if len(claims) == 0 {
+		return nil, fmt.Errorf("no installed plugin declares a claim (searched %s)", strings.Join(path.Dirs(), ", "))
+	}
+	rclaims.Sort(claims)
+	return claims, nil
+}
+
+// Clocks are the clocks of the plan's runs, icount first.
+func (p *ReproducePlan) Clocks() []string {
+	var cl []string
+	for _, r := range p.Runs {
+		if !slices.Contains(cl, r.Clock) {
+			cl = append(cl, r.Clock)
+		}
+	}
+	slices.SortFunc(cl, func(a, b string) int { return strings.Compare(b, a) }) // icount:0 before host
+	return cl
+}
+
+// parallel is how many runs of clock run at once.
+func (p *ReproducePlan) parallel(clock string) int {
+	if strings.HasPrefix(clock, "icount") {
+		return p.Parallel
+	}
+	return 1
+}
+
+// estimate is the wall time of runs at repeats (by run key; missing:
+// the run's own): each clock's runs one after another, icount's
+// Parallel at a time.
+func (p *ReproducePlan) estimate(runs []rclaims.Run, repeats map[string]int) time.Duration {
+	var total time.Duration
+	for _, clock := range p.Clocks() {
+		var sum time.Duration
+		for _, r := range runs {
+			if r.Clock == clock {
+				sum += EstimateRun(r, repeats[r.Key()])
+			}
+		}
+		total += sum / time.Duration(p.parallel(clock))
+	}
+	return total
+}
+
+// MatrixYAML is the matrix file of runs of clock at repeats (missing:
+// the run's own): a cell a run, runs differing only in profile one
+// entry, each entry's comment naming its claims. It is what `lab
+// reproduce` runs and what examples/ci/nightly.yaml holds.
+func MatrixYAML(name, clock string, runs []rclaims.Run, repeats map[string]int, header string) []byte {
+	var b strings.Builder
+	for _, l := range strings.Split(strings.TrimRight(header, "\n"), "\n") {
+		if l == "" {
+			b.WriteString("#\n")
+		} else {
+			b.WriteString("# " + l + "\n")
+		}
+	}
+	fmt.Fprintf(&b, "name: %s\nclock: %s\n", name, clock)
+	if !strings.HasPrefix(clock, "icount") {
+		b.WriteString("parallel: 1\n")
+	}
+	b.WriteString("cells:\n")
+	type entry struct {
+		r        rclaims.Run
+		profiles []string
+		repeat   int
+	}
+	var es []*entry
+	for _, r := range runs {
+		if r.Clock != clock {
+			continue
+		}
+		rep := r.Repeat
+		if n, ok := repeats[r.Key()]; ok {
+			rep = n
+		}
+		same := func(e *entry) bool {
+			a, c := e.r, r
+			a.Profile, c.Profile = "", ""
+			return a.Key() == c.Key() && e.repeat == rep && slices.Equal(a.Points, c.Points) && slices.Equal(a.Claims, c.Claims)
+		}
+		if i := slices.IndexFunc(es, same); i >= 0 {
+			es[i].profiles = append(es[i].profiles, r.Profile)
+			continue
+		}
+		es = append(es, &entry{r: r, profiles: []string{r.Profile}, repeat: rep})
+	}
+	for _, e := range es {
+		r := e.r
+		fmt.Fprintf(&b, "  # %s\n", strings.Join(r.Claims, ", "))
+		fmt.Fprintf(&b, "  - plugin: %s\n    experiment: %s\n    profiles: [%s]\n", r.Plugin, r.Experiment, strings.Join(e.profiles, ", "))
+		if len(r.Params) > 0 {
+			var kv []string
+			for _, k := range results.SortedKeys(r.Params) {
+				kv = append(kv, k+": "+yamlScalar(r.Params[k]))
+			}
+			fmt.Fprintf(&b, "    params: {%s}\n", strings.Join(kv, ", "))
+		}
+		if r.SweepKey != "" {
+			var vs []string
+			for _, v := range r.Points {
+				vs = append(vs, yamlScalar(v))
+			}
+			fmt.Fprintf(&b, "    sweep: {%s: [%s]}\n", r.SweepKey, strings.Join(vs, ", "))
+		}
+		fmt.Fprintf(&b, "    repeat: %d\n", e.repeat)
+	}
+	return []byte(b.String())
+}
+
+var plainScalar = regexp.MustCompile(`^[A-Za-z0-9_.-]+$`)
+
+func yamlScalar(s string) string {
+	if plainScalar.MatchString(s) {
+		return s
+	}
+	return strconv.Quote(s)
+}
+
+// roundDir is where round n's matrix of clock, of data, keeps its state
+// and logs: Out/rounds/N-CLOCK-HASH, so that another plan of a round
+// (the evidence changed) never resumes the wrong one.
+func (p *ReproducePlan) roundDir(n int, clock string, data []byte) string {
+	sum := sha256.Sum256(data)
+	return filepath.Join(p.Out, "rounds", fmt.Sprintf("%d-%s-%s", n, strings.ReplaceAll(clock, ":", ""), hex.EncodeToString(sum[:4])))
+}
+
+// Store is where every run of the plan goes.
+func (p *ReproducePlan) Store() string { return matrix.StoreDir(p.Out) }
+
+// matrixPlan is round n's matrix of clock, checked.
+func (p *ReproducePlan) matrixPlan(n int, clock string, repeats map[string]int) (*MatrixPlan, error) {
+	data := MatrixYAML(fmt.Sprintf("reproduce-round-%d", n), clock, p.Runs, repeats, "")
+	dir := p.roundDir(n, clock, data)
+	plan := PlanMatrix
+	if p.planMatrix != nil {
+		plan = p.planMatrix
+	}
+	mp, err := plan(MatrixRequest{File: "reproduce round " + strconv.Itoa(n), Data: data, Out: dir,
+		Parallel: p.parallel(clock), ProfileFiles: p.ProfileFiles, Command: p.Command, Roots: p.Roots})
+	if err != nil {
+		return nil, err
+	}
+	mp.Store = p.Store()
+	return mp, nil
+}
+
+// Round is one round's outcome.
+type Round struct {
+	N int
+	// Runs are the runs this round made, with the repeats each had.
+	Runs    []rclaims.Run
+	Repeats map[string]int
+	// Decided are the claims decided after it (of those still open
+	// before it), Open those still undecided.
+	Decided, Open []string
+	Cells, Failed int
+	Elapsed       time.Duration
+}
+
+// RoundStarted: a round's runs are about to start.
+type RoundStarted struct {
+	N, Runs  int
+	Claims   []string
+	Estimate time.Duration
+}
+
+// RoundDone: a round's runs ended and the claims were judged.
+type RoundDone struct{ Round Round }
+
+func (RoundStarted) event() {}
+func (RoundDone) event()    {}
+
+func (e RoundStarted) String() string {
+	what := "every selected claim"
+	if e.N > 1 {
+		what = "still open: " + strings.Join(e.Claims, ", ")
+	}
+	return fmt.Sprintf("round %d: %d runs (%s), %s", e.N, e.Runs, what, FormatEstimate(e.Estimate))
+}
+
+func (e RoundDone) String() string {
+	r := e.Round
+	s := fmt.Sprintf("round %d done in %s: %d cells (%d failed); decided %d", r.N, r.Elapsed.Round(time.Second), r.Cells, r.Failed, len(r.Decided))
+	if len(r.Decided) > 0 {
+		s += " (" + strings.Join(r.Decided, ", ") + ")"
+	}
+	if len(r.Open) > 0 {
+		s += "; still open: " + strings.Join(r.Open, ", ")
+	}
+	return s
+}
+
+// Reproduced is a reproduce run's outcome.
+type Reproduced struct {
+	Rounds   []Round
+	Statuses []rclaims.ClaimStatus
+	// Stopped are the claims still open when the budget ran out (with
+	// the time the next round needed), Capped those at
+	// MaxAdaptiveRepeats or MaxRounds.
+	Stopped, Capped []string
+	NextRound       time.Duration
+	Interrupted     bool
+	Elapsed         time.Duration
+}
+
+// Decided says whether a verdict settles its claim: more repeats would
+// not change an untestable, not comparable or decided one.
+func Decided(verdict string) bool {
+	return verdict != results.Inconclusive && verdict != results.NotRun
+}
+
+// Run runs the plan's rounds (see above). It returns when every claim is
+// decided, the caps or the budget are reached or ctx ends; what finished
+// is kept either way.
+func (p *ReproducePlan) Run(ctx context.Context, opts MatrixOptions) (*Reproduced, error) {
+	t0 := time.Now()
+	ctx, cancel := context.WithDeadline(ctx, t0.Add(p.Budget))
+	defer cancel()
+	out := &Reproduced{}
+	repeats := map[string]int{}
+	todo := p.Runs
+	open := p.open(p.judge())
+	for n := 1; ; n++ {
+		if len(todo) == 0 {
+			break
+		}
+		est := p.estimate(todo, repeats)
+		if n > 1 && time.Since(t0)+est > p.Budget {
+			out.Stopped, out.NextRound = open, est
+			break
+		}
+		var ids []string
+		for _, r := range todo {
+			ids = append(ids, r.Claims...)
+		}
+		opts.emit(RoundStarted{N: n, Runs: len(todo), Claims: open, Estimate: est})
+		round := Round{N: n, Runs: todo, Repeats: repeats}
+		rt := time.Now()
+		for _, clock := range p.Clocks() {
+			mp, err := p.roundMatrix(n, clock, todo, repeats)
+			if err != nil {
+				return out, err
+			}
+			if mp == nil {
+				continue
+			}
+			m, err := mp.Run(ctx, opts)
+			if err != nil {
+				return out, err
+			}
+			for _, c := range m.State.Cells {
+				round.Cells++
+				if c.Status != "ok" && c.Status != "expected-crash" {
+					round.Failed++
+				}
+			}
+			if ctx.Err() != nil {
+				break
+			}
+		}
+		round.Elapsed = time.Since(rt)
+		sts := p.judge()
+		now := p.open(sts)
+		for _, id := range open {
+			if !slices.Contains(now, id) {
+				round.Decided = append(round.Decided, id)
+			}
+		}
+		round.Open, open = now, now
+		out.Rounds = append(out.Rounds, round)
+		opts.emit(RoundDone{Round: round})
+		if ctx.Err() != nil {
+			break
+		}
+		if n == MaxRounds {
+			out.Capped = open
+			break
+		}
+		var capped []string
+		todo, repeats, capped = p.nextRound(sts, open, repeats)
+		out.Capped = append(out.Capped, capped...)
+	}
+	out.Statuses = p.judge()
+	out.Elapsed = time.Since(t0)
+	if ctx.Err() != nil {
+		out.Interrupted = true
+		if time.Since(t0) >= p.Budget {
+			out.Stopped = p.open(out.Statuses)
+		}
+	}
+	return out, nil
+}
+
+// roundMatrix is round n's matrix of the runs todo of clock (nil: none).
+func (p *ReproducePlan) roundMatrix(n int, clock string, todo []rclaims.Run, repeats map[string]int) (*MatrixPlan, error) {
+	if !slices.ContainsFunc(todo, func(r rclaims.Run) bool { return r.Clock == clock }) {
+		return nil, nil
+	}
+	q := *p
+	q.Runs = todo
+	return q.matrixPlan(n, clock, repeats)
+}
+
+// judge is the selected claims' statuses from the plan's store.
+func (p *ReproducePlan) judge() []rclaims.ClaimStatus {
+	store, _ := results.LoadAll(p.Store())
+	return rclaims.JudgeStore(p.Claims, store, p.Profiles, rclaims.Options{})
+}
+
+// open are the claims some run decides that are still undecided.
+func (p *ReproducePlan) open(sts []rclaims.ClaimStatus) []string {
+	planned := map[string]bool{}
+	for _, r := range p.Runs {
+		for _, id := range r.Claims {
+			planned[id] = true
+		}
+	}
+	var ids []string
+	for _, s := range sts {
+		if planned[s.Claim.ID] && !Decided(s.Verdict) {
+			ids = append(ids, s.Claim.ID)
+		}
+	}
+	return ids
+}
+
+// nextRound are the runs of the open claims with their new repeats:
+// what the judge says the rule needs ("repeats needed"), else twice as
+// many, at most MaxAdaptiveRepeats. A claim whose runs cannot have more
+// is capped.
+func (p *ReproducePlan) nextRound(sts []rclaims.ClaimStatus, open []string, repeats map[string]int) ([]rclaims.Run, map[string]int, []string) {
+	next := map[string]int{}
+	for k, v := range repeats {
+		next[k] = v
+	}
+	var todo []rclaims.Run
+	var capped []string
+	for _, id := range open {
+		need := 0
+		for _, s := range sts {
+			if s.Claim.ID == id {
+				need = neededRepeats(s.Judged)
+			}
+		}
+		grew := false
+		for _, r := range p.Runs {
+			if !slices.Contains(r.Claims, id) {
+				continue
+			}
+			cur := r.Repeat
+			if n, ok := next[r.Key()]; ok {
+				cur = n
+			}
+			want := min(max(need, 2*cur), MaxAdaptiveRepeats)
+			if want <= cur {
+				continue
+			}
+			grew = true
+			next[r.Key()] = want
+			if !slices.ContainsFunc(todo, func(t rclaims.Run) bool { return t.Key() == r.Key() }) {
+				todo = append(todo, r)
+			}
+		}
+		if !grew {
+			capped = append(capped, id)
+		}
+	}
+	return todo, next, capped
+}
+
+// neededRepeats is the largest "repeats needed" a verdict's strata
+// report, 0 if none.
+func neededRepeats(v results.Verdict) int {
+	need := 0
+	for _, nums := range append([][]results.Number{v.Numbers}, strataNumbers(v)...) {
+		for _, n := range nums {
+			if n.Name == "repeats needed" {
+				need = max(need, int(n.Value))
+			}
+		}
+	}
+	return need
+}
+
+func strataNumbers(v results.Verdict) [][]results.Number {
+	var out [][]results.Number
+	for _, st := range v.Strata {
+		out = append(out, st.Numbers)
+	}
+	return out
+}
+
+// ReportRequest is the report over the plan's store: every run it made.
+func (p *ReproducePlan) ReportRequest(version string) ReportRequest {
+	return ReportRequest{Store: p.Store(), AllRuns: true, Plugins: p.Roots.Plugins, Generated: time.Now(),
+		Version: version, ProfileDir: p.Roots.Profiles}
+}

@@ -1,0 +1,162 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"lab/internal/fixture"
+	"lab/plugins/contract"
+	"lab/results"
+	rclaims "lab/results/claims"
+	"lab/results/matrix"
+)
+
+// lab reproduce's rounds on synthetic cells: the first round runs every
+// planned run; a claim left inconclusive for too few repeats gets a round
+// more of only its runs, with the repeats the judge says it needs; the
+// same command resumes without running a finished cell again; a budget
+// too small for the next round stops it and says which claims it stopped.
+
+func ratioClaim(id, profile, exp string) results.Claim {
+	return results.Claim{Claim: contract.Claim{ID: id, Statement: "a is above b",
+		Ratio: &contract.RatioClaim{Numerator: "a", Denominator: "b", Min: 1},
+		Scope: &contract.Scope{Profiles: []string{profile}, Clocks: []string{contract.ClockIcount}}},
+		Plugin: "bench", Bench: exp}.WithKind()
+}
+
+// fakeCells runs a cell by saving a result with a = 2b, one sample a
+// repeat; experiment "short" gives only 3 samples while asked for 5 or
+// fewer.
+type fakeCells struct {
+	mu    sync.Mutex
+	calls []string
+}
+
+func (f *fakeCells) run(ctx context.Context, req Request, o Options) (*Run, error) {
+	f.mu.Lock()
+	n := len(f.calls)
+	f.calls = append(f.calls, fmt.Sprintf("%s/%s x%d", req.Profiles[0], req.Experiment, req.Repeat))
+	f.mu.Unlock()
+	reps := req.Repeat
+	if req.Experiment == "short" && reps <= 5 {
+		reps = 3
+	}
+	res := &results.Result{ID: fmt.Sprintf("run-%s-%d", req.Experiment, n), Plugin: req.Plugin, PluginVersion: "1.0.0", Experiment: req.Experiment,
+		Parameters: map[string]string{"repeat": strconv.Itoa(req.Repeat)}, Started: time.Now().UTC(), Finished: time.Now().UTC().Add(time.Duration(n) * time.Second),
+		Machine: results.MachineRecord{Profile: map[string]any{"name": req.Profiles[0]}, Accelerator: "tcg", Clock: req.Clock},
+		Outcome: results.Outcome{Status: "ok"}}
+	var a, b []float64
+	for i := range reps {
+		b = append(b, 100+float64(i))
+		a = append(a, 200+2*float64(i))
+	}
+	res.Samples = append(fixture.Series("a", "ms", nil, a...), fixture.Series("b", "ms", nil, b...)...)
+	if _, err := results.Save(req.Out, res); err != nil {
+		return nil, err
+	}
+	return &Run{Result: res}, nil
+}
+
+func fakePlan(out string, budget time.Duration, claims ...results.Claim) *ReproducePlan {
+	runs, un := rclaims.Plan(claims, nil)
+	p := &ReproducePlan{ReproduceRequest: ReproduceRequest{IDs: []string{"all"}, Out: out, Budget: budget, Parallel: 2,
+		Command: []string{"/bin/lab", "reproduce"}}, Claims: claims, Runs: runs, Unplanned: un}
+	p.planMatrix = func(req MatrixRequest) (*MatrixPlan, error) {
+		spec, all, err := matrix.Parse(req.Data)
+		if err != nil {
+			return nil, err
+		}
+		return &MatrixPlan{MatrixRequest: req, Spec: spec, All: all, Cells: all, Shard: matrix.Shard{I: 1, N: 1},
+			Store: matrix.StoreDir(req.Out), Parallel: req.Parallel}, nil
+	}
+	return p
+}
+
+func TestReproduceRounds(t *testing.T) {
+	out := t.TempDir()
+	claims := []results.Claim{ratioClaim("E1.1", "pa", "full"), ratioClaim("E1.2", "pb", "short")}
+	f := &fakeCells{}
+	opts := MatrixOptions{runCell: f.run}
+	p := fakePlan(out, time.Hour, claims...)
+	got, err := p.Run(context.Background(), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	slices.Sort(f.calls)
+	if want := []string{"pa/full x5", "pb/short x10", "pb/short x5"}; !slices.Equal(f.calls, want) {
+		t.Errorf("cells run: %v, want %v", f.calls, want)
+	}
+	if len(got.Rounds) != 2 || !slices.Equal(got.Rounds[0].Decided, []string{"E1.1"}) || !slices.Equal(got.Rounds[0].Open, []string{"E1.2"}) ||
+		!slices.Equal(got.Rounds[1].Decided, []string{"E1.2"}) || len(got.Rounds[1].Runs) != 1 {
+		t.Errorf("rounds: %+v", got.Rounds)
+	}
+	for _, s := range got.Statuses {
+		if s.Verdict != results.Reproduced {
+			t.Errorf("%s: %s: %s", s.Claim.ID, s.Verdict, s.Judged.Reason)
+		}
+	}
+	if len(got.Stopped)+len(got.Capped) != 0 || got.Interrupted {
+		t.Errorf("stopped %v, capped %v, interrupted %v", got.Stopped, got.Capped, got.Interrupted)
+	}
+	// The same command again resumes: every round's cells are done.
+	f.calls = nil
+	again, err := fakePlan(out, time.Hour, claims...).Run(context.Background(), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(f.calls) != 0 || len(again.Statuses) != 2 || again.Statuses[1].Verdict != results.Reproduced {
+		t.Errorf("resumed: ran %v, statuses %+v", f.calls, again.Statuses)
+	}
+	if dirs, _ := os.ReadDir(filepath.Join(out, "rounds")); len(dirs) != 2 {
+		t.Errorf("%d round directories, want 2", len(dirs))
+	}
+}
+
+func TestReproduceBudget(t *testing.T) {
+	claims := []results.Claim{ratioClaim("E1.2", "pb", "short")}
+	f := &fakeCells{}
+	// The next round (10 repeats of an experiment with no estimate) is
+	// estimated at minutes: a 2-minute budget stops before it.
+	got, err := fakePlan(t.TempDir(), 2*time.Minute, claims...).Run(context.Background(), MatrixOptions{runCell: f.run})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(f.calls) != 1 || !slices.Equal(got.Stopped, []string{"E1.2"}) || got.NextRound < 2*time.Minute ||
+		got.Statuses[0].Verdict != results.Inconclusive {
+		t.Errorf("ran %v; stopped %v (next round %v); verdict %s", f.calls, got.Stopped, got.NextRound, got.Statuses[0].Verdict)
+	}
+}
+
+// The matrix file of a plan reads back as the plan's cells.
+func TestMatrixYAMLParses(t *testing.T) {
+	c := ratioClaim("E1.1", "pa", "full")
+	c.Scope.Params = map[string]string{"stdout": "pty", "label": "a b"}
+	c.Scope.Sweep = &contract.ScopeSweep{Key: "count", Points: []string{"5", "500"}}
+	d := ratioClaim("E1.2", "pb", "full")
+	sc := *c.Scope
+	sc.Profiles = []string{"pb"}
+	d.Scope = &sc
+	runs, _ := rclaims.Plan([]results.Claim{c, d}, nil)
+	data := MatrixYAML("nightly", "icount:0", runs, map[string]int{runs[1].Key(): 9}, "line one\n\nline three")
+	spec, cells, err := matrix.Parse(data)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, data)
+	}
+	if !strings.HasPrefix(string(data), "# line one\n#\n# line three\n") || spec.Clock != "icount:0" || len(cells) != 2 {
+		t.Fatalf("spec %+v cells %+v\n%s", spec, cells, data)
+	}
+	for i, want := range []int{runs[0].Repeat, 9} {
+		c := cells[i]
+		if c.Profile != runs[i].Profile || c.Repeat != want || c.Params["label"] != "a b" || !slices.Equal(c.Sweep["count"], []string{"5", "500"}) {
+			t.Errorf("cell %d: %+v", i, c)
+		}
+	}
+}

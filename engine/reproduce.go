@@ -68,6 +68,9 @@ type ReproducePlan struct {
 	Profiles  rclaims.Profiles
 	// Estimate is the first round's expected wall time.
 	Estimate time.Duration
+	// versions are the installed plugins' versions: a stored run of
+	// another version is not one of the plan's.
+	versions map[string]string
 	// planMatrix, in tests, replaces PlanMatrix (which checks each cell
 	// against the installed plugins and profiles).
 	planMatrix func(MatrixRequest) (*MatrixPlan, error)
@@ -91,7 +94,7 @@ func PlanReproduce(req ReproduceRequest) (*ReproducePlan, error) {
 	if req.Parallel < 1 || req.Parallel > 16 {
 		return nil, fmt.Errorf("--parallel %d: want 1..16", req.Parallel)
 	}
-	claims, err := InstalledClaims(req.Roots.Plugins)
+	claims, versions, err := installedClaims(req.Roots.Plugins)
 	if err != nil {
 		return nil, err
 	}
@@ -115,7 +118,7 @@ func PlanReproduce(req ReproduceRequest) (*ReproducePlan, error) {
 			slices.Sort(v)
 		}
 	}
-	p := &ReproducePlan{ReproduceRequest: req, Claims: sel, Profiles: profiles}
+	p := &ReproducePlan{ReproduceRequest: req, Claims: sel, Profiles: profiles, versions: versions}
 	p.Runs, p.Unplanned = rclaims.Plan(sel, variants)
 	// Each run is checked as its matrix cell will be.
 	for _, clock := range p.Clocks() {
@@ -127,22 +130,25 @@ func PlanReproduce(req ReproduceRequest) (*ReproducePlan, error) {
 	return p, nil
 }
 
-// InstalledClaims are the claims of every plugin on path, sorted; an
-// error when a plugin's description does not read.
-func InstalledClaims(path host.SearchPath) ([]results.Claim, error) {
+// installedClaims are the claims of every plugin on path, sorted, and
+// each plugin's version; an error when a plugin's description does not
+// read.
+func installedClaims(path host.SearchPath) ([]results.Claim, map[string]string, error) {
 	descs, warnings := path.DescribeAll()
 	if len(warnings) > 0 {
-		return nil, warnings[0]
+		return nil, nil, warnings[0]
 	}
 	var claims []results.Claim
+	versions := map[string]string{}
 	for _, d := range descs {
 		claims = append(claims, host.AllClaims(d)...)
+		versions[d.Name] = d.Version
 	}
 	if len(claims) == 0 {
-		return nil, fmt.Errorf("no installed plugin declares a claim (searched %s)", strings.Join(path.Dirs(), ", "))
+		return nil, nil, fmt.Errorf("no installed plugin declares a claim (searched %s)", strings.Join(path.Dirs(), ", "))
 	}
 	rclaims.Sort(claims)
-	return claims, nil
+	return claims, versions, nil
 }
 
 // Clocks are the clocks of the plan's runs, icount first.
@@ -300,7 +306,8 @@ type Round struct {
 
 // RoundStarted: a round's runs are about to start.
 type RoundStarted struct {
-	N, Runs  int
+	// Kept are the planned runs the store already holds.
+	N, Runs, Kept int
 	Claims   []string
 	Estimate time.Duration
 }
@@ -316,7 +323,14 @@ func (e RoundStarted) String() string {
 	if e.N > 1 {
 		what = "still open: " + strings.Join(e.Claims, ", ")
 	}
-	return fmt.Sprintf("round %d: %d runs (%s), %s", e.N, e.Runs, what, FormatEstimate(e.Estimate))
+	kept := ""
+	if e.Kept > 0 {
+		kept = fmt.Sprintf("; %d already in the results, kept", e.Kept)
+	}
+	if e.Runs == 0 {
+		return fmt.Sprintf("round %d: nothing to run%s", e.N, kept)
+	}
+	return fmt.Sprintf("round %d: %d runs (%s), %s%s", e.N, e.Runs, what, FormatEstimate(e.Estimate), kept)
 }
 
 func (e RoundDone) String() string {
@@ -359,8 +373,13 @@ func (p *ReproducePlan) Run(ctx context.Context, opts MatrixOptions) (*Reproduce
 	defer cancel()
 	out := &Reproduced{}
 	repeats := map[string]int{}
-	todo := p.Runs
+	// A run the store already holds (an earlier lab reproduce into the
+	// same directory, of these claims or others) is not run again.
+	todo, kept := p.notYetRun()
 	open := p.open(p.judge())
+	if len(todo) == 0 {
+		opts.emit(RoundStarted{N: 1, Kept: kept, Claims: open})
+	}
 	for n := 1; ; n++ {
 		if len(todo) == 0 {
 			break
@@ -374,7 +393,8 @@ func (p *ReproducePlan) Run(ctx context.Context, opts MatrixOptions) (*Reproduce
 		for _, r := range todo {
 			ids = append(ids, r.Claims...)
 		}
-		opts.emit(RoundStarted{N: n, Runs: len(todo), Claims: open, Estimate: est})
+		opts.emit(RoundStarted{N: n, Runs: len(todo), Kept: kept, Claims: open, Estimate: est})
+		kept = 0
 		round := Round{N: n, Runs: todo, Repeats: repeats}
 		rt := time.Now()
 		for _, clock := range p.Clocks() {
@@ -430,6 +450,55 @@ func (p *ReproducePlan) Run(ctx context.Context, opts MatrixOptions) (*Reproduce
 		}
 	}
 	return out, nil
+}
+
+// notYetRun are the plan's runs the store holds no finished run of, and
+// how many it holds.
+func (p *ReproducePlan) notYetRun() ([]rclaims.Run, int) {
+	store, _ := results.LoadAll(p.Store())
+	var todo []rclaims.Run
+	for _, r := range p.Runs {
+		if !slices.ContainsFunc(store, func(res *results.Result) bool { return holds(res, r, p.versions[r.Plugin]) }) {
+			todo = append(todo, r)
+		}
+	}
+	return todo, len(p.Runs) - len(todo)
+}
+
+// holds says whether res is a finished run of r: its plugin (at version,
+// if known), experiment, profile, clock and parameters, every point of r
+// and at least r's repeats.
+func holds(res *results.Result, r rclaims.Run, version string) bool {
+	if res.Plugin != r.Plugin || res.Experiment != r.Experiment || results.ProfileName(res.Machine) != r.Profile ||
+		res.Machine.Clock != r.Clock || version != "" && res.PluginVersion != version ||
+		res.Outcome.Status != "ok" && res.Outcome.Status != "expected-crash" {
+		return false
+	}
+	for k, v := range r.Params {
+		if res.Parameters[k] != v {
+			return false
+		}
+	}
+	if n, err := strconv.Atoi(res.Parameters["repeat"]); err != nil || n < r.Repeat {
+		return false
+	}
+	if r.SweepKey == "" {
+		return true
+	}
+	if res.Sweep == nil {
+		return false
+	}
+	for _, a := range res.Sweep.Axes {
+		if a.Key == r.SweepKey {
+			for _, pt := range r.Points {
+				if !slices.Contains(a.Values, pt) {
+					return false
+				}
+			}
+			return true
+		}
+	}
+	return false
 }
 
 // roundMatrix is round n's matrix of the runs todo of clock (nil: none).

@@ -35,6 +35,9 @@ func ratioClaim(id, profile, exp string) results.Claim {
 // fakeCells runs a cell by saving a result with a = 2b, one sample a
 // repeat; experiment "short" gives only 3 samples while asked for 5 or
 // fewer.
+// fakeRunID numbers the fake runs: run IDs are unique.
+var fakeRunID int
+
 type fakeCells struct {
 	mu    sync.Mutex
 	calls []string
@@ -43,13 +46,15 @@ type fakeCells struct {
 func (f *fakeCells) run(ctx context.Context, req Request, o Options) (*Run, error) {
 	f.mu.Lock()
 	n := len(f.calls)
+	fakeRunID++
+	id := fakeRunID
 	f.calls = append(f.calls, fmt.Sprintf("%s/%s x%d", req.Profiles[0], req.Experiment, req.Repeat))
 	f.mu.Unlock()
 	reps := req.Repeat
 	if req.Experiment == "short" && reps <= 5 {
 		reps = 3
 	}
-	res := &results.Result{ID: fmt.Sprintf("run-%s-%d", req.Experiment, n), Plugin: req.Plugin, PluginVersion: "1.0.0", Experiment: req.Experiment,
+	res := &results.Result{ID: fmt.Sprintf("run-%s-%d", req.Experiment, id), Plugin: req.Plugin, PluginVersion: "1.0.0", Experiment: req.Experiment,
 		Parameters: map[string]string{"repeat": strconv.Itoa(req.Repeat)}, Started: time.Now().UTC(), Finished: time.Now().UTC().Add(time.Duration(n) * time.Second),
 		Machine: results.MachineRecord{Profile: map[string]any{"name": req.Profiles[0]}, Accelerator: "tcg", Clock: req.Clock},
 		Outcome: results.Outcome{Status: "ok"}}
@@ -157,6 +162,49 @@ func TestMatrixYAMLParses(t *testing.T) {
 		c := cells[i]
 		if c.Profile != runs[i].Profile || c.Repeat != want || c.Params["label"] != "a b" || !slices.Equal(c.Sweep["count"], []string{"5", "500"}) {
 			t.Errorf("cell %d: %+v", i, c)
+		}
+	}
+}
+
+// A run the store already holds (another selection's, into the same
+// directory) is kept, not run again; one with fewer repeats, another
+// clock or other parameters is not the plan's.
+func TestReproduceKeepsStoredRuns(t *testing.T) {
+	out := t.TempDir()
+	f := &fakeCells{}
+	opts := MatrixOptions{runCell: f.run}
+	if _, err := fakePlan(out, time.Hour, ratioClaim("E1.1", "pa", "full")).Run(context.Background(), opts); err != nil {
+		t.Fatal(err)
+	}
+	f.calls = nil
+	var events []string
+	opts.Observe = func(e Event) { events = append(events, e.String()) }
+	got, err := fakePlan(out, time.Hour, ratioClaim("E1.1", "pa", "full"), ratioClaim("E1.3", "pc", "full")).Run(context.Background(), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(f.calls, []string{"pc/full x5"}) || len(got.Statuses) != 2 ||
+		!slices.ContainsFunc(events, func(e string) bool { return strings.Contains(e, "1 already in the results, kept") }) {
+		t.Errorf("ran %v; events %q", f.calls, events)
+	}
+	r := rclaims.Run{Plugin: "bench", Experiment: "full", Profile: "pa", Clock: "icount:0", Repeat: 5, Params: map[string]string{"m": "1"}}
+	res := &results.Result{Plugin: "bench", Experiment: "full", Machine: results.MachineRecord{Profile: map[string]any{"name": "pa"}, Clock: "icount:0"},
+		Parameters: map[string]string{"m": "1", "repeat": "5"}, Outcome: results.Outcome{Status: "ok"}, PluginVersion: "1.0.0"}
+	if !holds(res, r, "1.0.0") {
+		t.Errorf("the run itself is not held")
+	}
+	for name, change := range map[string]func(*results.Result){
+		"fewer repeats": func(x *results.Result) { x.Parameters["repeat"] = "4" },
+		"host clock":    func(x *results.Result) { x.Machine.Clock = "host" },
+		"other m":       func(x *results.Result) { x.Parameters["m"] = "2" },
+		"failed":        func(x *results.Result) { x.Outcome.Status = "failed" },
+		"older plugin":  func(x *results.Result) { x.PluginVersion = "0.9.0" },
+	} {
+		x := *res
+		x.Parameters = map[string]string{"m": "1", "repeat": "5"}
+		change(&x)
+		if holds(&x, r, "1.0.0") {
+			t.Errorf("%s: held", name)
 		}
 	}
 }

@@ -208,3 +208,36 @@ func TestReproduceKeepsStoredRuns(t *testing.T) {
 		}
 	}
 }
+
+// Ctrl-C mid-round keeps the runs that finished; the same command again
+// runs only the rest.
+func TestReproduceInterrupted(t *testing.T) {
+	out := t.TempDir()
+	claims := []results.Claim{ratioClaim("E1.1", "pa", "full"), ratioClaim("E1.3", "pc", "full")}
+	ctx, cancel := context.WithCancel(context.Background())
+	f := &fakeCells{}
+	opts := MatrixOptions{runCell: func(c context.Context, req Request, o Options) (*Run, error) {
+		if req.Profiles[0] == "pc" {
+			cancel()
+			return nil, c.Err()
+		}
+		return f.run(c, req, o)
+	}}
+	p := fakePlan(out, time.Hour, claims...)
+	p.Parallel = 1
+	got, err := p.Run(ctx, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !got.Interrupted || len(got.Stopped) != 0 || got.Statuses[0].Verdict != results.Reproduced || got.Statuses[1].Verdict != results.NotRun {
+		t.Fatalf("interrupted: %+v", got)
+	}
+	f.calls = nil
+	again, err := fakePlan(out, time.Hour, claims...).Run(context.Background(), MatrixOptions{runCell: f.run})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(f.calls, []string{"pc/full x5"}) || again.Interrupted || again.Statuses[1].Verdict != results.Reproduced {
+		t.Errorf("resumed: ran %v, %+v", f.calls, again.Statuses)
+	}
+}

@@ -308,8 +308,8 @@ type Round struct {
 type RoundStarted struct {
 	// Kept are the planned runs the store already holds.
 	N, Runs, Kept int
-	Claims   []string
-	Estimate time.Duration
+	Claims        []string
+	Estimate      time.Duration
 }
 
 // RoundDone: a round's runs ended and the claims were judged.

@@ -73,6 +73,10 @@ func runCommand(e *env) *cli.Command {
 			"anyway, the document is written to a fallback file in the temp or current\n" +
 			"directory (its path printed) or, failing that, printed in full on stdout,\n" +
 			"and lab run exits 74. A failed run exits 1 (what it measured is saved).\n\n" +
+			"Without --repeat it makes as many repeats as the claims of the experiment in\n" +
+			"scope on the profile need, within 5 minutes (it says so), else one; on a\n" +
+			"profile whose machine other experiments' claims are about, the summary names\n" +
+			"the command that decides them.\n\n" +
 			"--sweep KEY=V1,V2,... runs the experiment once per value, point by point in\n" +
 			"one VM and one plugin start; several --sweep give their cross product (the\n" +
 			"first key varying slowest). Keys and values are checked against the\n" +

@@ -23,7 +23,7 @@ type profilesOutput struct {
 // runProfiles runs plan on each of its profiles in turn (see
 // engine.ExecuteProfiles), printing each run as it ends, then their
 // comparison. A run that fails does not stop the others; Ctrl-C does.
-func (e *env) runProfiles(ctx context.Context, plan *engine.Plan, f runFlags, opts engine.Options) error {
+func (e *env) runProfiles(ctx context.Context, plan *engine.Plan, f runFlags, opts engine.Options, choice engine.RepeatChoice) error {
 	f.combined = true
 	var (
 		msgs []string
@@ -33,7 +33,7 @@ func (e *env) runProfiles(ctx context.Context, plan *engine.Plan, f runFlags, op
 	ran := engine.ExecuteProfiles(ctx, plan, opts, func(profile string, run *engine.Run, err error) {
 		last = profile
 		if run != nil {
-			err = e.printRun(run, f)
+			err = e.printRun(run, f, summaryNotes(plan, choice, run.Result))
 		}
 		if err != nil {
 			var ec *exitCode

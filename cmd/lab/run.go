@@ -37,6 +37,9 @@ type runFlags struct {
 	// --profile B): with --json the documents are printed together at the
 	// end, not one by one.
 	combined bool
+	// chooseRepeat: --repeat not given; the run makes what the claims
+	// in scope on its profile need (engine.ChooseRepeat).
+	chooseRepeat bool
 }
 
 // Exit codes of `lab run` (besides 0, and 130 for Ctrl-C).
@@ -70,6 +73,10 @@ func runCommand(e *env) *cli.Command {
 			"anyway, the document is written to a fallback file in the temp or current\n" +
 			"directory (its path printed) or, failing that, printed in full on stdout,\n" +
 			"and lab run exits 74. A failed run exits 1 (what it measured is saved).\n\n" +
+			"Without --repeat it makes as many repeats as the claims of the experiment in\n" +
+			"scope on the profile need, within 5 minutes (it says so), else one; on a\n" +
+			"profile whose machine other experiments' claims are about, the summary names\n" +
+			"the command that decides them.\n\n" +
 			"--sweep KEY=V1,V2,... runs the experiment once per value, point by point in\n" +
 			"one VM and one plugin start; several --sweep give their cross product (the\n" +
 			"first key varying slowest). Keys and values are checked against the\n" +
@@ -98,7 +105,8 @@ func runCommand(e *env) *cli.Command {
 			&cli.StringFlag{Name: "experiment", Aliases: []string{"e"}, Usage: "experiment (default: the plugin's first; see `lab plugins show PLUGIN`)"},
 			&cli.StringSliceFlag{Name: "param", Aliases: []string{"p"}, Usage: "parameter `KEY=VALUE`; repeatable"},
 			&cli.GenericFlag{Name: "sweep", Value: sweeps, Usage: "sweep a parameter, `KEY=V1,V2,...`: one run per value, all in one VM and one result; repeatable (the cross product)"},
-			&cli.IntFlag{Name: "repeat", Value: 1, Usage: "run the workload `N` times (per sweep point; medians, min/max and CV over the repeats)"},
+			&cli.IntFlag{Name: "repeat", Value: 1, DefaultText: "what the experiment's claims in scope on the profile need, within 5 min; else 1",
+				Usage: "run the workload `N` times (per sweep point; medians, min/max and CV over the repeats)"},
 			&cli.DurationFlag{Name: "timeout", Value: time.Hour, Usage: "give up after this long, the whole sweep included (the plugin is killed, the VM stays usable)"},
 			&cli.StringFlag{Name: "out", Usage: "directory for result files (default: $LAB_RESULTS_DIR, else $XDG_DATA_HOME/lab/results, else ~/.local/share/lab/results)"},
 			&cli.BoolFlag{Name: "all", Usage: "the summary lists every published figure, those of other machines too"},
@@ -110,7 +118,7 @@ func runCommand(e *env) *cli.Command {
 			}
 			f := runFlags{plugin: c.Args().First(), vm: c.String("vm"), profiles: c.StringSlice("profile"), files: c.StringSlice("profile-file"),
 				experiment: c.String("experiment"), params: c.StringSlice("param"), sweeps: sweeps.flags, repeat: c.Int("repeat"),
-				timeout: c.Duration("timeout"), clock: c.String("clock"), out: c.String("out"), json: c.Bool("json"), all: c.Bool("all")}
+				chooseRepeat: !c.IsSet("repeat"), timeout: c.Duration("timeout"), clock: c.String("clock"), out: c.String("out"), json: c.Bool("json"), all: c.Bool("all")}
 			return e.runPlugin(c.Context, f)
 		},
 	}
@@ -169,22 +177,39 @@ func (e *env) runPlugin(ctx context.Context, f runFlags) error {
 	if err != nil {
 		return err
 	}
+	var choice engine.RepeatChoice
+	if f.chooseRepeat {
+		choice = engine.ChooseRepeat(plan, engine.DefaultRepeatBudget)
+		plan.Repeat = choice.Repeat
+		if line := choice.String(); line != "" {
+			fmt.Fprintln(e.stderr, line)
+		}
+	}
 	if len(plan.Profiles) > 1 {
-		return e.runProfiles(ctx, plan, f, opts)
+		return e.runProfiles(ctx, plan, f, opts, choice)
 	}
 	run, err := engine.Execute(ctx, plan, opts)
 	if run == nil {
 		return err
 	}
-	return e.printRun(run, f)
+	return e.printRun(run, f, summaryNotes(plan, choice, run.Result))
 }
 
-// printRun prints a run the engine saved (or could not save) and says
-// how it ended: a failed run exits exitRunFailed, an interrupted one
+// summaryNotes are what the summary of run res of plan says beyond the
+// result: which command decides the claims the repeats lab chose left
+// inconclusive, and the claims of the plugin's other experiments on the
+// machine the profile stands for.
+func summaryNotes(plan *engine.Plan, choice engine.RepeatChoice, res *results.Result) render.Notes {
+	return render.Notes{Undecided: engine.Undecided(plan, res, choice),
+		Elsewhere: engine.Pointers(plan, results.ProfileName(res.Machine))}
+}
+
+// printRun prints a run the engine saved (or could not save), its
+// summary with notes, and says how it ended: a failed run exits exitRunFailed, an interrupted one
 // exitInterrupted; if it could not be saved in its directory, it went to
 // a fallback file, else in full to stdout, and the exit code is
 // exitSaveFailed.
-func (e *env) printRun(run *engine.Run, f runFlags) error {
+func (e *env) printRun(run *engine.Run, f runFlags, notes render.Notes) error {
 	res, path := run.Result, run.Path
 	switch {
 	case f.json && f.combined:
@@ -194,11 +219,7 @@ func (e *env) printRun(run *engine.Run, f runFlags) error {
 			return err
 		}
 	default:
-		write := render.WriteTable
-		if f.all {
-			write = render.WriteTableAll
-		}
-		if err := write(e.stdout, res); err != nil {
+		if err := render.WriteSummary(e.stdout, res, f.all, notes); err != nil {
 			return err
 		}
 		if res.Sweep != nil {

@@ -16,6 +16,7 @@ import (
 
 	"lab/engine"
 	"lab/results"
+	"lab/results/render"
 )
 
 // The exit code of a run whose result could not be saved where asked
@@ -100,7 +101,7 @@ func brokenDir(t *testing.T) string {
 // finish saves res as a run's end does (engine.Save) and prints it as lab
 // run does.
 func (e *env) finish(res *results.Result, refs []results.Reference, claims []results.Claim, dir string, f runFlags) error {
-	return e.printRun(engine.Save(res, refs, claims, dir, observer(e.stderr)), f)
+	return e.printRun(engine.Save(res, refs, claims, dir, observer(e.stderr)), f, render.Notes{})
 }
 
 func finishCode(t *testing.T, err error) (int, string) {

@@ -17,6 +17,7 @@ import (
 	"lab/plugins"
 	"lab/plugins/contract"
 	"lab/results"
+	"lab/results/render"
 )
 
 // The failure modes of --sweep and --profile are refused before anything
@@ -79,7 +80,7 @@ func TestFinishInterruptedSweep(t *testing.T) {
 	run := engine.Save(res, nil, claims, dir, nil)
 	_, run.Plots.Sweep = engine.WritePlot(plan, []*results.Result{res}, strings.TrimSuffix(run.Path, ".json")+".svg")
 	path := run.Path
-	code, msg := finishCode(t, e.printRun(run, runFlags{}))
+	code, msg := finishCode(t, e.printRun(run, runFlags{}, render.Notes{}))
 	if code != exitInterrupted || !strings.Contains(msg, "1 of 2 sweep points") {
 		t.Errorf("exit %d %q, want %d saying how many points were kept", code, msg, exitInterrupted)
 	}

@@ -153,13 +153,31 @@ func sameMark(c results.Comparison) string {
 // for, then where the run ran. The figures of other machines are in the
 // result's comparisons (and WriteTableAll). Summaries and comparisons are
 // computed when r has none.
-func WriteTable(w io.Writer, r *results.Result) error { return writeTable(w, r, false) }
+func WriteTable(w io.Writer, r *results.Result) error { return writeTable(w, r, false, Notes{}) }
 
 // WriteTableAll is WriteTable with every published figure the run was
 // compared with, those of other machines too (`lab run --all`).
-func WriteTableAll(w io.Writer, r *results.Result) error { return writeTable(w, r, true) }
+func WriteTableAll(w io.Writer, r *results.Result) error { return writeTable(w, r, true, Notes{}) }
 
-func writeTable(w io.Writer, r *results.Result, all bool) error {
+// Notes are what a run's summary says beyond its result, made by the
+// caller from the plugin's description (`lab run`: engine.Undecided and
+// engine.Pointers).
+type Notes struct {
+	// Undecided say which command decides the claims the run left
+	// inconclusive for too few repeats; after the verdicts.
+	Undecided []string
+	// Elsewhere point at the claims of the plugin's other experiments
+	// whose machine the profile stands for; after the published figures,
+	// or instead of saying there are none.
+	Elsewhere []string
+}
+
+// WriteSummary is WriteTable (all: WriteTableAll) with notes.
+func WriteSummary(w io.Writer, r *results.Result, all bool, notes Notes) error {
+	return writeTable(w, r, all, notes)
+}
+
+func writeTable(w io.Writer, r *results.Result, all bool, notes Notes) error {
 	// A disturbed measurement is shown as such before anything it decided.
 	if lines := interferenceLines(r); len(lines) > 0 {
 		tw := tabwriter.NewWriter(w, 0, 8, 2, ' ', 0)
@@ -172,6 +190,9 @@ func writeTable(w io.Writer, r *results.Result, all bool) error {
 		fmt.Fprintln(w)
 	}
 	writeVerdicts(w, r)
+	for _, l := range notes.Undecided {
+		fmt.Fprintln(w, "  "+l)
+	}
 
 	fmt.Fprintln(w)
 	tw := tabwriter.NewWriter(w, 0, 8, 2, ' ', 0)
@@ -217,8 +238,11 @@ func writeTable(w io.Writer, r *results.Result, all bool) error {
 		if note := ratioNote(cs, r.Machine); note != "" {
 			fmt.Fprintln(w, note)
 		}
-	} else {
+	} else if len(notes.Elsewhere) == 0 {
 		fmt.Fprintf(w, "no published figure of the machine %s stands for in this experiment\n", results.OrUnknown(results.ProfileName(r.Machine)))
+	}
+	for _, l := range notes.Elsewhere {
+		fmt.Fprintln(w, l)
 	}
 	if n := len(every) - len(cs); n > 0 {
 		fmt.Fprintf(w, "(%d figures of other machines: lab run --all, or the result's comparisons)\n", n)

@@ -4,40 +4,44 @@ import (
 	"fmt"
 	"time"
 
+	"lab/plugins"
 	rclaims "lab/results/claims"
 )
 
-// perRepeat is a rough time of one repeat at one point of each built-in
-// experiment at the sizes the claims' scopes choose, on this project's
-// 2-core development host under TCG (icount:0 and host alike, two VMs at
-// a time), from the runs of the nightly matrix (docs/measurements.md,
-// "lab reproduce"). It is an estimate for plans and budgets, never a
-// measurement.
-var perRepeat = map[string]time.Duration{
-	"forkbench/create":     40 * time.Second, // m=10000
-	"forkbench/forktime":   8 * time.Second,  // n=2000
-	"threadbench/hello":    20 * time.Second, // count 5..5000, a point
-	"threadbench/limit":    2 * time.Second,
-	"threadbench/requests": 4 * time.Second, // a delay point
-	"printfbench/targets":  3 * time.Second,
-	"printfbench/logging":  33 * time.Second,
-	"netbench/designs":     180 * time.Second,
+// Estimates are the rough time of one repeat at one point of each
+// experiment ("plugin/experiment"), from the plugins' descriptions
+// (repeat_seconds: measured on lab's 2-core development host under TCG at
+// the sizes the claims' scopes use). They estimate plans and budgets;
+// they are never a measurement.
+type Estimates map[string]time.Duration
+
+// EstimatesOf are the estimates the descriptions declare.
+func EstimatesOf(descs ...*plugins.Description) Estimates {
+	e := Estimates{}
+	for _, d := range descs {
+		for _, x := range d.Experiments {
+			if x.RepeatSeconds > 0 {
+				e[d.Name+"/"+x.Name] = time.Duration(x.RepeatSeconds * float64(time.Second))
+			}
+		}
+	}
+	return e
 }
 
 // cellOverhead is a throwaway VM's restore, plugin push and teardown.
 const cellOverhead = 5 * time.Second
 
-// unknownRepeat is the guess for an experiment perRepeat lacks (a
-// user's plugin).
+// unknownRepeat is the guess for an experiment that declares no
+// repeat_seconds.
 const unknownRepeat = 30 * time.Second
 
-// EstimateRun is how long run r is expected to take at repeat repeats
-// (0: r.Repeat): perRepeat x repeats x points, plus a VM's overhead.
-func EstimateRun(r rclaims.Run, repeat int) time.Duration {
+// Run is how long run r is expected to take at repeat repeats (0:
+// r.Repeat): a repeat's time x repeats x points, plus a VM's overhead.
+func (e Estimates) Run(r rclaims.Run, repeat int) time.Duration {
 	if repeat == 0 {
 		repeat = r.Repeat
 	}
-	per, ok := perRepeat[r.Plugin+"/"+r.Experiment]
+	per, ok := e[r.Plugin+"/"+r.Experiment]
 	if !ok {
 		per = unknownRepeat
 	}

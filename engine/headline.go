@@ -31,7 +31,7 @@ type RepeatChoice struct {
 	Need   int
 	Claims []string
 	// Estimate is the run's rough time at Repeat, NeedEstimate at Need
-	// (EstimateRun).
+	// (Estimates.Run).
 	Estimate, NeedEstimate time.Duration
 	Budget                 time.Duration
 }
@@ -66,7 +66,9 @@ func chooseRepeat(plan *Plan, ts []target, budget time.Duration) RepeatChoice {
 	}
 	slices.SortFunc(ch.Claims, rclaims.CompareIDs)
 	ch.Claims = slices.Compact(ch.Claims)
-	est := func(n int) time.Duration { return time.Duration(max(len(ts), 1)) * EstimateRun(plan.estimateRun(), n) }
+	est := func(n int) time.Duration {
+		return time.Duration(max(len(ts), 1)) * EstimatesOf(plan.Desc).Run(plan.estimateRun(), n)
+	}
 	if ch.Need > 0 {
 		ch.NeedEstimate = est(ch.Need)
 		ch.Repeat = ch.Need
@@ -113,7 +115,7 @@ func plannedRun(plan *Plan, t target) *results.Result {
 	return r
 }
 
-// estimateRun is plan as a claims' run, for EstimateRun: its plugin,
+// estimateRun is plan as a claims' run, for Estimates.Run: its plugin,
 // experiment and points.
 func (plan *Plan) estimateRun() rclaims.Run {
 	r := rclaims.Run{Plugin: plan.Desc.Name, Experiment: plan.Exp.Name, Repeat: plan.Repeat}
@@ -145,7 +147,7 @@ func Undecided(plan *Plan, res *results.Result, choice RepeatChoice) []string {
 			continue
 		}
 		out = append(out, fmt.Sprintf("%s is still inconclusive after %d repeats and needs %d: `%s --repeat %d` (%s) or `lab reproduce %s` decides it",
-			v.Claim, ran, need, commandLine(plan.Command), need, FormatEstimate(EstimateRun(plan.estimateRun(), need)), v.Claim))
+			v.Claim, ran, need, commandLine(plan.Command), need, FormatEstimate(EstimatesOf(plan.Desc).Run(plan.estimateRun(), need)), v.Claim))
 	}
 	return out
 }
@@ -163,12 +165,12 @@ func commandLine(args []string) string {
 // Pointers are lines for the summary of a run of plan on profile: the
 // claims of the plugin's other experiments whose machine the profile
 // stands for (rclaims.Elsewhere), each experiment's with the `lab
-// reproduce` that decides them and its rough time (EstimateRun of its
+// reproduce` that decides them and its rough time (Estimates.Run of its
 // runs).
 func Pointers(plan *Plan, profile string) []string {
 	var out []string
 	for _, p := range rclaims.Elsewhere(host.AllClaims(plan.Desc), plan.Exp.Name, profile, plan.ClaimProfiles) {
-		out = append(out, PointerLine(p))
+		out = append(out, PointerLine(p, EstimatesOf(plan.Desc)))
 	}
 	return out
 }
@@ -176,10 +178,10 @@ func Pointers(plan *Plan, profile string) []string {
 // PointerLine is one Pointer in words: "celeron-2.4 stands for the
 // machine of E1.6 and E1.7 (forkbench/create): `lab reproduce E1.6
 // E1.7` decides them, about 4 min".
-func PointerLine(p rclaims.Pointer) string {
+func PointerLine(p rclaims.Pointer, est Estimates) string {
 	var d time.Duration
 	for _, r := range p.Runs {
-		d += EstimateRun(r, 0)
+		d += est.Run(r, 0)
 	}
 	them := "them"
 	if len(p.Claims) == 1 {

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"lab/plugins"
 	"lab/plugins/host"
 	"lab/results"
 	rclaims "lab/results/claims"
@@ -66,8 +67,9 @@ type ReproducePlan struct {
 	Runs      []rclaims.Run
 	Unplanned []rclaims.Unplanned
 	Profiles  rclaims.Profiles
-	// Estimate is the first round's expected wall time.
-	Estimate time.Duration
+	// Estimate is the first round's expected wall time, from Estimates.
+	Estimate  time.Duration
+	Estimates Estimates
 	// versions are the installed plugins' versions: a stored run of
 	// another version is not one of the plan's.
 	versions map[string]string
@@ -94,7 +96,7 @@ func PlanReproduce(req ReproduceRequest) (*ReproducePlan, error) {
 	if req.Parallel < 1 || req.Parallel > 16 {
 		return nil, fmt.Errorf("--parallel %d: want 1..16", req.Parallel)
 	}
-	claims, versions, err := installedClaims(req.Roots.Plugins)
+	claims, descs, err := installedClaims(req.Roots.Plugins)
 	if err != nil {
 		return nil, err
 	}
@@ -118,7 +120,10 @@ func PlanReproduce(req ReproduceRequest) (*ReproducePlan, error) {
 			slices.Sort(v)
 		}
 	}
-	p := &ReproducePlan{ReproduceRequest: req, Claims: sel, Profiles: profiles, versions: versions}
+	p := &ReproducePlan{ReproduceRequest: req, Claims: sel, Profiles: profiles, Estimates: EstimatesOf(descs...), versions: map[string]string{}}
+	for _, d := range descs {
+		p.versions[d.Name] = d.Version
+	}
 	p.Runs, p.Unplanned = rclaims.Plan(sel, variants)
 	// Each run is checked as its matrix cell will be.
 	for _, clock := range p.Clocks() {
@@ -131,24 +136,21 @@ func PlanReproduce(req ReproduceRequest) (*ReproducePlan, error) {
 }
 
 // installedClaims are the claims of every plugin on path, sorted, and
-// each plugin's version; an error when a plugin's description does not
-// read.
-func installedClaims(path host.SearchPath) ([]results.Claim, map[string]string, error) {
+// the plugins' descriptions; an error when a description does not read.
+func installedClaims(path host.SearchPath) ([]results.Claim, []*plugins.Description, error) {
 	descs, warnings := path.DescribeAll()
 	if len(warnings) > 0 {
 		return nil, nil, warnings[0]
 	}
 	var claims []results.Claim
-	versions := map[string]string{}
 	for _, d := range descs {
 		claims = append(claims, host.AllClaims(d)...)
-		versions[d.Name] = d.Version
 	}
 	if len(claims) == 0 {
 		return nil, nil, fmt.Errorf("no installed plugin declares a claim (searched %s)", strings.Join(path.Dirs(), ", "))
 	}
 	rclaims.Sort(claims)
-	return claims, versions, nil
+	return claims, descs, nil
 }
 
 // Clocks are the clocks of the plan's runs, icount first.
@@ -180,7 +182,7 @@ func (p *ReproducePlan) estimate(runs []rclaims.Run, repeats map[string]int) tim
 		var sum time.Duration
 		for _, r := range runs {
 			if r.Clock == clock {
-				sum += EstimateRun(r, repeats[r.Key()])
+				sum += p.Estimates.Run(r, repeats[r.Key()])
 			}
 		}
 		total += sum / time.Duration(p.parallel(clock))

@@ -90,6 +90,11 @@ type Experiment struct {
 	// WriteUps are the write-ups the experiment's claims and references
 	// come from; the report's sections take their titles from them.
 	WriteUps []WriteUp `json:"writeups,omitempty"`
+	// RepeatSeconds is a rough wall time of one repeat at one point at
+	// the sizes the claims' scopes use, on lab's 2-core development host
+	// under TCG: what `lab reproduce` and `lab run` estimate with (0:
+	// unknown).
+	RepeatSeconds float64 `json:"repeat_seconds,omitempty"`
 }
 
 // What an experiment asks lab to show of its runs beyond the generic
@@ -324,6 +329,9 @@ func (d *Description) Validate() error {
 			return fmt.Errorf("plugin %s: experiment name %q empty or repeated", d.Name, e.Name)
 		}
 		seen[e.Name] = true
+		if !(e.RepeatSeconds >= 0) || math.IsInf(e.RepeatSeconds, 1) {
+			return fmt.Errorf("experiment %s: repeat_seconds %v: want a number of seconds, 0 or more (0: unknown)", where, e.RepeatSeconds)
+		}
 		params := map[string]bool{}
 		for _, p := range e.Params {
 			if p.Name == "" || params[p.Name] {

@@ -159,6 +159,7 @@ func TestValidate(t *testing.T) {
 		{name: "no experiments", mutate: func(d *Description) { d.Experiments = nil }, wantErr: "no experiments"},
 		{name: "repeated experiment", mutate: func(d *Description) { d.Experiments[1].Name = "first" }, wantErr: `experiment name "first"`},
 		{name: "bad default", mutate: func(d *Description) { d.Experiments[0].Params[0].Default = "0" }, wantErr: "bad default"},
+		{name: "negative repeat_seconds", mutate: func(d *Description) { d.Experiments[0].RepeatSeconds = -1 }, wantErr: "repeat_seconds -1: want a number of seconds"},
 		{name: "unknown type", mutate: func(d *Description) { d.Experiments[0].Params[0].Type = "uint" }, wantErr: `unknown type "uint"`},
 		{name: "metric without unit", mutate: func(d *Description) { d.Experiments[0].Metrics[0].Unit = "" }, wantErr: `metric "t"`},
 	}

@@ -86,6 +86,7 @@ func descriptionToWire(d *Description) *wire.Description {
 		for _, u := range e.WriteUps {
 			we.Writeups = append(we.Writeups, &wire.WriteUp{Id: u.ID, Title: u.Title, References: referencesToWire(u.References)})
 		}
+		we.RepeatSeconds = e.RepeatSeconds
 		w.Experiments = append(w.Experiments, we)
 	}
 	return w
@@ -94,7 +95,7 @@ func descriptionToWire(d *Description) *wire.Description {
 func descriptionFromWire(w *wire.Description) *Description {
 	d := &Description{Name: w.GetName(), Version: w.GetVersion(), Summary: w.GetSummary()}
 	for _, we := range w.GetExperiments() {
-		e := Experiment{Name: we.GetName(), Summary: we.GetSummary()}
+		e := Experiment{Name: we.GetName(), Summary: we.GetSummary(), RepeatSeconds: we.GetRepeatSeconds()}
 		for _, p := range we.GetParams() {
 			ep := Param{Name: p.GetName(), Type: p.GetType(), Default: p.GetDefault(),
 				Min: clonePtr(p.Min), Max: clonePtr(p.Max), Choices: clone(p.GetChoices()), Help: p.GetHelp()}

@@ -139,7 +139,7 @@ func writePlan(w io.Writer, p *engine.ReproducePlan) error {
 	fmt.Fprintln(tw, "PROFILE\tPLUGIN/EXPERIMENT\tPARAMETERS\tCLOCK\tREPEAT\tESTIMATE\tCLAIMS")
 	for _, r := range p.Runs {
 		fmt.Fprintf(tw, "%s\t%s/%s\t%s\t%s\t%d\t%s\t%s\n", r.Profile, r.Plugin, r.Experiment, runParams(r), r.Clock, r.Repeat,
-			engine.FormatEstimate(engine.EstimateRun(r, 0)), strings.Join(r.Claims, " "))
+			engine.FormatEstimate(p.Estimates.Run(r, 0)), strings.Join(r.Claims, " "))
 	}
 	if err := tw.Flush(); err != nil {
 		return err

@@ -225,7 +225,11 @@ type Experiment struct {
 	Tables []*Table `protobuf:"bytes,8,rep,name=tables,proto3" json:"tables,omitempty"`
 	Charts []*Chart `protobuf:"bytes,9,rep,name=charts,proto3" json:"charts,omitempty"`
 	// The write-ups the claims and references come from.
-	Writeups      []*WriteUp `protobuf:"bytes,10,rep,name=writeups,proto3" json:"writeups,omitempty"`
+	Writeups []*WriteUp `protobuf:"bytes,10,rep,name=writeups,proto3" json:"writeups,omitempty"`
+	// A rough wall time, in seconds, of one repeat at one point at the
+	// sizes the claims' scopes use, on lab's 2-core development host under
+	// TCG: what lab reproduce and lab run estimate with (0: unknown).
+	RepeatSeconds float64 `protobuf:"fixed64,11,opt,name=repeat_seconds,json=repeatSeconds,proto3" json:"repeat_seconds,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -328,6 +332,13 @@ func (x *Experiment) GetWriteups() []*WriteUp {
 		return x.Writeups
 	}
 	return nil
+}
+
+func (x *Experiment) GetRepeatSeconds() float64 {
+	if x != nil {
+		return x.RepeatSeconds
+	}
+	return 0
 }
 
 // A run drawn as a table, one row per value of label (a run that is not a
@@ -3351,7 +3362,7 @@ const file_benchmark_proto_rawDesc = "" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x18\n" +
 	"\aversion\x18\x02 \x01(\tR\aversion\x12\x18\n" +
 	"\asummary\x18\x03 \x01(\tR\asummary\x12;\n" +
-	"\vexperiments\x18\x04 \x03(\v2\x19.lab.plugin.v1.ExperimentR\vexperiments\"\xba\x03\n" +
+	"\vexperiments\x18\x04 \x03(\v2\x19.lab.plugin.v1.ExperimentR\vexperiments\"\xe1\x03\n" +
 	"\n" +
 	"Experiment\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x18\n" +
@@ -3366,7 +3377,8 @@ const file_benchmark_proto_rawDesc = "" +
 	"\x06tables\x18\b \x03(\v2\x14.lab.plugin.v1.TableR\x06tables\x12,\n" +
 	"\x06charts\x18\t \x03(\v2\x14.lab.plugin.v1.ChartR\x06charts\x122\n" +
 	"\bwriteups\x18\n" +
-	" \x03(\v2\x16.lab.plugin.v1.WriteUpR\bwriteups\"\xa7\x02\n" +
+	" \x03(\v2\x16.lab.plugin.v1.WriteUpR\bwriteups\x12%\n" +
+	"\x0erepeat_seconds\x18\v \x01(\x01R\rrepeatSeconds\"\xa7\x02\n" +
 	"\x05Table\x12\x14\n" +
 	"\x05label\x18\x01 \x01(\tR\x05label\x12\x14\n" +
 	"\x05title\x18\x02 \x01(\tR\x05title\x12\x12\n" +

@@ -331,10 +331,11 @@ var upInRE = regexp.MustCompile(`up in ([0-9.]+)s`)
 // BenchmarkRunThrowaway: a whole cell of a matrix, `lab run forkbench
 // --profile celeron-2.4 -p n=200`: boot from the snapshot, push, run,
 // power off. One run first (it makes the booted snapshot if there is none),
-// then 6 timed.
+// then 10 timed: issue 21's figure is their median (target: under 1.2 s
+// on the 2-core developer machine; it was 1.71 s).
 func BenchmarkRunThrowaway(b *testing.B) {
 	benchRoot(b)
-	const runs = 6
+	const runs = 10
 	var fails benchFails
 	args := []string{"forkbench", "--profile", benchProfile(b).Name, "-p", "n=200"}
 	cell := func() (res *results.Result, wall, boot float64) {

@@ -165,6 +165,9 @@ func execute(ctx context.Context, plan *Plan, profile *images.Profile, clock vm.
 	var (
 		h     *vm.Handle
 		vmTLS *host.VMTLS
+		// closing is the plugin session closing while the run is saved
+		// and its throwaway VM discarded (closeSession).
+		closing sync.WaitGroup
 	)
 	if profile != nil {
 		p := *profile
@@ -190,6 +193,7 @@ func execute(ctx context.Context, plan *Plan, profile *images.Profile, clock vm.
 			if err := h.Discard(dctx); err != nil {
 				opts.emit(Warning{Text: fmt.Sprintf("powering off %s: %v", name, err)})
 			}
+			closing.Wait()
 		}()
 		// Made when the VM comes up, as `lab up` does.
 		if vmTLS, err = host.EnsureTLS(h.Dir, h.Name); err != nil {
@@ -302,9 +306,26 @@ func execute(ctx context.Context, plan *Plan, profile *images.Profile, clock vm.
 	opts.emit(PluginStarted{Plugin: bundle.Name, Seconds: res.Harness.OpenSeconds, PushSeconds: took.Seconds(), Sent: sent, Cached: cached})
 
 	s := &session{ctx: ctx, runCtx: runCtx, plan: plan, h: h, sess: sess, opts: opts}
+	// closeSession ends the plugin. On a VM that stays up it ends before
+	// the run lets go of the VM. A throwaway VM is discarded once the run
+	// is saved, plugin and all: the plugin's graceful stop (tens of ms of
+	// round trips under TCG) then overlaps saving and discarding instead
+	// of coming before them, and ends (or fails fast on the gone link)
+	// before execute returns.
+	closeSession := func() {
+		if profile == nil {
+			sess.Close()
+			return
+		}
+		closing.Add(1)
+		go func() {
+			defer closing.Done()
+			sess.Close()
+		}()
+	}
 	if plan.Axes != nil {
 		broke = s.sweep(res)
-		sess.Close()
+		closeSession()
 		return finish(res)
 	}
 	c := s.call(plan.Resolved, nil, func(p plugins.Progress) { opts.emit(Progress{Done: p.Done, Total: p.Total, Message: p.Message}) })
@@ -318,7 +339,7 @@ func execute(ctx context.Context, plan *Plan, profile *images.Profile, clock vm.
 	} else {
 		res.Outcome, broke = c.broke.outcome, c.broke.failure
 	}
-	sess.Close()
+	closeSession()
 	return finish(res)
 }
 

@@ -70,15 +70,18 @@ const guestRoot = "/var/lib/lab/plugins"
 // nothing) and starts the plugin.
 func (r *guestRunner) Start(ctx context.Context) error {
 	t := time.Now()
-	root, _, err := pushBundle(ctx, r.lc, r.bundle, &r.pushed, &r.cached)
-	if err != nil {
-		return err
-	}
-	r.pushTime = time.Since(t)
 	// The plugin's certificates need the guest clock close to ours (they
 	// are back-dated an hour, no more); the guest drifts under emulation.
-	if err := r.lc.SetTime(ctx, time.Now()); err != nil {
-		return fmt.Errorf("setting the guest clock: %w", err)
+	// Set while the bundle goes: another round trip, overlapped.
+	clock := make(chan error, 1)
+	go func() { clock <- r.lc.SetTime(ctx, time.Now()) }()
+	root, _, err := pushBundle(ctx, r.lc, r.bundle, &r.pushed, &r.cached)
+	r.pushTime = time.Since(t)
+	if cerr := <-clock; err == nil && cerr != nil {
+		return fmt.Errorf("setting the guest clock: %w", cerr)
+	}
+	if err != nil {
+		return err
 	}
 	var env []string
 	for _, kv := range r.env {
@@ -333,12 +336,30 @@ func pushBundle(ctx context.Context, lc *link.Client, bundle *Bundle, sent, cach
 		return "", nil, err
 	}
 	root := fmt.Sprintf("%s/%s/%s", guestRoot, bundle.Name, sum[:16])
-	for _, f := range files {
-		s, err := push(ctx, lc, bundle, f, root+"/"+filepath.ToSlash(f.rel))
-		if err != nil {
-			return "", nil, fmt.Errorf("pushing plugin %s: %w", bundle.Name, err)
+	// The files go at once, each on its own stream: a file the guest
+	// already holds costs a round trip to the agent, tens of ms under TCG,
+	// and those overlap. The agent checks each file's room alone, so
+	// files that failed together go again one at a time, as they fit or
+	// are refused when sent alone.
+	was := make([]bool, len(files))
+	errs := make([]error, len(files))
+	var wg sync.WaitGroup
+	for i, f := range files {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			was[i], errs[i] = push(ctx, lc, bundle, f, root+"/"+filepath.ToSlash(f.rel))
+		}()
+	}
+	wg.Wait()
+	for i, f := range files {
+		if errs[i] != nil && ctx.Err() == nil {
+			was[i], errs[i] = push(ctx, lc, bundle, f, root+"/"+filepath.ToSlash(f.rel))
 		}
-		if s {
+		if errs[i] != nil {
+			return "", nil, fmt.Errorf("pushing plugin %s: %w", bundle.Name, errs[i])
+		}
+		if was[i] {
 			*sent++
 		} else {
 			*cached++

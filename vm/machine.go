@@ -339,15 +339,18 @@ func (m *Machine) connect(ctx context.Context) error {
 		}
 		conn = r.conn
 	}
-	ls, err := m.startSession(ctx, conn)
+	// Who the agent is, asked while the session starts.
+	var info *link.Info
+	ls, err := m.startSession(ctx, conn, func(c *link.Client) (err error) {
+		if info, err = c.Info(ctx); err != nil {
+			return fmt.Errorf("machine %s: asking the agent: %w", m.cfg.Name, err)
+		}
+		return nil
+	})
 	if err != nil {
 		return err
 	}
 	go m.watchLink(ls)
-	info, err := m.Client.Info(ctx)
-	if err != nil {
-		return fmt.Errorf("machine %s: asking the agent: %w", m.cfg.Name, err)
-	}
 	m.phase("agent answered")
 	m.Info = info
 	m.Ready = time.Now()

@@ -46,7 +46,8 @@ type linkSession struct {
 
 // startSession starts yamux on a handshaken conn, sets the guest clock and
 // credits host randomness, and publishes the session for new streams.
-func (m *Machine) startSession(ctx context.Context, conn net.Conn) (*linkSession, error) {
+// also, if not nil, is asked of the agent meanwhile, on the same session.
+func (m *Machine) startSession(ctx context.Context, conn net.Conn, also func(*link.Client) error) (*linkSession, error) {
 	sess, err := yamux.Client(conn, link.Config())
 	if err != nil {
 		conn.Close()
@@ -55,16 +56,33 @@ func (m *Machine) startSession(ctx context.Context, conn net.Conn) (*linkSession
 	c := link.NewClient(func(context.Context) (net.Conn, error) { return sess.Open() })
 	// The guest clock starts from the emulated RTC and drifts; AutoMTLS and
 	// result timestamps need it close to ours. The guest RNG is cold for
-	// seconds after boot: credit it with host randomness.
-	if err := c.SetTime(ctx, time.Now()); err != nil {
+	// seconds after boot: credit it with host randomness. The two are
+	// independent round trips to a guest that may have just been
+	// restored (slow under TCG): at once, each on its own stream.
+	clock, asked := make(chan error, 1), make(chan error, 1)
+	go func() { clock <- c.SetTime(ctx, time.Now()) }()
+	go func() {
+		if also == nil {
+			asked <- nil
+			return
+		}
+		asked <- also(c)
+	}()
+	seed := make([]byte, 512)
+	_, _ = rand.Read(seed)
+	eerr := c.Entropy(ctx, seed)
+	aerr := <-asked
+	if err := <-clock; err != nil {
 		sess.Close()
 		return nil, fmt.Errorf("machine %s: setting the guest clock: %w", m.cfg.Name, err)
 	}
-	seed := make([]byte, 512)
-	_, _ = rand.Read(seed)
-	if err := c.Entropy(ctx, seed); err != nil {
+	if eerr != nil {
 		sess.Close()
-		return nil, fmt.Errorf("machine %s: seeding the guest RNG: %w", m.cfg.Name, err)
+		return nil, fmt.Errorf("machine %s: seeding the guest RNG: %w", m.cfg.Name, eerr)
+	}
+	if aerr != nil {
+		sess.Close()
+		return nil, aerr
 	}
 	m.lsMu.Lock()
 	defer m.lsMu.Unlock()
@@ -168,7 +186,7 @@ func (m *Machine) redial() (*linkSession, error) {
 		return nil, err
 	}
 	_ = conn.SetWriteDeadline(time.Time{})
-	return m.startSession(ctx, conn)
+	return m.startSession(ctx, conn, nil)
 }
 
 // OpenStream opens a stream to the agent on the current link session and

@@ -73,6 +73,10 @@ func Prepare(ctx context.Context, o UpOptions) (*Config, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s not found: install QEMU with `apt-get install qemu-system-x86` (or run `make setup`)", Binary(p.Arch))
 	}
+	// Asked while the kernel and initramfs are found: running QEMU takes
+	// about 20 ms, and every boot asks.
+	versionc := make(chan string, 1)
+	go func() { versionc <- qemuVersion(qemu) }()
 	k, err := o.Cache.LoadKernel(p.Kernel)
 	if err != nil {
 		return nil, err
@@ -122,7 +126,7 @@ func Prepare(ctx context.Context, o UpOptions) (*Config, error) {
 	if accel == "tcg" {
 		timeout = 120 * time.Second
 	}
-	version := qemuVersion(qemu)
+	version := <-versionc
 	snapshot := ""
 	var preload []PreloadFile
 	if !o.Cold && !o.NoSnapshot {

@@ -73,7 +73,7 @@ func Prepare(ctx context.Context, o UpOptions) (*Config, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s not found: install QEMU with `apt-get install qemu-system-x86` (or run `make setup`)", Binary(p.Arch))
 	}
-	k, err := o.Cache.LoadKernel(p.Kernel)
+	k, err := o.Cache.EnsureKernel(ctx, p.Kernel, p.Name, o.Log) // an era kernel is built on first use
 	if err != nil {
 		return nil, err
 	}

@@ -182,7 +182,7 @@ func (c Cache) BuildKernel(ctx context.Context, o BuildOptions) (*Kernel, *Build
 	}
 
 	start := time.Now()
-	tree, err := c.unpackSource(ctx, src, log)
+	tree, err := c.unpackSource(ctx, src, o.Nice, log)
 	if err != nil {
 		return nil, nil, false, fmt.Errorf("kernel %s: %w", o.ID, err)
 	}
@@ -471,7 +471,7 @@ func (c Cache) fetchSource(ctx context.Context, log io.Writer) (*Source, error) 
 
 // unpackSource unpacks the source package's tarball under the cache once
 // per source sha256 and returns the tree's root.
-func (c Cache) unpackSource(ctx context.Context, src *Source, log io.Writer) (string, error) {
+func (c Cache) unpackSource(ctx context.Context, src *Source, nice int, log io.Writer) (string, error) {
 	dir := filepath.Join(string(c), "build", "src-"+src.SHA256[:16])
 	tree := filepath.Join(dir, "tree")
 	stamp := filepath.Join(dir, "unpacked")
@@ -498,7 +498,8 @@ func (c Cache) unpackSource(ctx context.Context, src *Source, log io.Writer) (st
 	if err := os.MkdirAll(tmp, 0o755); err != nil {
 		return "", err
 	}
-	if err := runLogged(ctx, tmp, io.Discard, "tar", "-xf", tars[0]); err != nil {
+	tarCmd, tarArgs := niced(nice, "tar", []string{"-xf", tars[0]})
+	if err := runLogged(ctx, tmp, io.Discard, tarCmd, tarArgs...); err != nil {
 		return "", fmt.Errorf("kernel source: %w", err)
 	}
 	des, err := os.ReadDir(tmp)
@@ -515,11 +516,7 @@ func (c Cache) unpackSource(ctx context.Context, src *Source, log io.Writer) (st
 
 // runBuild configures and builds one kernel in out (make's O=) from tree.
 func (c Cache) runBuild(ctx context.Context, tree, out, arch, prefix string, jobs, nice int, frags []*Fragment, log io.Writer) (*Build, error) {
-	mk := []string{"-C", tree, "O=" + out, "ARCH=" + arch, "CROSS_COMPILE=" + prefix}
-	makeCmd := "make"
-	if nice > 0 {
-		makeCmd, mk = "nice", append([]string{"-n", fmt.Sprint(nice), "make"}, mk...)
-	}
+	makeCmd, mk := niced(nice, "make", []string{"-C", tree, "O=" + out, "ARCH=" + arch, "CROSS_COMPILE=" + prefix})
 	logPath := filepath.Join(out, "lab-build.log")
 	lf, err := os.Create(logPath)
 	if err != nil {
@@ -688,6 +685,15 @@ func kconfigDepends(tree, sym string) string {
 		return ""
 	}
 	return "; it depends on " + strings.Join(deps, " && ")
+}
+
+// niced is the command line that runs name with args under `nice -n
+// nice`, or as it is for nice 0.
+func niced(nice int, name string, args []string) (string, []string) {
+	if nice <= 0 {
+		return name, args
+	}
+	return "nice", append([]string{"-n", fmt.Sprint(nice), name}, args...)
 }
 
 // runLogged runs a command with its output going to w. The command leads

@@ -136,3 +136,14 @@ func TestEnsureKernelStopped(t *testing.T) {
 		t.Error("a stopped build registered the kernel")
 	}
 }
+
+func TestNiced(t *testing.T) {
+	t.Parallel()
+	name, args := niced(19, "make", []string{"-C", "tree", "bzImage"})
+	if got := name + " " + strings.Join(args, " "); got != "nice -n 19 make -C tree bzImage" {
+		t.Errorf("niced(19) = %q", got)
+	}
+	if name, args := niced(0, "tar", []string{"-xf", "t"}); name != "tar" || strings.Join(args, " ") != "-xf t" {
+		t.Errorf("niced(0) = %q %q, want the command as it is", name, args)
+	}
+}

@@ -160,7 +160,7 @@ func heartbeat(w io.Writer, id string, typical, interval time.Duration) (stop fu
 			case <-done:
 				return
 			case now := <-t.C:
-				fmt.Fprintf(w, "kernel %s: still building, %d min of about %d\n", id,
+				fmt.Fprintf(w, "kernel %s: still building, %d min so far (about %d expected)\n", id,
 					int(now.Sub(start).Round(time.Minute)/time.Minute), int(typical.Round(time.Minute)/time.Minute))
 			}
 		}

@@ -147,3 +147,25 @@ func TestNiced(t *testing.T) {
 		t.Errorf("niced(0) = %q %q, want the command as it is", name, args)
 	}
 }
+
+// TestHeartbeat: a line a tick while the build runs, none after stop.
+func TestHeartbeat(t *testing.T) {
+	t.Parallel()
+	var w lockedWriter
+	var buf strings.Builder
+	w.w = &buf
+	stop := heartbeat(&w, "era-2.4-i386", 7*time.Minute, 10*time.Millisecond)
+	time.Sleep(35 * time.Millisecond)
+	stop()
+	w.mu.Lock()
+	got := buf.String()
+	w.mu.Unlock()
+	if !strings.HasPrefix(got, "kernel era-2.4-i386: still building, 0 min so far (about 7 expected)\n") {
+		t.Errorf("heartbeat wrote %q", got)
+	}
+	n := strings.Count(got, "\n")
+	time.Sleep(30 * time.Millisecond)
+	if after := strings.Count(buf.String(), "\n"); after != n {
+		t.Errorf("heartbeat wrote %d lines after stop", after-n)
+	}
+}

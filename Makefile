@@ -1,5 +1,5 @@
-# lab: see README.md. `make demo` sets up and runs the main job; `make test`
-# sets up and runs the tests.
+# lab: see README.md. `make demo` sets up what the demo needs and runs it;
+# `make test` sets up everything (era kernels too) and runs the tests.
 
 GO       ?= go
 BIN      ?= bin
@@ -12,7 +12,7 @@ CC_i386   = i686-linux-gnu-gcc
 CC_x86_64 = gcc
 PLUGINS  = forkbench threadbench printfbench netbench
 
-.PHONY: all build agents plugins proto setup deps images era-kernels demo test test-short bench install clean fmt vet
+.PHONY: all build agents plugins proto setup setup-all deps deps-boot images era-kernels demo test test-short bench install clean fmt vet
 
 all: build
 
@@ -51,9 +51,14 @@ proto:
 FORCE:
 
 # deps installs the host packages (idempotent; apt is only asked when
-# something is missing). images fetches kernels and busybox into the cache.
+# something is missing); deps-boot only those booting guests and building
+# lab need, not the kernel build tools, protoc or chromium. images fetches
+# kernels and busybox into the cache.
 deps:
 	./scripts/setup-deps.sh
+
+deps-boot:
+	./scripts/setup-deps.sh boot
 
 images: $(BIN)/lab
 	$(BIN)/lab image fetch
@@ -61,12 +66,20 @@ images: $(BIN)/lab
 # era-kernels builds the kernels of the built-in era profiles from Debian's
 # kernel source (minutes each the first time, niced; a cache hit in seconds
 # after that: `lab image build` keys them by source, fragments, toolchain).
+# Without it lab builds an era kernel the first time a profile boots it.
 era-kernels: $(BIN)/lab
 	nice -n 19 $(BIN)/lab image build --profiles
 
-setup: deps build images era-kernels
+# setup is what the profiles booting Debian's kernels need; setup-all adds
+# every host package and the era kernels, which the tests and benchmarks
+# boot (without them lab builds an era kernel the first time a profile
+# boots it). demo sets up only what celeron-2.4 needs.
+setup: deps-boot build images
 
-demo: setup
+setup-all: deps setup era-kernels
+
+demo: deps-boot build
+	$(BIN)/lab image fetch debian-6.1-686
 	$(BIN)/lab down --all
 	$(BIN)/lab up celeron-2.4
 	$(BIN)/lab exec celeron-2.4 -- sh -c 'uname -a; grep -m1 "model name" /proc/cpuinfo; echo "CPUs online: $$(cat /sys/devices/system/cpu/online)"; grep MemTotal /proc/meminfo; echo "ulimit -s: $$(ulimit -s)"'
@@ -79,7 +92,7 @@ demo: setup
 # The packages with goroutines of their own (the agent, the link, the
 # supervisor and machine, the plugin runner) run under the race detector.
 RACE_PKGS = ./images/agent/ ./vm/... ./plugins/...
-test: setup
+test: setup-all
 	$(GO) vet ./...
 	LAB_LIBDIR=$(CURDIR)/$(BIN) $(GO) test -p 1 -race -timeout 60m $(RACE_PKGS)
 	LAB_LIBDIR=$(CURDIR)/$(BIN) $(GO) test -p 1 -timeout 60m $$($(GO) list ./... | grep -v -e '/images/agent$$' -e '/vm$$' -e '/vm/' -e '/plugins$$' -e '/plugins/')
@@ -87,7 +100,7 @@ test: setup
 test-short: build
 	$(GO) test -short ./...
 
-bench: setup
+bench: setup-all
 	LAB_LIBDIR=$(CURDIR)/$(BIN) $(GO) test -p 1 -run '^$$' -bench . -benchtime 1x -timeout 60m ./vm/ ./cmd/lab/
 
 install: build

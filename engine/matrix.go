@@ -278,6 +278,9 @@ func (p *MatrixPlan) Run(ctx context.Context, opts MatrixOptions) (*Matrix, erro
 		ev.Done = len(p.Cells) - todo
 	}
 	m.emit(ev)
+	if err := BuildKernels(ctx, p.Roots, pendingProfiles(st.Cells), p.ProfileFiles, m.emit); err != nil {
+		return nil, err
+	}
 	m.runAll(ctx, todo)
 	return m.out, nil
 }

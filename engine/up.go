@@ -1,9 +1,11 @@
 package engine
 
 import (
+	"context"
 	"fmt"
 
 	"lab/images"
+	"lab/results/matrix"
 	"lab/vm"
 )
 
@@ -28,4 +30,46 @@ func UpProfile(r Roots, name string, files []string, clock string, memoryMB int)
 		}
 	}
 	return p, c, nil
+}
+
+// KernelsToBuild lists, in order and once each, the kernels the named
+// profiles boot that are built on first use and not built yet
+// (images.Cache.NeedsBuild), with the first profile needing each. A
+// profile that does not resolve is left to fail where it is run.
+func KernelsToBuild(r Roots, profiles, files []string) (kernels, forProfile []string) {
+	seen := map[string]bool{}
+	for _, name := range profiles {
+		p, err := images.Lookup(r.Profiles, name, files...)
+		if err != nil || seen[p.Kernel] || !r.Cache.NeedsBuild(p.Kernel) {
+			continue
+		}
+		seen[p.Kernel] = true
+		kernels, forProfile = append(kernels, p.Kernel), append(forProfile, p.Name)
+	}
+	return kernels, forProfile
+}
+
+// BuildKernels builds, one at a time before anything boots, the kernels
+// KernelsToBuild lists, their notes and progress as Log events to
+// observe: runs in parallel (a matrix's cells) would otherwise each wait
+// for the one build, its progress in one run's log.
+func BuildKernels(ctx context.Context, r Roots, profiles, files []string, observe func(Event)) error {
+	kernels, forProfile := KernelsToBuild(r, profiles, files)
+	for i, id := range kernels {
+		if _, err := r.Cache.EnsureKernel(ctx, id, forProfile[i], &logWriter{opts: Options{Observe: observe}}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// pendingProfiles are the profiles of the cells not done, in order.
+func pendingProfiles(cells []matrix.CellState) []string {
+	var names []string
+	for _, c := range cells {
+		if !c.Done() {
+			names = append(names, c.Profile)
+		}
+	}
+	return names
 }

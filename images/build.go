@@ -101,6 +101,9 @@ type BuildOptions struct {
 	Fragments []string
 	// Jobs is make's -j; 0 means 2.
 	Jobs int
+	// Nice, if above 0, runs make under `nice -n Nice`: the build yields
+	// the host's cores to everything else running.
+	Nice int
 	// Log receives progress and the build's output.
 	Log io.Writer
 }
@@ -179,7 +182,7 @@ func (c Cache) BuildKernel(ctx context.Context, o BuildOptions) (*Kernel, *Build
 	}
 
 	start := time.Now()
-	tree, err := c.unpackSource(ctx, src, log)
+	tree, err := c.unpackSource(ctx, src, o.Nice, log)
 	if err != nil {
 		return nil, nil, false, fmt.Errorf("kernel %s: %w", o.ID, err)
 	}
@@ -194,7 +197,7 @@ func (c Cache) BuildKernel(ctx context.Context, o BuildOptions) (*Kernel, *Build
 	if jobs <= 0 {
 		jobs = 2
 	}
-	b, err := c.runBuild(ctx, tree, out, o.Arch, prefix, jobs, frags, log)
+	b, err := c.runBuild(ctx, tree, out, o.Arch, prefix, jobs, o.Nice, frags, log)
 	if err != nil {
 		return nil, nil, false, fmt.Errorf("kernel %s: %w", o.ID, err)
 	}
@@ -242,7 +245,7 @@ func (c Cache) StaleRecipe(ctx context.Context, k *Kernel) string {
 	if BuildKey(src.SHA256, r.Arch, toolchain, frags) == built {
 		return ""
 	}
-	return fmt.Sprintf("kernel %s was built from other fragments or with another toolchain than its recipe (%s) gives now; `lab image build %s` (or `make setup`) rebuilds it, minutes once", k.ID, strings.Join(r.Fragments, " + "), k.ID)
+	return fmt.Sprintf("kernel %s was built from other fragments or with another toolchain than its recipe (%s) gives now; `lab image build %s` (or `make setup-all`) rebuilds it, minutes once", k.ID, strings.Join(r.Fragments, " + "), k.ID)
 }
 
 // loadFragments loads each of args (LoadFragment), in order.
@@ -468,7 +471,7 @@ func (c Cache) fetchSource(ctx context.Context, log io.Writer) (*Source, error) 
 
 // unpackSource unpacks the source package's tarball under the cache once
 // per source sha256 and returns the tree's root.
-func (c Cache) unpackSource(ctx context.Context, src *Source, log io.Writer) (string, error) {
+func (c Cache) unpackSource(ctx context.Context, src *Source, nice int, log io.Writer) (string, error) {
 	dir := filepath.Join(string(c), "build", "src-"+src.SHA256[:16])
 	tree := filepath.Join(dir, "tree")
 	stamp := filepath.Join(dir, "unpacked")
@@ -495,7 +498,8 @@ func (c Cache) unpackSource(ctx context.Context, src *Source, log io.Writer) (st
 	if err := os.MkdirAll(tmp, 0o755); err != nil {
 		return "", err
 	}
-	if err := runLogged(ctx, tmp, io.Discard, "tar", "-xf", tars[0]); err != nil {
+	tarCmd, tarArgs := niced(nice, "tar", []string{"-xf", tars[0]})
+	if err := runLogged(ctx, tmp, io.Discard, tarCmd, tarArgs...); err != nil {
 		return "", fmt.Errorf("kernel source: %w", err)
 	}
 	des, err := os.ReadDir(tmp)
@@ -511,8 +515,8 @@ func (c Cache) unpackSource(ctx context.Context, src *Source, log io.Writer) (st
 }
 
 // runBuild configures and builds one kernel in out (make's O=) from tree.
-func (c Cache) runBuild(ctx context.Context, tree, out, arch, prefix string, jobs int, frags []*Fragment, log io.Writer) (*Build, error) {
-	mk := []string{"-C", tree, "O=" + out, "ARCH=" + arch, "CROSS_COMPILE=" + prefix}
+func (c Cache) runBuild(ctx context.Context, tree, out, arch, prefix string, jobs, nice int, frags []*Fragment, log io.Writer) (*Build, error) {
+	makeCmd, mk := niced(nice, "make", []string{"-C", tree, "O=" + out, "ARCH=" + arch, "CROSS_COMPILE=" + prefix})
 	logPath := filepath.Join(out, "lab-build.log")
 	lf, err := os.Create(logPath)
 	if err != nil {
@@ -520,7 +524,7 @@ func (c Cache) runBuild(ctx context.Context, tree, out, arch, prefix string, job
 	}
 	defer lf.Close()
 	fmt.Fprintf(log, "configuring: tinyconfig + %s\n", strings.Join(fragNames(frags), " + "))
-	if err := runLogged(ctx, "", lf, "make", append(mk, "tinyconfig")...); err != nil {
+	if err := runLogged(ctx, "", lf, makeCmd, append(mk, "tinyconfig")...); err != nil {
 		return nil, fmt.Errorf("make tinyconfig: %w (log: %s)", err, logPath)
 	}
 	var paths []string
@@ -535,7 +539,7 @@ func (c Cache) runBuild(ctx context.Context, tree, out, arch, prefix string, job
 	if err := runLogged(ctx, out, lf, "sh", append([]string{merge, "-m", "-O", out, filepath.Join(out, ".config")}, paths...)...); err != nil {
 		return nil, fmt.Errorf("merging the fragments: %w (log: %s)", err, logPath)
 	}
-	if err := runLogged(ctx, "", lf, "make", append(mk, "olddefconfig")...); err != nil {
+	if err := runLogged(ctx, "", lf, makeCmd, append(mk, "olddefconfig")...); err != nil {
 		return nil, fmt.Errorf("make olddefconfig: %w (log: %s)", err, logPath)
 	}
 	config, err := os.ReadFile(filepath.Join(out, ".config"))
@@ -555,7 +559,7 @@ func (c Cache) runBuild(ctx context.Context, tree, out, arch, prefix string, job
 	}
 	fmt.Fprintf(log, "building bzImage (make -j%d; minutes) ...\n", jobs)
 	var tailBuf tailWriter
-	if err := runLogged(ctx, "", io.MultiWriter(lf, &tailBuf), "make", append(mk, fmt.Sprintf("-j%d", jobs), "bzImage")...); err != nil {
+	if err := runLogged(ctx, "", io.MultiWriter(lf, &tailBuf), makeCmd, append(mk, fmt.Sprintf("-j%d", jobs), "bzImage")...); err != nil {
 		return nil, fmt.Errorf("make bzImage: %w:\n%s\n(full log: %s)", err, tail(tailBuf.String(), 15), logPath)
 	}
 	image := filepath.Join(out, "arch", "x86", "boot", "bzImage")
@@ -681,6 +685,15 @@ func kconfigDepends(tree, sym string) string {
 		return ""
 	}
 	return "; it depends on " + strings.Join(deps, " && ")
+}
+
+// niced is the command line that runs name with args under `nice -n
+// nice`, or as it is for nice 0.
+func niced(nice int, name string, args []string) (string, []string) {
+	if nice <= 0 {
+		return name, args
+	}
+	return "nice", append([]string{"-n", fmt.Sprint(nice), name}, args...)
 }
 
 // runLogged runs a command with its output going to w. The command leads

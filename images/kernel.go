@@ -149,7 +149,7 @@ func (c Cache) LoadKernel(id string) (*Kernel, error) {
 			return nil, fmt.Errorf("kernel %s not in cache; run 'make setup' or 'lab image fetch %s'", id, id)
 		}
 		if _, ok := Recipes[id]; ok {
-			return nil, fmt.Errorf("kernel %s not in cache; run 'make setup' or 'lab image build %s' (minutes, once)", id, id)
+			return nil, fmt.Errorf("kernel %s not in cache; run 'make setup-all' or 'lab image build %s' (minutes, once)", id, id)
 		}
 		return nil, fmt.Errorf("kernel %s not in cache; import it with 'lab image import' (lab can fetch %s)", id, strings.Join(KernelIDs(), ", "))
 	}

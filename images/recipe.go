@@ -8,9 +8,9 @@ import (
 	"strings"
 )
 
-// Recipe is a kernel lab knows how to build: `make setup` builds the
-// recipes of the built-in profiles, and a profile naming one says how to
-// get it when it is missing.
+// Recipe is a kernel lab knows how to build: `make setup-all` builds the
+// recipes of the built-in profiles ahead, and a profile naming one that is
+// missing has it built the first time it boots (Cache.EnsureKernel).
 type Recipe struct {
 	Arch      string
 	Fragments []string
@@ -30,7 +30,7 @@ var Recipes = map[string]Recipe{
 func RecipeIDs() []string { return slices.Sorted(maps.Keys(Recipes)) }
 
 // ProfileRecipes lists the kernels lab builds that built-in profiles
-// name (what `make setup` builds), sorted.
+// name (what `make setup-all` builds), sorted.
 func ProfileRecipes() []string {
 	seen := map[string]bool{}
 	var ids []string

@@ -77,7 +77,7 @@ func Prepare(ctx context.Context, o UpOptions) (*Config, error) {
 	// about 20 ms, and every boot asks.
 	versionc := make(chan string, 1)
 	go func() { versionc <- qemuVersion(qemu) }()
-	k, err := o.Cache.LoadKernel(p.Kernel)
+	k, err := o.Cache.EnsureKernel(ctx, p.Kernel, p.Name, o.Log) // an era kernel is built on first use
 	if err != nil {
 		return nil, err
 	}

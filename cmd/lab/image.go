@@ -76,7 +76,7 @@ func imageCommand(e *env) *cli.Command {
 					&cli.StringFlag{Name: "arch", Usage: "guest arch (i386)"},
 					&cli.StringSliceFlag{Name: "config", Usage: "configuration `FRAGMENT` (file or shipped name), repeatable, merged in order"},
 					&cli.IntFlag{Name: "jobs", Value: 2, Usage: "make -j`N`"},
-					&cli.BoolFlag{Name: "profiles", Usage: "build every kernel the built-in profiles name that lab builds (what make setup does)"},
+					&cli.BoolFlag{Name: "profiles", Usage: "build every kernel the built-in profiles name that lab builds (what make setup-all does)"},
 					jsonFlag,
 				},
 				Action: func(c *cli.Context) error {
@@ -137,7 +137,7 @@ func imageCommand(e *env) *cli.Command {
 						}
 						fmt.Fprintf(e.stdout, "removed kernel %s (%.1f MB freed)\n", id, float64(freed)/1e6)
 						if users := images.BuiltinBooting(id); len(users) > 0 {
-							fmt.Fprintf(e.stderr, "note: built-in profile(s) %s boot %s; `make setup` (or lab image fetch/build %s) brings it back\n", strings.Join(users, ", "), id, id)
+							fmt.Fprintf(e.stderr, "note: built-in profile(s) %s boot %s; `make setup-all` (or lab image fetch/build %s) brings it back\n", strings.Join(users, ", "), id, id)
 						}
 					}
 					return nil

@@ -120,7 +120,7 @@ func RequireBoot(t testing.TB, profiles ...images.Profile) {
 		if !seen["kernel-"+p.Kernel] {
 			seen["kernel-"+p.Kernel] = true
 			if _, err := Cache().LoadKernel(p.Kernel); err != nil {
-				Unavailable(t, "profile %s: %v (run `make setup`)", p.Name, err)
+				Unavailable(t, "profile %s: %v (run `make setup-all`)", p.Name, err)
 			}
 		}
 		if !seen["busybox-"+p.Arch] {

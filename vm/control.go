@@ -126,7 +126,8 @@ func (r Root) Open(name string) (*Handle, error) {
 }
 
 // OpenDefault opens the named VM, or the only VM up in r when name is
-// empty.
+// empty. A throwaway VM (another run's: lab run --profile, a matrix
+// cell) is never the default.
 func (r Root) OpenDefault(name string) (*Handle, error) {
 	if name != "" {
 		return r.Open(name)
@@ -136,13 +137,21 @@ func (r Root) OpenDefault(name string) (*Handle, error) {
 		return nil, err
 	}
 	var live []Entry
+	var others []string
 	for _, e := range entries {
-		if !e.Stale && e.State != nil {
+		switch {
+		case e.Stale || e.State == nil:
+		case e.State.Throwaway:
+			others = append(others, e.Name+" is another run's throwaway VM")
+		default:
 			live = append(live, e)
 		}
 	}
 	switch len(live) {
 	case 0:
+		if len(others) > 0 {
+			return nil, fmt.Errorf("%w (%s); start one with `lab up PROFILE`", ErrNoneUp, strings.Join(others, "; "))
+		}
 		return nil, fmt.Errorf("%w; start one with `lab up PROFILE`", ErrNoneUp)
 	case 1:
 		return r.Open(live[0].Name)

@@ -279,6 +279,11 @@ func TestOpenDefault(t *testing.T) {
 		{name: "named, none up", arg: "c", wantErr: []string{`vm "c" is not up`, "lab up PROFILE"}, notUp: true},
 		{name: "named, stale", vms: map[string]string{"ghost": "stale"}, arg: "ghost", wantErr: []string{`vm "ghost" is not up`}, notUp: true},
 		{name: "booting", vms: map[string]string{"a": PhaseBooting}, wantErr: []string{"vm a is still booting", "wait for `lab up`"}, is: ErrBooting},
+		// A throwaway VM is another run's (lab run --profile, a matrix
+		// cell): never the default.
+		{name: "one up and a throwaway", vms: map[string]string{"a": PhaseRunning, "p-run-1": "throwaway"}, want: "a"},
+		{name: "only a throwaway", vms: map[string]string{"p-run-1": "throwaway"}, wantErr: []string{"no VMs are up", "p-run-1 is another run's throwaway VM"}, is: ErrNoneUp},
+		{name: "a throwaway, named", vms: map[string]string{"a": PhaseRunning, "p-run-1": "throwaway"}, arg: "p-run-1", want: "p-run-1"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -287,6 +292,10 @@ func TestOpenDefault(t *testing.T) {
 			for n, phase := range tt.vms {
 				if phase == "stale" {
 					writeVM(t, root, n, State{SupervisorPID: deadPID(t)})
+					continue
+				}
+				if phase == "throwaway" {
+					writeVM(t, root, n, State{SupervisorPID: fakeSupervisor(t), Phase: PhaseRunning, Config: Config{Throwaway: true}})
 					continue
 				}
 				writeVM(t, root, n, State{SupervisorPID: fakeSupervisor(t), Phase: phase})

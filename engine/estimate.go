@@ -6,6 +6,7 @@ import (
 
 	"lab/plugins"
 	rclaims "lab/results/claims"
+	"lab/results/matrix"
 )
 
 // Estimates are the rough time of one repeat at one point of each
@@ -46,6 +47,15 @@ func (e Estimates) Run(r rclaims.Run, repeat int) time.Duration {
 		per = unknownRepeat
 	}
 	return cellOverhead + time.Duration(repeat*max(len(r.Points), 1))*per
+}
+
+// Cell is how long matrix cell c is expected to take.
+func (e Estimates) Cell(c matrix.Cell) time.Duration {
+	points := 1
+	for _, vs := range c.Sweep {
+		points *= max(len(vs), 1)
+	}
+	return e.Run(rclaims.Run{Plugin: c.Plugin, Experiment: c.Experiment, Points: make([]string, points)}, max(c.Repeat, 1))
 }
 
 // FormatEstimate is an estimate in whole minutes ("about 3 min"), or

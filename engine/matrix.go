@@ -129,6 +129,9 @@ type MatrixOptions struct {
 	// CellObserver makes the observer of a cell's run events, which
 	// goes to the cell's log w (nil: the events are dropped).
 	CellObserver func(w io.Writer) func(Event)
+	// Cost, if set, is a cell's expected time: each profile and clock's
+	// cheapest cell is the one that runs alone first (pilots).
+	Cost func(matrix.Cell) time.Duration
 	// runCell, in tests, replaces planning and running a cell.
 	runCell func(ctx context.Context, req Request, opts Options) (*Run, error)
 }
@@ -296,20 +299,33 @@ func (m *matrixRun) save() error {
 // the pilots run alone first: a configuration's first boot may be cold
 // (it makes the booted snapshot), and two TCG guests on two cores can
 // break a cold guest's timer calibration; the rest restore the snapshot,
-// already calibrated.
-func pilots(cells []matrix.CellState) (first, rest []int) {
-	seen := map[string]bool{}
+// already calibrated. With cost, each profile and clock's pilot is its
+// cheapest pending cell (the first of the cheapest), so that a long cell
+// does not run alone.
+func pilots(cells []matrix.CellState, cost func(matrix.Cell) time.Duration) (first, rest []int) {
+	pilot := map[string]int{}
+	var keys []string
 	for i, c := range cells {
 		if c.Done() {
 			continue
 		}
 		k := c.Profile + "\x00" + c.Clock
-		if seen[k] {
-			rest = append(rest, i)
-			continue
+		j, seen := pilot[k]
+		if !seen {
+			keys = append(keys, k)
 		}
-		seen[k] = true
-		first = append(first, i)
+		if !seen || cost != nil && cost(c.Cell) < cost(cells[j].Cell) {
+			pilot[k] = i
+		}
+	}
+	for _, k := range keys {
+		first = append(first, pilot[k])
+	}
+	slices.Sort(first)
+	for i, c := range cells {
+		if !c.Done() && !slices.Contains(first, i) {
+			rest = append(rest, i)
+		}
 	}
 	return first, rest
 }
@@ -321,7 +337,7 @@ func (m *matrixRun) runAll(ctx context.Context, todo int) {
 	t0 := time.Now()
 	finished := 0
 	var order []int
-	first, rest := pilots(m.out.State.Cells)
+	first, rest := pilots(m.out.State.Cells, m.opts.Cost)
 	if m.plan.Parallel > 1 {
 		m.runSome(ctx, 1, first, todo, t0, &finished)
 		order = rest

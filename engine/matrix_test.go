@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"lab/results"
 	"lab/results/matrix"
@@ -36,9 +37,16 @@ func TestMatrixPilots(t *testing.T) {
 		cell("b", "host", "interrupted", "r2"),
 		cell("b", "host", "pending", ""),
 	}
-	first, rest := pilots(cells)
+	first, rest := pilots(cells, nil)
 	if !slices.Equal(first, []int{1, 3, 4}) || !slices.Equal(rest, []int{2, 5}) {
 		t.Errorf("pilots = %v, rest %v; want [1 3 4] and [2 5]", first, rest)
+	}
+	// With a cost, the cheapest pending cell of each is the pilot: cell
+	// 2 (repeat 1) before cell 1 (repeat 9).
+	cells[1].Repeat, cells[2].Repeat = 9, 1
+	first, rest = pilots(cells, func(c matrix.Cell) time.Duration { return time.Duration(c.Repeat) })
+	if !slices.Equal(first, []int{2, 3, 4}) || !slices.Equal(rest, []int{1, 5}) {
+		t.Errorf("pilots by cost = %v, rest %v; want [2 3 4] and [1 5]", first, rest)
 	}
 }
 

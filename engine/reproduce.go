@@ -371,6 +371,9 @@ func Decided(verdict string) bool {
 // is kept either way.
 func (p *ReproducePlan) Run(ctx context.Context, opts MatrixOptions) (*Reproduced, error) {
 	t0 := time.Now()
+	if opts.Cost == nil {
+		opts.Cost = p.Estimates.Cell
+	}
 	ctx, cancel := context.WithDeadline(ctx, t0.Add(p.Budget))
 	defer cancel()
 	out := &Reproduced{}

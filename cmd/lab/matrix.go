@@ -90,7 +90,8 @@ func (e *env) runMatrix(ctx context.Context, f matrixFlags) error {
 		return err
 	}
 	opts.Observe = func(ev engine.Event) { fmt.Fprintln(e.stderr, ev.String()) }
-	m, err := plan.Run(ctx, engine.MatrixOptions{Options: opts, CellObserver: observer})
+	descs, _ := e.roots.plugins.DescribeAll() // a plugin that does not describe itself fails its cells, with why
+	m, err := plan.Run(ctx, engine.MatrixOptions{Options: opts, CellObserver: observer, Cost: engine.EstimatesOf(descs...).Cell})
 	if err != nil {
 		return err
 	}

@@ -302,7 +302,9 @@ type Round struct {
 	// Decided are the claims decided after it (of those still open
 	// before it), Open those still undecided.
 	Decided, Open []string
-	Cells, Failed int
+	// Cells are the round's matrix cells; Failed those whose run failed,
+	// Unfinished those interrupted or never started.
+	Cells, Failed, Unfinished int
 	Elapsed       time.Duration
 }
 
@@ -337,7 +339,11 @@ func (e RoundStarted) String() string {
 
 func (e RoundDone) String() string {
 	r := e.Round
-	s := fmt.Sprintf("round %d done in %s: %d cells (%d failed); decided %d", r.N, r.Elapsed.Round(time.Second), r.Cells, r.Failed, len(r.Decided))
+	s := fmt.Sprintf("round %d done in %s: %d cells (%d failed", r.N, r.Elapsed.Round(time.Second), r.Cells, r.Failed)
+	if r.Unfinished > 0 {
+		s += fmt.Sprintf(", %d unfinished", r.Unfinished)
+	}
+	s += fmt.Sprintf("); decided %d", len(r.Decided))
 	if len(r.Decided) > 0 {
 		s += " (" + strings.Join(r.Decided, ", ") + ")"
 	}
@@ -416,8 +422,12 @@ func (p *ReproducePlan) Run(ctx context.Context, opts MatrixOptions) (*Reproduce
 			}
 			for _, c := range m.State.Cells {
 				round.Cells++
-				if c.Status != "ok" && c.Status != "expected-crash" {
+				switch c.Status {
+				case "ok", "expected-crash":
+				case "failed":
 					round.Failed++
+				default: // interrupted, or never started
+					round.Unfinished++
 				}
 			}
 			if ctx.Err() != nil {

@@ -229,7 +229,8 @@ func TestReproduceInterrupted(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !got.Interrupted || len(got.Stopped) != 0 || got.Statuses[0].Verdict != results.Reproduced || got.Statuses[1].Verdict != results.NotRun {
+	if !got.Interrupted || len(got.Stopped) != 0 || got.Statuses[0].Verdict != results.Reproduced || got.Statuses[1].Verdict != results.NotRun ||
+		got.Rounds[0].Failed != 0 || got.Rounds[0].Unfinished != 1 {
 		t.Fatalf("interrupted: %+v", got)
 	}
 	f.calls = nil

@@ -67,8 +67,10 @@ type ReproducePlan struct {
 	Runs      []rclaims.Run
 	Unplanned []rclaims.Unplanned
 	Profiles  rclaims.Profiles
-	// Estimate is the first round's expected wall time, from Estimates.
+	// Estimate is the first round's expected wall time, from Estimates,
+	// of the runs the store does not hold yet (Kept are those it holds).
 	Estimate  time.Duration
+	Kept      int
 	Estimates Estimates
 	// versions are the installed plugins' versions: a stored run of
 	// another version is not one of the plan's.
@@ -131,7 +133,8 @@ func PlanReproduce(req ReproduceRequest) (*ReproducePlan, error) {
 			return nil, err
 		}
 	}
-	p.Estimate = p.estimate(p.Runs, nil)
+	todo, kept := p.notYetRun()
+	p.Estimate, p.Kept = p.estimate(todo, nil), kept
 	return p, nil
 }
 
@@ -305,7 +308,7 @@ type Round struct {
 	// Cells are the round's matrix cells; Failed those whose run failed,
 	// Unfinished those interrupted or never started.
 	Cells, Failed, Unfinished int
-	Elapsed       time.Duration
+	Elapsed                   time.Duration
 }
 
 // RoundStarted: a round's runs are about to start.

@@ -117,11 +117,12 @@ type planOut struct {
 	Runs      []rclaims.Run       `json:"runs"`
 	Unplanned []rclaims.Unplanned `json:"unplanned,omitempty"`
 	Estimate  float64             `json:"estimate_seconds"`
+	Kept      int                 `json:"kept"`
 	Budget    float64             `json:"budget_seconds"`
 }
 
 func planJSON(p *engine.ReproducePlan) planOut {
-	o := planOut{Runs: p.Runs, Unplanned: p.Unplanned, Estimate: p.Estimate.Seconds(), Budget: p.Budget.Seconds()}
+	o := planOut{Runs: p.Runs, Unplanned: p.Unplanned, Estimate: p.Estimate.Seconds(), Kept: p.Kept, Budget: p.Budget.Seconds()}
 	for _, c := range p.Claims {
 		o.Claims = append(o.Claims, c.ID)
 	}
@@ -147,8 +148,12 @@ func writePlan(w io.Writer, p *engine.ReproducePlan) error {
 	for _, u := range p.Unplanned {
 		fmt.Fprintf(w, "not run: %s: %s\n", u.Claim, u.Reason)
 	}
-	fmt.Fprintf(w, "estimate: %s for the first round (icount cells %d at a time, host-clock cells alone); budget %s\n",
-		engine.FormatEstimate(p.Estimate), p.Parallel, p.Budget)
+	kept := ""
+	if p.Kept > 0 {
+		kept = fmt.Sprintf(", the %d runs %s already holds kept", p.Kept, p.Store())
+	}
+	fmt.Fprintf(w, "estimate: %s for the first round (icount cells %d at a time, host-clock cells alone%s); budget %s\n",
+		engine.FormatEstimate(p.Estimate), p.Parallel, kept, p.Budget)
 	if p.Estimate > p.Budget {
 		fmt.Fprintf(w, "warning: the first round is estimated over the budget: it stops at %s (run again to resume, or give --budget)\n", p.Budget)
 	}

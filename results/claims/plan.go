@@ -118,7 +118,7 @@ func MinRepeats(c *results.Claim) int {
 		}
 		return signed(max(outside, 1))
 	case c.Speedup != nil:
-		return minRankSumN(stats.Alpha, bounds(c.Speedup.Max))
+		return minRankSumN(stats.Alpha, bounds(c.Speedup.Max)*points)
 	case c.Trend != nil:
 		return minRankSumN(stats.Alpha, 1)
 	case c.Order != nil:
@@ -135,8 +135,8 @@ func MinRepeats(c *results.Claim) int {
 		}
 		pairs := max(len(e.Numerators)*len(e.Denominators), 1)
 		if s.across {
-			// Unpaired: the sides' points are pooled.
-			return minRankSumN(stats.Alpha, sides*pairs)
+			// Unpaired: a rank-sum test a bound, pair and point.
+			return minRankSumN(stats.Alpha, sides*pairs*points)
 		}
 		return signed(sides * pairs * points)
 	case c.DiffRatio != nil:

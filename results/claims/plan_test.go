@@ -40,6 +40,11 @@ func TestMinRepeats(t *testing.T) {
 		{"crash", scoped(contract.Claim{Crash: &contract.CrashClaim{Param: "workers", From: 350, Signal: "SIGSEGV"}}, contract.Scope{Profiles: []string{"p"}}), rclaims.MinCrashRuns},
 		// Rank-sum: 1/C(8,4) = 1/70 < 0.05 / 1; 1/C(6,3) = 1/20 is not.
 		{"speedup", scoped(contract.Claim{Speedup: &contract.SpeedupClaim{Metric: "t", Baseline: "a", Profile: "b", Min: 1.5}}, contract.Scope{}), 4},
+		// Two bounds at 2 points (E1.8a): 4 tests, 1/C(10,5) = 1/252 < 0.05/4; 1/70 is not.
+		{"speedup, two bounds, 2 points", scoped(contract.Claim{Speedup: &contract.SpeedupClaim{Metric: "t", Baseline: "a", Profile: "b", Min: 1.5, Max: ptr(2.5)}},
+			contract.Scope{Sweep: &contract.ScopeSweep{Key: "mode", Points: []string{"process", "thread"}}}), 5},
+		{"equivalence across profiles, 2 points", scoped(contract.Claim{Equivalence: &contract.EquivalenceClaim{Numerator: "t", Denominator: "t", Baseline: "a", Profile: "b", Margin: 0.1, Sides: contract.SidesBoth}},
+			contract.Scope{Sweep: &contract.ScopeSweep{Key: "mode", Points: []string{"process", "thread"}}}), 5},
 		{"trend", scoped(contract.Claim{Trend: &contract.TrendClaim{Numerator: "a", Denominator: "b", Sweep: "w", Margin: 0.1}}, contract.Scope{Profiles: []string{"p"}}), 4},
 		// 4 denominators: 2^-7 < 0.05/4.
 		{"diffratio", scoped(contract.Claim{DiffRatio: &contract.DiffRatioClaim{Metric: "cpu", Label: "d", Numerator: "1", Denominators: []string{"2", "3", "5", "7"}, Baseline: "0", Factor: 10}},

@@ -137,12 +137,7 @@ func Undecided(plan *Plan, res *results.Result, choice RepeatChoice) []string {
 		if v.Verdict != results.Inconclusive || !slices.Contains(choice.Claims, v.Claim) {
 			continue
 		}
-		need := 0
-		for _, n := range v.Numbers {
-			if n.Name == "repeats needed" {
-				need = int(n.Value)
-			}
-		}
+		need := rclaims.RepeatsNeeded(v)
 		if need <= ran {
 			continue
 		}

@@ -403,10 +403,6 @@ func (p *ReproducePlan) Run(ctx context.Context, opts MatrixOptions) (*Reproduce
 			out.Stopped, out.NextRound = open, est
 			break
 		}
-		var ids []string
-		for _, r := range todo {
-			ids = append(ids, r.Claims...)
-		}
 		opts.emit(RoundStarted{N: n, Runs: len(todo), Kept: kept, Claims: open, Estimate: est})
 		kept = 0
 		round := Round{N: n, Runs: todo, Repeats: repeats}
@@ -567,7 +563,7 @@ func (p *ReproducePlan) nextRound(sts []rclaims.ClaimStatus, open []string, repe
 		need := 0
 		for _, s := range sts {
 			if s.Claim.ID == id {
-				need = neededRepeats(s.Judged)
+				need = rclaims.RepeatsNeeded(s.Judged)
 			}
 		}
 		grew := false
@@ -594,28 +590,6 @@ func (p *ReproducePlan) nextRound(sts []rclaims.ClaimStatus, open []string, repe
 		}
 	}
 	return todo, next, capped
-}
-
-// neededRepeats is the largest "repeats needed" a verdict's strata
-// report, 0 if none.
-func neededRepeats(v results.Verdict) int {
-	need := 0
-	for _, nums := range append([][]results.Number{v.Numbers}, strataNumbers(v)...) {
-		for _, n := range nums {
-			if n.Name == "repeats needed" {
-				need = max(need, int(n.Value))
-			}
-		}
-	}
-	return need
-}
-
-func strataNumbers(v results.Verdict) [][]results.Number {
-	var out [][]results.Number
-	for _, st := range v.Strata {
-		out = append(out, st.Numbers)
-	}
-	return out
 }
 
 // ReportRequest is the report over the plan's store: every run it made.

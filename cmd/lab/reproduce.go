@@ -107,7 +107,7 @@ func writePlanMatrix(w io.Writer, plan *engine.ReproducePlan, clock string) erro
 		"claim stays inconclusive; a nightly matrix runs these).\n\n"+
 		"  lab matrix examples/ci/%s --out %s\n"+
 		"  lab matrix examples/ci/%s --shard 2/4 --out shard-2",
-		strings.Join(plan.IDs, " "), strings.TrimSuffix(strings.TrimPrefix(clock, ""), ":0"), file, clock, file, name, file)
+		strings.Join(plan.IDs, " "), strings.TrimSuffix(clock, ":0"), file, clock, file, name, file)
 	_, err := w.Write(engine.MatrixYAML(name, clock, plan.Runs, nil, header))
 	return err
 }

@@ -171,6 +171,26 @@ func repeatsShort(unit string) shortage {
 	}
 }
 
+// repeatsNeeded names the number a rule's decision carries: the repeats
+// it needs (RepeatsNeeded reads it back).
+const repeatsNeeded = "repeats needed"
+
+// RepeatsNeeded is the most repeats v's rule says it needs, from its
+// headline's numbers and each stratum's; 0 if none says.
+func RepeatsNeeded(v results.Verdict) int {
+	need := 0
+	nums := slices.Clone(v.Numbers)
+	for _, st := range v.Strata {
+		nums = append(nums, st.Numbers...)
+	}
+	for _, n := range nums {
+		if n.Name == repeatsNeeded {
+			need = max(need, int(n.Value))
+		}
+	}
+	return need
+}
+
 // settle decides a rule from its tests, as §0 of the design: not
 // reproduced when Holm's correction over the refuting tests rejects one;
 // else reproduced when every confirming test rejects at alpha and none is
@@ -215,7 +235,7 @@ func settle(base string, tests []Test, nums []results.Number, need int, short sh
 	for _, t := range tests {
 		nums = append(nums, results.Number{Name: "p " + t.Name, Value: t.P})
 	}
-	d := Decision{Numbers: append(nums, results.Number{Name: "repeats needed", Value: float64(need)}), Tests: tests, Need: need}
+	d := Decision{Numbers: append(nums, results.Number{Name: repeatsNeeded, Value: float64(need)}), Tests: tests, Need: need}
 	if r, ok := strongest(tests, true); ok {
 		d.Verdict, d.Reason = results.NotReproduced, fmt.Sprintf("%s: %s, p = %s%s", base, r.Name, formatP(r.P), holmNote(len(ps)))
 		return d

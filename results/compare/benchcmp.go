@@ -143,9 +143,9 @@ func paramDiff(a, b *results.Result) (string, string) {
 	return strings.Join(da, ","), strings.Join(db, ",")
 }
 
-// higherIsBetter: rates (a unit per second, "conn/s", "ops/s") improve
+// HigherIsBetter: rates (a unit per second, "conn/s", "ops/s") improve
 // upwards; times, sizes and counts of cost do not.
-func higherIsBetter(metric, unit string) bool {
+func HigherIsBetter(metric, unit string) bool {
 	return strings.HasSuffix(unit, "/s") || strings.HasSuffix(metric, "_per_s")
 }
 
@@ -187,7 +187,7 @@ func CompareSides(a, b Side) []Change {
 	var out []Change
 	for _, k := range oa {
 		p := pa[k]
-		c := Change{Metric: p.Metric, Labels: results.CloneLabels(p.Labels), Unit: p.Unit, HigherIsBetter: higherIsBetter(p.Metric, p.Unit)}
+		c := Change{Metric: p.Metric, Labels: results.CloneLabels(p.Labels), Unit: p.Unit, HigherIsBetter: HigherIsBetter(p.Metric, p.Unit)}
 		sa, suma := summarize(va[k])
 		c.A = suma
 		if _, ok := vb[k]; !ok {
@@ -229,7 +229,7 @@ func CompareSides(a, b Side) []Change {
 		p := pb[k]
 		_, sumb := summarize(vb[k])
 		out = append(out, Change{Metric: p.Metric, Labels: results.CloneLabels(p.Labels), Unit: p.Unit, B: sumb, Only: "b",
-			HigherIsBetter: higherIsBetter(p.Metric, p.Unit)})
+			HigherIsBetter: HigherIsBetter(p.Metric, p.Unit)})
 	}
 	return out
 }

@@ -18,10 +18,10 @@ func Worse(c ChangePoint, higherIsBetter bool) bool {
 	return c.After > c.Before
 }
 
-// Alarm is the latest change point of cps that a gate over the last
+// Alarming is the latest change point of cps that a gate over the last
 // `last` of n values fails on: its new segment began at index n-last or
 // later, and it is the worse way. nil if none.
-func Alarm(cps []ChangePoint, n, last int, higherIsBetter bool) *ChangePoint {
+func Alarming(cps []ChangePoint, n, last int, higherIsBetter bool) *ChangePoint {
 	for i := len(cps) - 1; i >= 0; i-- {
 		if cps[i].Index >= n-last && Worse(cps[i], higherIsBetter) {
 			return &cps[i]

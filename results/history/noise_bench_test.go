@@ -50,7 +50,7 @@ func BenchmarkChangePointNoise(b *testing.B) {
 				}
 				for n := 10; n <= 30; n++ {
 					cps := Detect(x[:n], o)
-					if Alarm(cps, n, DefaultLast, false) != nil && !Unstable(Noise(x[:n], cps), o) {
+					if Alarming(cps, n, DefaultLast, false) != nil && !Unstable(Noise(x[:n], cps), o) {
 						gate++
 						break
 					}
@@ -67,7 +67,7 @@ func BenchmarkChangePointNoise(b *testing.B) {
 					}
 					for n := 21; n <= 30; n++ {
 						cps := Detect(x[:n], o)
-						if c := Alarm(cps, n, n, false); c != nil && c.Index >= 18 && c.Index <= 22 && !Unstable(Noise(x[:n], cps), o) {
+						if c := Alarming(cps, n, n, false); c != nil && c.Index >= 18 && c.Index <= 22 && !Unstable(Noise(x[:n], cps), o) {
 							found++
 							delays = append(delays, n-21)
 							break

@@ -1,0 +1,310 @@
+package history
+
+import (
+	"fmt"
+	"maps"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"lab/results"
+	rclaims "lab/results/claims"
+	"lab/results/compare"
+	"lab/results/matrix"
+	"lab/results/stats"
+)
+
+// Night is one night of a history: the runs of one directory, or of one
+// UTC date of a single store.
+type Night struct {
+	Name string `json:"name"`
+	// Dir is where its runs were read from.
+	Dir string `json:"dir"`
+	// Start is when its first run started.
+	Start time.Time `json:"start"`
+	Runs  int       `json:"runs"`
+	runs  []*results.Result
+}
+
+// Point is one night of a series: the median of the night's samples
+// (every run of the cell that night, pooled) and their range.
+type Point struct {
+	Night  int     `json:"night"`
+	Median float64 `json:"median"`
+	Min    float64 `json:"min"`
+	Max    float64 `json:"max"`
+	N      int     `json:"n"`
+}
+
+// Change is a change point of a series: the night its new level began.
+type Change struct {
+	ChangePoint
+	Night int `json:"night"`
+	// Worse: the change is the worse way (up for times, down for rates).
+	Worse bool `json:"worse"`
+}
+
+// Series is one metric (and label set) of one cell across the nights.
+type Series struct {
+	// Cell is the matrix's cell: profile/plugin/experiment/params (clock).
+	Cell           string            `json:"cell"`
+	Metric         string            `json:"metric"`
+	Unit           string            `json:"unit"`
+	Labels         map[string]string `json:"labels,omitempty"`
+	HigherIsBetter bool              `json:"higher_is_better"`
+	Points         []Point           `json:"points"`
+	Changes        []Change          `json:"changes"`
+	// Noise is how much the nights' medians vary around their levels
+	// (between change points), in percent; Unstable when more than half
+	// the smallest change asked for: a gate does not fail on it.
+	Noise    float64 `json:"noise_pct"`
+	Unstable bool    `json:"unstable"`
+}
+
+// Name is the series' metric with its labels: "real_s {mode=thread}".
+func (s *Series) Name() string { return results.SeriesBraced(s.Metric, s.Labels) }
+
+// Flip is a claim's verdict changing from one night with a verdict to
+// the next.
+type Flip struct {
+	Night int    `json:"night"`
+	From  string `json:"from"`
+	To    string `json:"to"`
+}
+
+// ClaimHistory is a claim's verdict each night ("not run" where no run
+// of the night is in its scope) and its flips.
+type ClaimHistory struct {
+	ID        string   `json:"id"`
+	Statement string   `json:"statement"`
+	Verdicts  []string `json:"verdicts"`
+	Flips     []Flip   `json:"flips"`
+}
+
+// History is a series of nights read as series.
+type History struct {
+	Nights  []Night        `json:"nights"`
+	Options Options        `json:"options"`
+	Series  []Series       `json:"series"`
+	Claims  []ClaimHistory `json:"claims"`
+}
+
+// Alarm is a change point a gate fails on.
+type Alarm struct {
+	Cell   string `json:"cell"`
+	Series string `json:"series"`
+	Night  string `json:"night"`
+	Change Change `json:"change"`
+}
+
+func (a Alarm) String() string {
+	return fmt.Sprintf("%s: %s %+.1f%% from %s", a.Cell, a.Series, a.Change.Change, a.Night)
+}
+
+// LoadNights reads the nights of dirs: result stores or lab matrix
+// output directories (their results/), one a night, ordered by their
+// first run's start; a single directory is split by the UTC date its
+// runs started. skipped are the result files that did not load.
+func LoadNights(dirs []string) (nights []Night, skipped []error, err error) {
+	if len(dirs) == 0 {
+		return nil, nil, fmt.Errorf("no nights given: name result stores or lab matrix output directories, one a night (or one store whose runs span nights)")
+	}
+	seen := map[string]string{}
+	for _, d := range dirs {
+		fi, err := os.Stat(d)
+		if err != nil || !fi.IsDir() {
+			return nil, skipped, fmt.Errorf("night %s is not a directory: give result stores or lab matrix output directories, one a night", d)
+		}
+		store := d
+		if fi, err := os.Stat(matrix.StoreDir(d)); err == nil && fi.IsDir() {
+			store = matrix.StoreDir(d)
+		}
+		abs, _ := filepath.Abs(store)
+		if prev, ok := seen[abs]; ok {
+			return nil, skipped, fmt.Errorf("%s and %s are the same night (%s): name each night once", prev, d, store)
+		}
+		seen[abs] = d
+		runs, bad := results.LoadAll(store)
+		skipped = append(skipped, bad...)
+		if len(runs) == 0 {
+			return nil, skipped, fmt.Errorf("night %s holds no runs (looked in %s)", d, store)
+		}
+		if len(dirs) == 1 {
+			return byDate(store, runs), skipped, nil
+		}
+		nights = append(nights, newNight(strings.TrimSuffix(filepath.Clean(d), string(filepath.Separator)+"results"), store, runs))
+	}
+	// A night is named by its directory's base name, unless two share
+	// one: then by the path as given.
+	base := map[string]int{}
+	for _, n := range nights {
+		base[filepath.Base(n.Name)]++
+	}
+	if len(base) == len(nights) {
+		for i := range nights {
+			nights[i].Name = filepath.Base(nights[i].Name)
+		}
+	}
+	slices.SortStableFunc(nights, func(a, b Night) int {
+		if c := a.Start.Compare(b.Start); c != 0 {
+			return c
+		}
+		return strings.Compare(a.Name, b.Name)
+	})
+	return nights, skipped, nil
+}
+
+func newNight(name, dir string, runs []*results.Result) Night {
+	n := Night{Name: name, Dir: dir, Runs: len(runs), runs: runs}
+	for _, r := range runs {
+		if n.Start.IsZero() || r.Started.Before(n.Start) {
+			n.Start = r.Started
+		}
+	}
+	return n
+}
+
+// byDate splits one store's runs by the UTC date they started.
+func byDate(dir string, runs []*results.Result) []Night {
+	by := map[string][]*results.Result{}
+	for _, r := range runs {
+		d := r.Started.UTC().Format("2006-01-02")
+		by[d] = append(by[d], r)
+	}
+	var out []Night
+	for _, d := range slices.Sorted(maps.Keys(by)) {
+		out = append(out, newNight(d, dir, by[d]))
+	}
+	return out
+}
+
+// Judge gives the claims' verdicts from one night's runs.
+type Judge func(runs []*results.Result) []rclaims.ClaimStatus
+
+// Build reads nights as series: per cell and series each night's median,
+// the change points (Detect with o) and whether the series is unstable;
+// per claim (when judge is not nil) each night's verdict and its flips.
+// The series are ordered by cell, then metric and labels; the same
+// nights give the same history whatever order their runs are in.
+func Build(nights []Night, o Options, judge Judge) *History {
+	h := &History{Nights: nights, Options: o, Series: []Series{}, Claims: []ClaimHistory{}}
+	type key struct{ cell, series string }
+	vals := map[key]map[int][]float64{}
+	proto := map[key]Series{}
+	for i, n := range nights {
+		for _, r := range n.runs {
+			cell := matrix.CellKey(r)
+			for _, x := range r.Samples {
+				k := key{cell, results.SeriesKey(x.Metric, x.Unit, x.Labels)}
+				if vals[k] == nil {
+					vals[k] = map[int][]float64{}
+					proto[k] = Series{Cell: cell, Metric: x.Metric, Unit: x.Unit, Labels: results.CloneLabels(x.Labels),
+						HigherIsBetter: compare.HigherIsBetter(x.Metric, x.Unit)}
+				}
+				vals[k][i] = append(vals[k][i], x.Value)
+			}
+		}
+	}
+	keys := slices.SortedFunc(maps.Keys(vals), func(a, b key) int {
+		if c := strings.Compare(a.cell, b.cell); c != 0 {
+			return c
+		}
+		return strings.Compare(a.series, b.series)
+	})
+	for _, k := range keys {
+		s := proto[k]
+		var med []float64
+		for i := range nights {
+			v, ok := vals[k][i]
+			if !ok {
+				continue
+			}
+			p := Point{Night: i, Median: stats.Median(v), Min: slices.Min(v), Max: slices.Max(v), N: len(v)}
+			s.Points = append(s.Points, p)
+			med = append(med, p.Median)
+		}
+		cps := Detect(med, o)
+		s.Changes = []Change{}
+		for _, c := range cps {
+			s.Changes = append(s.Changes, Change{ChangePoint: c, Night: s.Points[c.Index].Night, Worse: Worse(c, s.HigherIsBetter)})
+		}
+		s.Noise = Noise(med, cps)
+		if math.IsNaN(s.Noise) {
+			s.Noise = 0
+		}
+		s.Unstable = len(med) >= 3 && Unstable(s.Noise, o)
+		h.Series = append(h.Series, s)
+	}
+	if judge != nil {
+		h.Claims = claimHistories(nights, judge)
+	}
+	return h
+}
+
+func claimHistories(nights []Night, judge Judge) []ClaimHistory {
+	var out []ClaimHistory
+	index := map[string]int{}
+	for i, n := range nights {
+		for _, st := range judge(n.runs) {
+			j, ok := index[st.Claim.ID]
+			if !ok {
+				j = len(out)
+				index[st.Claim.ID] = j
+				c := ClaimHistory{ID: st.Claim.ID, Statement: st.Claim.Statement, Verdicts: make([]string, len(nights)), Flips: []Flip{}}
+				for k := range c.Verdicts {
+					c.Verdicts[k] = results.NotRun
+				}
+				out = append(out, c)
+			}
+			if st.Verdict != "" {
+				out[j].Verdicts[i] = st.Verdict
+			}
+		}
+	}
+	for j := range out {
+		last := -1
+		for i, v := range out[j].Verdicts {
+			if v == results.NotRun {
+				continue
+			}
+			if last >= 0 && out[j].Verdicts[last] != v {
+				out[j].Flips = append(out[j].Flips, Flip{Night: i, From: out[j].Verdicts[last], To: v})
+			}
+			last = i
+		}
+	}
+	return out
+}
+
+// Alarms are the change points a gate over the last `last` nights fails
+// on: a change whose new level began in one of them, the worse way, of a
+// series that is not unstable. (Every change point is significant and at
+// least Options.MinChange by construction.)
+func (h *History) Alarms(last int) []Alarm {
+	var out []Alarm
+	for _, s := range h.Series {
+		if s.Unstable {
+			continue
+		}
+		for _, c := range s.Changes {
+			if c.Worse && c.Night >= len(h.Nights)-last {
+				out = append(out, Alarm{Cell: s.Cell, Series: s.Name(), Night: h.Nights[c.Night].Name, Change: c})
+			}
+		}
+	}
+	return out
+}
+
+// Changed are the series with at least one change point.
+func (h *History) Changed() []Series {
+	var out []Series
+	for _, s := range h.Series {
+		if len(s.Changes) > 0 {
+			out = append(out, s)
+		}
+	}
+	return out
+}

@@ -1,0 +1,138 @@
+package history
+
+import (
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"lab/results"
+)
+
+// WriteText prints h: the nights; one line per series (its last night's
+// median and range, its noise, its change points); each night's median
+// and range for the series that changed (every series with all); and
+// each claim's verdict per night with its flips.
+func WriteText(w io.Writer, h *History, all bool) error {
+	fmt.Fprintf(w, "%d night(s):\n", len(h.Nights))
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	for i, n := range h.Nights {
+		fmt.Fprintf(tw, "  %d\t%s\t%s UTC\t%d run(s)\t%s\n", i+1, n.Name, n.Start.UTC().Format(time.DateTime), n.Runs, n.Dir)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "change points: E-divisive means, t-test p < %g, at least %g%%; unstable: nights vary by more than %g%%\n\n",
+		h.Options.Alpha, h.Options.MinChange, h.Options.MinChange/2)
+	tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "CELL\tSERIES\tNIGHTS\tLAST MEDIAN (RANGE)\tNOISE\tCHANGE POINTS")
+	for _, s := range h.Series {
+		last := s.Points[len(s.Points)-1]
+		noise := fmt.Sprintf("%.2g%%", s.Noise)
+		if s.Unstable {
+			noise += " unstable"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\n", s.Cell, s.Name(), len(s.Points), medianRange(last, s.Unit), noise, changes(h, s))
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	for _, s := range h.Series {
+		if !all && len(s.Changes) == 0 {
+			continue
+		}
+		fmt.Fprintf(w, "\n%s %s, per night:\n", s.Cell, s.Name())
+		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "  NIGHT\tMEDIAN (RANGE)\tN\t")
+		for _, p := range s.Points {
+			mark := ""
+			for _, c := range s.Changes {
+				if c.Night == p.Night {
+					mark = fmt.Sprintf("<- %s", changeText(c))
+				}
+			}
+			fmt.Fprintf(tw, "  %d %s\t%s\t%d\t%s\n", p.Night+1, h.Nights[p.Night].Name, medianRange(p, s.Unit), p.N, mark)
+		}
+		if err := tw.Flush(); err != nil {
+			return err
+		}
+	}
+	if len(h.Claims) > 0 {
+		fmt.Fprintf(w, "\nclaims, verdict per night (%s):\n", verdictKey)
+		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+		head := []string{"CLAIM"}
+		for i := range h.Nights {
+			head = append(head, strconv.Itoa(i+1))
+		}
+		fmt.Fprintln(tw, strings.Join(append(head, "FLIPS"), "\t"))
+		for _, c := range h.Claims {
+			row := []string{c.ID}
+			for _, v := range c.Verdicts {
+				row = append(row, Letter(v))
+			}
+			var flips []string
+			for _, f := range c.Flips {
+				flips = append(flips, fmt.Sprintf("night %d: %s -> %s", f.Night+1, f.From, f.To))
+			}
+			if len(flips) == 0 {
+				flips = []string{"none"}
+			}
+			fmt.Fprintln(tw, strings.Join(append(row, strings.Join(flips, "; ")), "\t"))
+		}
+		return tw.Flush()
+	}
+	return nil
+}
+
+const verdictKey = "R reproduced, N not reproduced, I inconclusive, C not comparable, U untestable here, D clock- or kernel-dependent, - not run"
+
+// Letter is a verdict's one-letter form in the claims' history table.
+func Letter(v string) string {
+	switch v {
+	case results.Reproduced:
+		return "R"
+	case results.NotReproduced:
+		return "N"
+	case results.Inconclusive:
+		return "I"
+	case results.NotComparable:
+		return "C"
+	case results.Untestable:
+		return "U"
+	case results.ClockDependent, results.KernelDependent, results.ClockKernelDependent:
+		return "D"
+	case results.NotRun:
+		return "-"
+	}
+	return "?"
+}
+
+func medianRange(p Point, unit string) string {
+	return fmt.Sprintf("%s %s (%s..%s)", num(p.Median), unit, num(p.Min), num(p.Max))
+}
+
+func num(v float64) string { return strconv.FormatFloat(v, 'g', 4, 64) }
+
+func changeText(c Change) string {
+	way := "better"
+	if c.Worse {
+		way = "worse"
+	}
+	return fmt.Sprintf("%+.1f%% %s (%s -> %s, p %.2g)", c.Change, way, num(c.Before), num(c.After), c.P)
+}
+
+func changes(h *History, s Series) string {
+	if len(s.Points) < 3 {
+		return "too few nights to tell"
+	}
+	if len(s.Changes) == 0 {
+		return "none"
+	}
+	var parts []string
+	for _, c := range s.Changes {
+		parts = append(parts, fmt.Sprintf("night %d (%s): %s", c.Night+1, h.Nights[c.Night].Name, changeText(c)))
+	}
+	return strings.Join(parts, "; ")
+}

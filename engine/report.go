@@ -96,6 +96,17 @@ func reportExperiment(d *plugins.Description, x *plugins.Experiment) render.Repo
 // description does not read, the result files that do not load and a
 // catalogue that does not.
 func ClaimStatuses(path host.SearchPath, profileDir, dir string, all bool) (sts []rclaims.ClaimStatus, warnings []error) {
+	claims, profiles, warnings := claimsToJudge(path, profileDir)
+	if len(claims) == 0 {
+		return nil, warnings
+	}
+	store, skipped := results.LoadAll(dir)
+	return rclaims.JudgeStore(claims, store, profiles, rclaims.Options{All: all}), append(warnings, skipped...)
+}
+
+// claimsToJudge are the claims the plugins on path declare, in order,
+// and the profile catalogue that judges them.
+func claimsToJudge(path host.SearchPath, profileDir string) ([]results.Claim, rclaims.Profiles, []error) {
 	descs, warnings := path.DescribeAll()
 	var claims []results.Claim
 	for _, d := range descs {
@@ -103,12 +114,11 @@ func ClaimStatuses(path host.SearchPath, profileDir, dir string, all bool) (sts 
 	}
 	rclaims.Sort(claims)
 	if len(claims) == 0 {
-		return nil, warnings
+		return nil, nil, warnings
 	}
 	profiles, err := CatalogProfiles(profileDir)
 	if err != nil {
 		warnings = append(warnings, fmt.Errorf("profiles: %w; claims judged with the built-in profiles' calibrations", err))
 	}
-	store, skipped := results.LoadAll(dir)
-	return rclaims.JudgeStore(claims, store, profiles, rclaims.Options{All: all}), append(warnings, skipped...)
+	return claims, profiles, warnings
 }

@@ -72,6 +72,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 			reproduceCommand(e),
 			resultsCommand(e),
 			compareCommand(e),
+			historyCommand(e),
 			reportCommand(e),
 			matrixCommand(e),
 			pluginBuildCommand(e),

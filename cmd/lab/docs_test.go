@@ -120,7 +120,7 @@ func docCommands(e *env, check func(*cli.Context) error) []*cli.Command {
 	cmds := []*cli.Command{
 		upCommand(e), statusCommand(e), withNoWait(execCommand(e)), withNoWait(cpCommand(e)), consoleCommand(e),
 		downCommand(e), profilesCommand(e), imageCommand(e), pluginsCommand(e), runCommand(e), claimsCommand(e),
-		reproduceCommand(e), resultsCommand(e), compareCommand(e), reportCommand(e), matrixCommand(e), pluginBuildCommand(e),
+		reproduceCommand(e), resultsCommand(e), compareCommand(e), historyCommand(e), reportCommand(e), matrixCommand(e), pluginBuildCommand(e),
 	}
 	var stub func([]*cli.Command)
 	stub = func(cs []*cli.Command) {

@@ -106,11 +106,18 @@ func (a Alarm) String() string {
 
 // LoadNights reads the nights of dirs: result stores or lab matrix
 // output directories (their results/), one a night, ordered by their
-// first run's start; a single directory is split by the UTC date its
-// runs started. skipped are the result files that did not load.
+// first run's start. A single directory is a directory of nights (its
+// subdirectories that are stores or matrix outputs, when it holds no
+// result itself), or else a store split by the UTC date its runs
+// started. skipped are the result files that did not load.
 func LoadNights(dirs []string) (nights []Night, skipped []error, err error) {
 	if len(dirs) == 0 {
 		return nil, nil, fmt.Errorf("no nights given: name result stores or lab matrix output directories, one a night (or one store whose runs span nights)")
+	}
+	if len(dirs) == 1 {
+		if sub := nightsUnder(dirs[0]); len(sub) > 0 {
+			dirs = sub
+		}
 	}
 	seen := map[string]string{}
 	for _, d := range dirs {
@@ -155,6 +162,37 @@ func LoadNights(dirs []string) (nights []Night, skipped []error, err error) {
 		return strings.Compare(a.Name, b.Name)
 	})
 	return nights, skipped, nil
+}
+
+// nightsUnder are the nights of a directory of nights: when dir holds
+// no result of its own (nor a results/), its subdirectories that are
+// result stores or matrix outputs, in name order.
+func nightsUnder(dir string) []string {
+	if fi, err := os.Stat(matrix.StoreDir(dir)); err == nil && fi.IsDir() {
+		return nil
+	}
+	if paths, err := results.List(dir); err != nil || len(paths) > 0 {
+		return nil
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, e := range entries {
+		if !e.IsDir() {
+			continue
+		}
+		sub := filepath.Join(dir, e.Name())
+		store := sub
+		if fi, err := os.Stat(matrix.StoreDir(sub)); err == nil && fi.IsDir() {
+			store = matrix.StoreDir(sub)
+		}
+		if paths, err := results.List(store); err == nil && len(paths) > 0 {
+			out = append(out, sub)
+		}
+	}
+	return out
 }
 
 func newNight(name, dir string, runs []*results.Result) Night {

@@ -165,6 +165,22 @@ func TestLoadNightsRefuses(t *testing.T) {
 	}
 }
 
+// TestDirectoryOfNights: one directory whose subdirectories are the
+// nights is those nights.
+func TestDirectoryOfNights(t *testing.T) {
+	dirs := nights(t, 4, 2)
+	if err := os.MkdirAll(filepath.Join(filepath.Dir(dirs[0]), "not-a-night"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	ns, _, err := LoadNights([]string{filepath.Dir(dirs[0])})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ns) != 4 || ns[0].Name != "night-00" || ns[3].Name != "night-03" {
+		t.Errorf("nights %+v, want night-00..night-03", ns)
+	}
+}
+
 // TestOneStoreByDate: one store whose runs span nights is split by the
 // UTC date they started.
 func TestOneStoreByDate(t *testing.T) {

@@ -58,10 +58,13 @@ type Series struct {
 	Points         []Point           `json:"points"`
 	Changes        []Change          `json:"changes"`
 	// Noise is how much the nights' medians vary around their levels
-	// (between change points), in percent; Unstable when more than half
-	// the smallest change asked for: a gate does not fail on it.
-	Noise    float64 `json:"noise_pct"`
-	Unstable bool    `json:"unstable"`
+	// (between change points), in percent; RepeatNoise how much a
+	// night's samples vary around their night's mean (pooled over the
+	// nights), in percent. Unstable when either is more than half the
+	// smallest change asked for: a gate does not fail on it.
+	Noise       float64 `json:"noise_pct"`
+	RepeatNoise float64 `json:"repeat_noise_pct"`
+	Unstable    bool    `json:"unstable"`
 }
 
 // Name is the series' metric with its labels: "real_s {mode=thread}".
@@ -82,6 +85,17 @@ type ClaimHistory struct {
 	Statement string   `json:"statement"`
 	Verdicts  []string `json:"verdicts"`
 	Flips     []Flip   `json:"flips"`
+}
+
+// Decided says whether some night gave the claim a verdict other than
+// not run or untestable here.
+func (c ClaimHistory) Decided() bool {
+	for _, v := range c.Verdicts {
+		if v != results.NotRun && v != results.Untestable {
+			return true
+		}
+	}
+	return false
 }
 
 // History is a series of nights read as series.
@@ -219,6 +233,39 @@ func byDate(dir string, runs []*results.Result) []Night {
 	return out
 }
 
+// cellKey is the run's cell as lab compare pairs stores (matrix.CellKey),
+// the repeat count aside: more repeats one night measure the same thing.
+func cellKey(r *results.Result) string {
+	if _, ok := r.Parameters["repeat"]; !ok {
+		return matrix.CellKey(r)
+	}
+	c := *r
+	c.Parameters = maps.Clone(r.Parameters)
+	delete(c.Parameters, "repeat")
+	return matrix.CellKey(&c)
+}
+
+// repeatNoise is the pooled standard deviation of each night's samples
+// around that night's mean, in percent of the mean of every sample; 0
+// when no night has two samples.
+func repeatNoise(nights map[int][]float64) float64 {
+	ss, df, sum, n := 0.0, 0, 0.0, 0
+	for _, i := range slices.Sorted(maps.Keys(nights)) { // in night order: the same sums whatever the map's order
+		v := nights[i]
+		m := mean(v)
+		for _, x := range v {
+			ss += (x - m) * (x - m)
+			sum += x
+		}
+		df += len(v) - 1
+		n += len(v)
+	}
+	if df < 1 || sum == 0 {
+		return 0
+	}
+	return math.Sqrt(ss/float64(df)) / math.Abs(sum/float64(n)) * 100
+}
+
 // Judge gives the claims' verdicts from one night's runs.
 type Judge func(runs []*results.Result) []rclaims.ClaimStatus
 
@@ -234,7 +281,7 @@ func Build(nights []Night, o Options, judge Judge) *History {
 	proto := map[key]Series{}
 	for i, n := range nights {
 		for _, r := range n.runs {
-			cell := matrix.CellKey(r)
+			cell := cellKey(r)
 			for _, x := range r.Samples {
 				k := key{cell, results.SeriesKey(x.Metric, x.Unit, x.Labels)}
 				if vals[k] == nil {
@@ -270,10 +317,8 @@ func Build(nights []Night, o Options, judge Judge) *History {
 			s.Changes = append(s.Changes, Change{ChangePoint: c, Night: s.Points[c.Index].Night, Worse: Worse(c, s.HigherIsBetter)})
 		}
 		s.Noise = Noise(med, cps)
-		if math.IsNaN(s.Noise) {
-			s.Noise = 0
-		}
-		s.Unstable = len(med) >= 3 && Unstable(s.Noise, o)
+		s.RepeatNoise = repeatNoise(vals[k])
+		s.Unstable = len(med) >= 3 && (Unstable(s.Noise, o) || Unstable(s.RepeatNoise, o))
 		h.Series = append(h.Series, s)
 	}
 	if judge != nil {

@@ -111,17 +111,25 @@ func TestHistoryFindsTheChange(t *testing.T) {
 
 // TestHistoryBetterAndUnstable: a rate that rises is a change for the
 // better (no alarm); a series whose nights vary by more than half the
-// smallest change asked for is unstable and not gated.
+// smallest change asked for is unstable and not gated, and so is one
+// whose repeats do: forkbench's user_s under icount (tick-sampled CPU
+// time, 3 repeats a night, the real nights of
+// TestIntegrationHistoryNights) has steady medians but repeats 28% apart,
+// and its last night's median moved +28% with nothing changed.
 func TestHistoryBetterAndUnstable(t *testing.T) {
 	root := t.TempDir()
 	var dirs []string
 	noise := []float64{1, 1.09, 0.93, 1.05, 0.9, 1.1, 0.95, 1.3}
+	userS := [][]float64{{0.0089, 0.008902, 0.009022}, {0.008907, 0.008932, 0.009087}, {0.008991, 0.009084, 0.01154},
+		{0.008991, 0.008993, 0.009114}, {0.008899, 0.008991, 0.01149}, {0.0089, 0.008902, 0.009022},
+		{0.008907, 0.008932, 0.009087}, {0.009013, 0.01147, 0.01485}}
 	for i := 0; i < 8; i++ {
 		f := 1.0
 		if i >= 5 {
 			f = 1.3
 		}
-		r := fixture.Run("", "p3-450", "host", fixture.Series("rate", "req/s", nil, 100*f, 101*f), fixture.Series("t", "s", nil, 2*noise[i], 2*noise[i]))
+		r := fixture.Run("", "p3-450", "host", fixture.Series("rate", "req/s", nil, 100*f, 101*f), fixture.Series("t", "s", nil, 2*noise[i], 2*noise[i]),
+			fixture.Series("user_s", "s", nil, userS[i]...))
 		dirs = append(dirs, night(t, root, i, r))
 	}
 	ns, _, err := LoadNights(dirs)
@@ -129,7 +137,10 @@ func TestHistoryBetterAndUnstable(t *testing.T) {
 		t.Fatal(err)
 	}
 	h := Build(ns, Defaults(), nil)
-	rate, tt := h.Series[0], h.Series[1]
+	rate, tt, user := h.Series[0], h.Series[1], h.Series[2]
+	if !user.Unstable || user.RepeatNoise < 10 {
+		t.Errorf("user_s: repeats vary %.1f%%, nights %.1f%%, unstable %v; want unstable by its repeats", user.RepeatNoise, user.Noise, user.Unstable)
+	}
 	if len(rate.Changes) != 1 || rate.Changes[0].Worse {
 		t.Errorf("rate: %+v, want one change for the better", rate.Changes)
 	}

@@ -24,13 +24,13 @@ func WriteText(w io.Writer, h *History, all bool) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	fmt.Fprintf(w, "change points: E-divisive means, t-test p < %g, at least %g%%; unstable: nights vary by more than %g%%\n\n",
+	fmt.Fprintf(w, "change points: E-divisive means, t-test p < %g, at least %g%%; unstable: nights or repeats vary by more than %g%%\n\n",
 		h.Options.Alpha, h.Options.MinChange, h.Options.MinChange/2)
 	tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "CELL\tSERIES\tNIGHTS\tLAST MEDIAN (RANGE)\tNOISE\tCHANGE POINTS")
+	fmt.Fprintln(tw, "CELL\tSERIES\tNIGHTS\tLAST MEDIAN (RANGE)\tNOISE NIGHTS / REPEATS\tCHANGE POINTS")
 	for _, s := range h.Series {
 		last := s.Points[len(s.Points)-1]
-		noise := fmt.Sprintf("%.2g%%", s.Noise)
+		noise := fmt.Sprintf("%.2g%% / %.2g%%", s.Noise, s.RepeatNoise)
 		if s.Unstable {
 			noise += " unstable"
 		}
@@ -67,7 +67,12 @@ func WriteText(w io.Writer, h *History, all bool) error {
 			head = append(head, strconv.Itoa(i+1))
 		}
 		fmt.Fprintln(tw, strings.Join(append(head, "FLIPS"), "\t"))
+		quiet := 0
 		for _, c := range h.Claims {
+			if !c.Decided() {
+				quiet++
+				continue
+			}
 			row := []string{c.ID}
 			for _, v := range c.Verdicts {
 				row = append(row, Letter(v))
@@ -81,7 +86,12 @@ func WriteText(w io.Writer, h *History, all bool) error {
 			}
 			fmt.Fprintln(tw, strings.Join(append(row, strings.Join(flips, "; ")), "\t"))
 		}
-		return tw.Flush()
+		if err := tw.Flush(); err != nil {
+			return err
+		}
+		if quiet > 0 {
+			fmt.Fprintf(w, "%d other claim(s): not run or untestable here every night (--json lists them)\n", quiet)
+		}
 	}
 	return nil
 }

@@ -33,8 +33,8 @@ import (
 // is; any other unit (a count, a ratio "x") gets "/op": one sample is
 // one operation of a benchmark run at one iteration.
 //
-// Each run is preceded by its file configuration, the keys benchstat
-// splits tables by: goos, goarch (the guest's), pkg (lab/PLUGIN), cpu
+// A run's lines follow its file configuration (written when it differs
+// from the previous run's), the keys benchstat splits tables by: goos, goarch (the guest's), pkg (lab/PLUGIN), cpu
 // (the guest's CPU model) and accel (the accelerator, as lab refuses to
 // compare across accelerators). They are the same for every run of a
 // cell, so runs of a cell land in one table; run IDs and times are not

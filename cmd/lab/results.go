@@ -66,10 +66,13 @@ func resultsCommand(e *env) *cli.Command {
 			"what their claims' verdicts were; the flags pick runs. --format exports the\n" +
 			"runs picked: json (the stored documents), csv (one row per sample), junit\n" +
 			"(a suite per run: the run and each claim a test case, a claim not reproduced\n" +
-			"a failure) or markdown. A result file that does not load is reported by name\n" +
-			"and skipped.\n\n" +
+			"a failure), markdown or gobench (Go's benchmark format, one line per sample\n" +
+			"named after its cell and labels, times in ns/op: what benchstat and\n" +
+			"github-action-benchmark's go tool read). A result file that does not load is\n" +
+			"reported by name and skipped.\n\n" +
 			"Examples:\n   lab results\n   lab results --plugin forkbench --since 24h\n" +
 			"   lab results --profile celeron-2.4 --format csv > runs.csv\n" +
+			"   lab results --format gobench > new.txt && benchstat old.txt new.txt\n" +
 			"   lab results show latest\n   lab results show 20261201T1340 --format junit",
 		Flags: append([]cli.Flag{storeFlag, formatFlag, jsonFlag}, filterFlags...),
 		Action: func(c *cli.Context) error {
@@ -114,7 +117,7 @@ func resultsCommand(e *env) *cli.Command {
 			Name:        "show",
 			Usage:       "one stored run: its summary, verdicts, published figures and provenance",
 			ArgsUsage:   "ID",
-			Description: "ID is a run's ID, a unique prefix of one, latest, or a result file's path.\n\nExamples:\n   lab results show latest\n   lab results show latest --format markdown",
+			Description: "ID is a run's ID, a unique prefix of one, latest, or a result file's path.\n\nExamples:\n   lab results show latest\n   lab results show latest --format markdown\n   lab results show latest --format gobench > new.txt",
 			Flags:       []cli.Flag{storeFlag, formatFlag, jsonFlag},
 			Action: func(c *cli.Context) error {
 				if c.NArg() != 1 {

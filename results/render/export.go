@@ -10,11 +10,12 @@ import (
 )
 
 // Formats are what Export writes.
-var Formats = []string{"table", "json", "csv", "junit", "markdown"}
+var Formats = []string{"table", "json", "csv", "junit", "markdown", "gobench"}
 
 // Export writes runs in format: table (the run summary lab run prints),
 // json (one document, or an array of them), csv (one row per sample),
-// junit (one suite per run, see RunSuite) or markdown.
+// junit (one suite per run, see RunSuite), markdown or gobench (Go's
+// benchmark format, one line per sample, see WriteGoBench).
 func Export(w io.Writer, format string, runs []*results.Result) error {
 	switch format {
 	case "table", "":
@@ -38,6 +39,8 @@ func Export(w io.Writer, format string, runs []*results.Result) error {
 		return WriteJUnit(w, runs)
 	case "markdown":
 		return eachRun(w, runs, WriteMarkdown)
+	case "gobench":
+		return WriteGoBench(w, runs)
 	}
 	return fmt.Errorf("format %q: want one of %s", format, strings.Join(Formats, ", "))
 }

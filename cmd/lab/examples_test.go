@@ -88,7 +88,10 @@ func TestExampleWorkflowLints(t *testing.T) {
 	}
 	// What the workflow must do, beyond being valid.
 	for _, s := range []string{"--shard \"${{ matrix.shard }}/4\"", "name: lab-shard-${{ matrix.shard }}", "pattern: lab-shard-*",
-		"lab results merge", "lab report", "lab compare", "--fail-on-regression", "needs: shard", "examples/ci/nightly.yaml"} {
+		"lab results merge", "lab report", "needs: shard", "examples/ci/nightly.yaml",
+		// The history: restored, tonight added, saved, gated on.
+		"actions/cache/restore@", "restore-keys: lab-nights-", "cp -r nightly \"nights/", "actions/cache/save@",
+		"lab history nights --fail-on-change"} {
 		if !strings.Contains(string(data), strings.TrimPrefix(s, "lab ")) {
 			t.Errorf("the example workflow lacks %q", s)
 		}
@@ -152,6 +155,12 @@ func TestExampleKubernetesJob(t *testing.T) {
 	margs := strings.Join(merge.Spec.Template.Spec.Containers[0].Args, " ")
 	if !strings.Contains(margs, "bin/lab results merge") || !strings.Contains(margs, "shard-*") || !strings.Contains(margs, "bin/lab report") {
 		t.Errorf("merge job's command %q does not merge the shards and report", margs)
+	}
+	// The history on the shared volume: tonight merged into it, gated on.
+	for _, want := range []string{`--out "/results/nights/$date"`, "bin/lab history /results/nights --fail-on-change"} {
+		if !strings.Contains(margs, want) {
+			t.Errorf("merge job's command %q lacks %q", margs, want)
+		}
 	}
 	if merge.Spec.Template.Spec.Volumes[0].PVC.ClaimName != s.Template.Spec.Volumes[0].PVC.ClaimName {
 		t.Error("the merge job does not mount the shards' volume")

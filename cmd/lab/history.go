@@ -7,6 +7,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"lab/engine"
+	"lab/results"
 	"lab/results/history"
 )
 
@@ -14,12 +15,13 @@ func historyCommand(e *env) *cli.Command {
 	return &cli.Command{
 		Name:      "history",
 		Usage:     "nights read as a series: each cell's nightly medians, their change points, each claim's verdict per night",
-		ArgsUsage: "NIGHT...",
+		ArgsUsage: "[NIGHT...]",
 		Description: "Each NIGHT is a result store or a lab matrix output directory (its results/),\n" +
 			"one a night; they are ordered by their first run's start, whatever order they\n" +
 			"are given in. A single directory holding no run itself is a directory of\n" +
 			"nights (its subdirectories that are stores or matrix outputs); a single store\n" +
-			"whose runs span nights is split by the UTC date its runs started.\n\n" +
+			"whose runs span nights is split by the UTC date its runs started. With no\n" +
+			"NIGHT, the result store (--results, else the default store) is that store.\n\n" +
 			"Per cell (profile, plugin, experiment, parameters, clock) and metric: each\n" +
 			"night's median of its samples and their range, and the change points in the\n" +
 			"nightly medians, found by E-divisive means (Matteson and James, 2014) with a\n" +
@@ -36,9 +38,9 @@ func historyCommand(e *env) *cli.Command {
 			"nights to be seen (docs/history.md), so --last is more than one.\n\n" +
 			"Examples:\n   lab history nights/*\n" +
 			"   lab history nights/ --fail-on-change --last 5\n" +
-			"   lab history ~/.local/share/lab/results --all\n" +
+			"   lab history --all          # the default store's runs, a night per UTC date\n" +
 			"   lab history nights/* --json",
-		Flags: []cli.Flag{jsonFlag,
+		Flags: []cli.Flag{jsonFlag, storeFlag,
 			&cli.BoolFlag{Name: "all", Usage: "print every series' medians night by night, not only those that changed"},
 			&cli.Float64Flag{Name: "alpha", Value: history.DefaultAlpha, Usage: "a change point's t-test must give p < `P`"},
 			&cli.Float64Flag{Name: "min-change", Value: history.DefaultMinChange, Usage: "report change points of at least `PCT` percent"},
@@ -57,10 +59,20 @@ func historyCommand(e *env) *cli.Command {
 			if last < 1 {
 				return fmt.Errorf("--last %d: want 1 or more nights (default %d)", last, history.DefaultLast)
 			}
-			if c.NArg() == 0 {
-				return fmt.Errorf("lab history needs the nights: result stores or lab matrix output directories, one a night (lab history nights/*), or one store whose runs span nights")
+			nights := c.Args().Slice()
+			if len(nights) == 0 {
+				store, err := e.storeDir(c)
+				if err != nil {
+					return err
+				}
+				if paths, _ := results.List(store); len(paths) == 0 {
+					return fmt.Errorf("lab history needs nights, and the result store %s holds no run: name result stores or lab matrix output directories, one a night (lab history nights/*)", store)
+				}
+				nights = []string{store}
+			} else if c.IsSet("results") {
+				return fmt.Errorf("--results and nights both given: name the nights, or --results for one store whose runs span nights")
 			}
-			h, warnings, skipped, err := engine.History(engine.HistoryRequest{Nights: c.Args().Slice(), Options: o,
+			h, warnings, skipped, err := engine.History(engine.HistoryRequest{Nights: nights, Options: o,
 				Plugins: e.roots.plugins, ProfileDir: e.roots.profiles})
 			for _, w := range warnings {
 				fmt.Fprintf(e.stderr, "warning: %v\n", w)

@@ -71,9 +71,25 @@ func TestCLIHistory(t *testing.T) {
 	wantOutput(t, r, "history of 2 nights --fail-on-change", 0, "stdout", "too few nights to tell")
 }
 
+// TestCLIHistoryDefaultStore: with no nights, the default result store is
+// read, a night per UTC date its runs started.
+func TestCLIHistoryDefaultStore(t *testing.T) {
+	cliEnv(t)
+	store := t.TempDir()
+	t.Setenv("LAB_RESULTS_DIR", store)
+	t0 := time.Date(2026, 11, 20, 2, 0, 0, 0, time.UTC)
+	for i := 0; i < 4; i++ {
+		start := t0.AddDate(0, 0, i)
+		storedRun(t, store, start.Format("20060102T150405.000000Z")+"-forkbench-forktime-abcdef", "forktime", start, nil, 1, 1.01, 0.99)
+	}
+	r := cliRun(t, "history")
+	wantOutput(t, r, "history (default store)", 0, "stdout", "4 night(s)", "2026-11-20", "2026-11-23")
+}
+
 // TestCLIHistoryRefuses: each bad input is named with what to do.
 func TestCLIHistoryRefuses(t *testing.T) {
 	cliEnv(t)
+	t.Setenv("LAB_RESULTS_DIR", t.TempDir())
 	dirs := historyNights(t, 3, 9, 1)
 	file := filepath.Join(t.TempDir(), "night.txt")
 	if err := os.WriteFile(file, []byte("x"), 0o644); err != nil {
@@ -83,7 +99,8 @@ func TestCLIHistoryRefuses(t *testing.T) {
 		args []string
 		want []string
 	}{
-		{[]string{"history"}, []string{"needs the nights", "lab history nights/*"}},
+		{[]string{"history"}, []string{"needs nights", "holds no run", "lab history nights/*"}},
+		{[]string{"history", "--results", dirs[0], dirs[1]}, []string{"--results and nights both given"}},
 		{[]string{"history", dirs[0], file}, []string{file, "is not a directory"}},
 		{[]string{"history", dirs[0], t.TempDir()}, []string{"holds no runs"}},
 		{[]string{"history", dirs[0], dirs[0]}, []string{"the same night"}},

@@ -13,7 +13,6 @@ import (
 	"lab/results"
 	rclaims "lab/results/claims"
 	"lab/results/compare"
-	"lab/results/matrix"
 	"lab/results/stats"
 )
 
@@ -126,8 +125,8 @@ func LoadNights(dirs []string) (nights []Night, skipped []error, err error) {
 			return nil, skipped, fmt.Errorf("night %s is not a directory: give result stores or lab matrix output directories, one a night", d)
 		}
 		store := d
-		if fi, err := os.Stat(matrix.StoreDir(d)); err == nil && fi.IsDir() {
-			store = matrix.StoreDir(d)
+		if fi, err := os.Stat(results.StoreDir(d)); err == nil && fi.IsDir() {
+			store = results.StoreDir(d)
 		}
 		abs, _ := filepath.Abs(store)
 		if prev, ok := seen[abs]; ok {
@@ -168,7 +167,7 @@ func LoadNights(dirs []string) (nights []Night, skipped []error, err error) {
 // no result of its own (nor a results/), its subdirectories that are
 // result stores or matrix outputs, in name order.
 func nightsUnder(dir string) []string {
-	if fi, err := os.Stat(matrix.StoreDir(dir)); err == nil && fi.IsDir() {
+	if fi, err := os.Stat(results.StoreDir(dir)); err == nil && fi.IsDir() {
 		return nil
 	}
 	if paths, err := results.List(dir); err != nil || len(paths) > 0 {
@@ -185,8 +184,8 @@ func nightsUnder(dir string) []string {
 		}
 		sub := filepath.Join(dir, e.Name())
 		store := sub
-		if fi, err := os.Stat(matrix.StoreDir(sub)); err == nil && fi.IsDir() {
-			store = matrix.StoreDir(sub)
+		if fi, err := os.Stat(results.StoreDir(sub)); err == nil && fi.IsDir() {
+			store = results.StoreDir(sub)
 		}
 		if paths, err := results.List(store); err == nil && len(paths) > 0 {
 			out = append(out, sub)
@@ -234,7 +233,7 @@ func Build(nights []Night, o Options, judge Judge) *History {
 	proto := map[key]Series{}
 	for i, n := range nights {
 		for _, r := range n.runs {
-			cell := matrix.CellKey(r)
+			cell := results.CellKey(r)
 			for _, x := range r.Samples {
 				k := key{cell, results.SeriesKey(x.Metric, x.Unit, x.Labels)}
 				if vals[k] == nil {

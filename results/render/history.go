@@ -35,8 +35,10 @@ type (
 		Changed           []historySeriesView
 		Unchanged, TooFew int
 		Claims            []claimHistoryView
-		NightNumbers      []int
-		VerdictKey        string
+		// ClaimsNotRun counts the claims no night's runs decided.
+		ClaimsNotRun int
+		NightNumbers []int
+		VerdictKey   string
 	}
 	nightView struct {
 		N                int
@@ -91,6 +93,10 @@ func historyViewOf(h *history.History, ids anchors, claimAnchor map[string]strin
 		}
 	}
 	for _, c := range h.Claims {
+		if !slices.ContainsFunc(c.Verdicts, func(v string) bool { return v != results.NotRun }) {
+			v.ClaimsNotRun++ // a row of dashes says nothing
+			continue
+		}
 		cv := claimHistoryView{ID: c.ID, Anchor: claimAnchor[c.ID], Statement: c.Statement}
 		for _, verdict := range c.Verdicts {
 			cv.Verdicts = append(cv.Verdicts, letterView{Letter: history.Letter(verdict), Verdict: verdict, Class: verdictClass(verdict)})

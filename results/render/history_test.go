@@ -17,8 +17,8 @@ import (
 // historyFixture is a history of 6 nights, each its own store: forkbench's
 // fork_ms 25% slower from night 4, netbench's rate 30% higher from night
 // 3, a steady series, and a cell run only the last two nights; claim E2.1
-// reproduced, not reproduced on night 4, reproduced again, and E1.6 not
-// run on night 2.
+// reproduced, not reproduced on night 4, reproduced again, E1.6 not
+// run on night 2, and E3.1 not run on any night.
 func historyFixture(t *testing.T) *history.History {
 	t.Helper()
 	root := t.TempDir()
@@ -69,10 +69,11 @@ func historyFixture(t *testing.T) *history.History {
 			e16 = results.NotRun
 		}
 		night++
-		var a, b results.Claim
+		var a, b, c results.Claim
 		a.ID, a.Statement = "E1.6", "threads are 10+ times faster"
 		b.ID, b.Statement = "E2.1", "fork+wait costs 4.5x to 84x"
-		return []rclaims.ClaimStatus{{Claim: a, Verdict: e16}, {Claim: b, Verdict: e21}}
+		c.ID, c.Statement = "E3.1", "counters cost far less"
+		return []rclaims.ClaimStatus{{Claim: a, Verdict: e16}, {Claim: b, Verdict: e21}, {Claim: c, Verdict: results.NotRun}}
 	}
 	return history.Build(nights, history.Defaults(), judge)
 }
@@ -118,6 +119,8 @@ func TestReportHistory(t *testing.T) {
 		`<td><span class="badge v-bad" title="not reproduced">N</span></td>`,
 		"night 4: reproduced → not reproduced<br>night 5: not reproduced → reproduced",
 		`<span class="badge v-none" title="not run">-</span>`,
+		// A claim no night decided is counted, not a row of dashes.
+		"1 other claim(s): not run on any night",
 	} {
 		if !strings.Contains(sec, want) {
 			t.Errorf("history section lacks %q", want)
@@ -133,9 +136,9 @@ func TestReportHistory(t *testing.T) {
 	if n := strings.Count(page, "<svg"); n != 5 {
 		t.Errorf("%d plots on the page, want 5 (the report's 3 and the history's 2)", n)
 	}
-	for _, unchanged := range []string{"exit_ms", "p4-2.4/threadbench"} {
+	for _, unchanged := range []string{"exit_ms", "p4-2.4/threadbench", "#claim-E3.1"} {
 		if strings.Contains(sec, unchanged) {
-			t.Errorf("the history shows %s, a series with no change", unchanged)
+			t.Errorf("the history shows %s, a series with no change or a claim never decided", unchanged)
 		}
 	}
 	// The plot marks the change and labels its axes.

@@ -93,7 +93,7 @@ func historyViewOf(h *history.History, ids anchors, claimAnchor map[string]strin
 		}
 	}
 	for _, c := range h.Claims {
-		if !slices.ContainsFunc(c.Verdicts, func(v string) bool { return v != results.NotRun }) {
+		if !slices.ContainsFunc(c.Verdicts, func(x string) bool { return x != results.NotRun }) {
 			v.ClaimsNotRun++ // a row of dashes says nothing
 			continue
 		}

@@ -98,6 +98,18 @@ func ProfileName(m MachineRecord) string {
 	return m.Name
 }
 
+// CellKey names a run's cell, what a nightly matrix runs once a night
+// and lab compare and lab history pair runs by: profile, plugin,
+// experiment, parameters and clock, "celeron-2.4/forkbench/forktime/n=200
+// (clock host)".
+func CellKey(r *Result) string {
+	k := ProfileName(r.Machine) + "/" + r.Plugin + "/" + r.Experiment
+	if len(r.Parameters) > 0 {
+		k += "/" + strings.ReplaceAll(FormatLabels(r.Parameters), " ", ",")
+	}
+	return k + " (clock " + OrUnknown(r.Machine.Clock) + ")"
+}
+
 // profileField reads a top-level string field of the profile's JSON form.
 // FiguresProfile is the profile whose published figures and claims a run
 // on m answers to: the run's profile, or, for a kernel variant (a profile

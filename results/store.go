@@ -21,6 +21,12 @@ const idTime = "20060102T150405.000000Z"
 // ext is the file-name extension of stored results.
 const ext = ".json"
 
+// StoreDir is the result store of a lab output directory (lab matrix's
+// and lab reproduce's --out): its results/. Here, not in the matrix's
+// package, so that what reads nights (results/history) need not import
+// the matrix, which imports the renderer that draws the history.
+func StoreDir(dir string) string { return filepath.Join(dir, "results") }
+
 // NewID returns a run ID that sorts by time and is unique: the UTC time to
 // the microsecond, plugin, experiment and a random suffix, e.g.
 // "20260102T150405.123456Z-forkbench-forktime-3fa9c1". Characters that are

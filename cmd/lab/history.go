@@ -40,20 +40,16 @@ func historyCommand(e *env) *cli.Command {
 			"   lab history nights/ --fail-on-change --last 5\n" +
 			"   lab history --all          # the default store's runs, a night per UTC date\n" +
 			"   lab history nights/* --json",
-		Flags: []cli.Flag{jsonFlag, storeFlag,
-			&cli.BoolFlag{Name: "all", Usage: "print every series' medians night by night, not only those that changed"},
-			&cli.Float64Flag{Name: "alpha", Value: history.DefaultAlpha, Usage: "a change point's t-test must give p < `P`"},
-			&cli.Float64Flag{Name: "min-change", Value: history.DefaultMinChange, Usage: "report change points of at least `PCT` percent"},
+		Flags: append(append([]cli.Flag{jsonFlag, storeFlag,
+			&cli.BoolFlag{Name: "all", Usage: "print every series' medians night by night, not only those that changed"}},
+			changeFlags("")...),
 			&cli.BoolFlag{Name: "fail-on-change", Usage: "exit 1 on a change point the worse way in the last --last nights"},
 			&cli.IntFlag{Name: "last", Value: history.DefaultLast, Usage: "the gate looks at change points that began in the last `K` nights"},
-		},
+		),
 		Action: func(c *cli.Context) error {
-			o := history.Options{Alpha: c.Float64("alpha"), MinChange: c.Float64("min-change")}
-			if !(o.Alpha > 0 && o.Alpha < 1) {
-				return fmt.Errorf("--alpha %g: want a significance between 0 and 1 (default %g)", o.Alpha, history.DefaultAlpha)
-			}
-			if !(o.MinChange >= 0) {
-				return fmt.Errorf("--min-change %g: want a percentage of 0 or more (default %g)", o.MinChange, history.DefaultMinChange)
+			o, err := historyOptions(c)
+			if err != nil {
+				return err
 			}
 			last := c.Int("last")
 			if last < 1 {
@@ -104,4 +100,26 @@ func historyCommand(e *env) *cli.Command {
 			return nil
 		},
 	}
+}
+
+// changeFlags are the change-point detector's thresholds, for lab
+// history and lab report --history; when says when they apply ("" or
+// "with --history: ").
+func changeFlags(when string) []cli.Flag {
+	return []cli.Flag{
+		&cli.Float64Flag{Name: "alpha", Value: history.DefaultAlpha, Usage: when + "a change point's t-test must give p < `P`"},
+		&cli.Float64Flag{Name: "min-change", Value: history.DefaultMinChange, Usage: when + "report change points of at least `PCT` percent"},
+	}
+}
+
+// historyOptions are the detector's thresholds changeFlags set.
+func historyOptions(c *cli.Context) (history.Options, error) {
+	o := history.Options{Alpha: c.Float64("alpha"), MinChange: c.Float64("min-change")}
+	if !(o.Alpha > 0 && o.Alpha < 1) {
+		return o, fmt.Errorf("--alpha %g: want a significance between 0 and 1 (default %g)", o.Alpha, history.DefaultAlpha)
+	}
+	if !(o.MinChange >= 0) {
+		return o, fmt.Errorf("--min-change %g: want a percentage of 0 or more (default %g)", o.MinChange, history.DefaultMinChange)
+	}
+	return o, nil
 }

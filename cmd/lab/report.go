@@ -12,6 +12,7 @@ import (
 	"lab/engine"
 	"lab/results"
 	rclaims "lab/results/claims"
+	"lab/results/history"
 	"lab/results/render"
 )
 
@@ -35,12 +36,20 @@ func reportCommand(e *env) *cli.Command {
 			"--all-runs uses every run the filters pass. --plugin and --experiment also\n" +
 			"narrow the claims shown. A result file that does not load is named on stderr\n" +
 			"and skipped.\n\n" +
+			"--history adds a History section: the nights given read as lab history reads\n" +
+			"them (each a result store or a lab matrix output directory, the flag once a\n" +
+			"night; or once, a directory of nights or one store whose runs span nights),\n" +
+			"with a plot of each cell and metric that changed, its change points marked\n" +
+			"(--alpha, --min-change: docs/history.md), and each claim's verdict night by\n" +
+			"night.\n\n" +
 			"Examples:\n   lab report\n   lab report --out /tmp/r --profile celeron-2.4 --since 24h\n" +
+			"   lab report --history nights/ --out report\n" +
 			"   chromium \"$(lab report)\"",
-		Flags: append([]cli.Flag{storeFlag,
+		Flags: append(append([]cli.Flag{storeFlag,
 			&cli.StringFlag{Name: "out", Value: "lab-report", Usage: "write index.html into `DIR` (created if needed)"},
 			&cli.BoolFlag{Name: "all-runs", Usage: "use every run the filters pass, not only the latest of each"},
-		}, filterFlags...),
+			&cli.StringSliceFlag{Name: "history", Usage: "add a History section over the nights `NIGHT`, as lab history reads them; repeatable, one a night, or once a directory of nights"},
+		}, changeFlags("with --history: ")...), filterFlags...),
 		Action: func(c *cli.Context) error {
 			if c.NArg() > 0 {
 				return fmt.Errorf("lab report takes no arguments (got %q); pick runs with --profile, --plugin, --experiment, --outcome, --since", c.Args().First())
@@ -53,10 +62,21 @@ func reportCommand(e *env) *cli.Command {
 			if err != nil {
 				return err
 			}
+			h, hwarnings, err := e.reportHistory(c)
+			if err != nil {
+				return err
+			}
 			in, warnings, skipped := engine.Report(engine.ReportRequest{Store: dir, Filter: f, AllRuns: c.Bool("all-runs"),
 				Plugins: e.roots.plugins, Generated: time.Now(), Version: versionString(buildVersion()), ProfileDir: e.roots.profiles})
-			for _, err := range warnings {
-				fmt.Fprintf(e.stderr, "warning: %v\n", err)
+			in.History = h
+			said := map[string]bool{}
+			for _, err := range append(warnings, hwarnings...) {
+				// The history judges the claims of the same plugins
+				// with the same profiles: a warning once.
+				if !said[err.Error()] {
+					said[err.Error()] = true
+					fmt.Fprintf(e.stderr, "warning: %v\n", err)
+				}
 			}
 			warnSkipped(e.stderr, skipped)
 			path, err := writeReportPage(in, c.String("out"))
@@ -65,10 +85,44 @@ func reportCommand(e *env) *cli.Command {
 			}
 			used := render.ChooseRuns(in.Runs, in.Claims, in.AllRuns)
 			fmt.Fprintf(e.stderr, "report: %d claim(s) (%s), %d of %d stored run(s) used\n", len(in.Claims), rclaims.Counts(in.Claims), len(used), len(in.Runs))
+			if h != nil {
+				fmt.Fprintf(e.stderr, "report: history of %d night(s), %d of %d series with a change point\n", len(h.Nights), len(h.Changed()), len(h.Series))
+			}
 			fmt.Fprintln(e.stdout, path)
 			return nil
 		},
 	}
+}
+
+// reportHistory is the history lab report --history asks for (nil
+// without the flag) and the warnings of the plugins and profiles that
+// judge its claims. The nights' skipped result files are named on
+// stderr; a night that does not read is an error, and no page is
+// written.
+func (e *env) reportHistory(c *cli.Context) (*history.History, []error, error) {
+	nights := c.StringSlice("history")
+	if len(nights) == 0 {
+		for _, name := range []string{"alpha", "min-change"} {
+			if c.IsSet(name) {
+				return nil, nil, fmt.Errorf("--%s sets the change points of --history: give the nights with --history (lab report --history nights/)", name)
+			}
+		}
+		return nil, nil, nil
+	}
+	o, err := historyOptions(c)
+	if err != nil {
+		return nil, nil, err
+	}
+	h, warnings, skipped, err := engine.History(engine.HistoryRequest{Nights: nights, Options: o,
+		Plugins: e.roots.plugins, ProfileDir: e.roots.profiles})
+	warnSkipped(e.stderr, skipped)
+	if err != nil {
+		for _, w := range warnings {
+			fmt.Fprintf(e.stderr, "warning: %v\n", w)
+		}
+		return nil, nil, fmt.Errorf("--history: %w", err)
+	}
+	return h, warnings, nil
 }
 
 // writeReportPage writes the report page in into dir/index.html and

@@ -83,3 +83,58 @@ func TestCLIReport(t *testing.T) {
 	r = cliRun(t, "report", "extra")
 	wantOutput(t, r, "report extra", 1, "stderr", "takes no arguments")
 }
+
+// TestCLIReportHistory: lab report --history adds the History section
+// over the nights, given as a directory of nights or once a night, with
+// a plot of the series that changed; a night that does not read is an
+// error naming it, and no page is written.
+func TestCLIReportHistory(t *testing.T) {
+	cliEnv(t)
+	dirs := historyNights(t, 6, 4, 1.25)
+	store := t.TempDir()
+	out := filepath.Join(t.TempDir(), "report")
+	r := cliRun(t, "report", "--history", filepath.Dir(dirs[0]), "--out", out, "--results", store)
+	wantOutput(t, r, "report --history", 0, "stderr", "report: history of 6 night(s), 1 of 1 series with a change point")
+	page, err := os.ReadFile(filepath.Join(out, "index.html"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`<a href="#history">History of 6 nights</a>`, "<h2>History of 6 nights</h2>",
+		"celeron-2.4/forkbench/forktime/n=500 (clock host): real_s", "night 4 (night-4): &#43;25.0% worse"} {
+		if !strings.Contains(string(page), want) {
+			t.Errorf("report --history lacks %q", want)
+		}
+	}
+	if n := strings.Count(string(page), "<svg"); n != 1 {
+		t.Errorf("report --history: %d plots, want 1 (the series that changed)", n)
+	}
+
+	// Once a night, in any order, with the detector's thresholds.
+	args := []string{"report", "--out", out, "--results", store, "--min-change", "30"}
+	for _, i := range []int{3, 0, 5, 1, 4, 2} {
+		args = append(args, "--history", dirs[i])
+	}
+	r = cliRun(t, args...)
+	wantOutput(t, r, "report --history x6 --min-change 30", 0, "stderr", "history of 6 night(s), 0 of 1 series with a change point")
+	if page, _ := os.ReadFile(filepath.Join(out, "index.html")); !strings.Contains(string(page), "No change point in any of the 1 series.") {
+		t.Error("report --history --min-change 30: the page does not say there is no change point")
+	}
+
+	// Refused: a night that is not one, the thresholds without nights.
+	bad := filepath.Join(t.TempDir(), "no-such-night")
+	fresh := filepath.Join(t.TempDir(), "report")
+	for _, c := range []struct {
+		args []string
+		want []string
+	}{
+		{[]string{"--history", dirs[0], "--history", bad}, []string{"--history", bad, "is not a directory"}},
+		{[]string{"--history", dirs[0], "--alpha", "2"}, []string{"--alpha 2", "between 0 and 1"}},
+		{[]string{"--alpha", "0.01"}, []string{"--alpha sets the change points of --history"}},
+	} {
+		r := cliRun(t, append([]string{"report", "--out", fresh, "--results", store}, c.args...)...)
+		wantOutput(t, r, "report "+strings.Join(c.args, " "), 1, "stderr", c.want...)
+		if _, err := os.Stat(fresh); err == nil {
+			t.Errorf("lab report %s wrote %s", strings.Join(c.args, " "), fresh)
+		}
+	}
+}

@@ -13,7 +13,6 @@ import (
 	"lab/results"
 	rclaims "lab/results/claims"
 	"lab/results/compare"
-	"lab/results/matrix"
 	"lab/results/stats"
 )
 
@@ -140,8 +139,8 @@ func LoadNights(dirs []string) (nights []Night, skipped []error, err error) {
 			return nil, skipped, fmt.Errorf("night %s is not a directory: give result stores or lab matrix output directories, one a night", d)
 		}
 		store := d
-		if fi, err := os.Stat(matrix.StoreDir(d)); err == nil && fi.IsDir() {
-			store = matrix.StoreDir(d)
+		if fi, err := os.Stat(results.StoreDir(d)); err == nil && fi.IsDir() {
+			store = results.StoreDir(d)
 		}
 		abs, _ := filepath.Abs(store)
 		if prev, ok := seen[abs]; ok {
@@ -182,7 +181,7 @@ func LoadNights(dirs []string) (nights []Night, skipped []error, err error) {
 // no result of its own (nor a results/), its subdirectories that are
 // result stores or matrix outputs, in name order.
 func nightsUnder(dir string) []string {
-	if fi, err := os.Stat(matrix.StoreDir(dir)); err == nil && fi.IsDir() {
+	if fi, err := os.Stat(results.StoreDir(dir)); err == nil && fi.IsDir() {
 		return nil
 	}
 	if paths, err := results.List(dir); err != nil || len(paths) > 0 {
@@ -199,8 +198,8 @@ func nightsUnder(dir string) []string {
 		}
 		sub := filepath.Join(dir, e.Name())
 		store := sub
-		if fi, err := os.Stat(matrix.StoreDir(sub)); err == nil && fi.IsDir() {
-			store = matrix.StoreDir(sub)
+		if fi, err := os.Stat(results.StoreDir(sub)); err == nil && fi.IsDir() {
+			store = results.StoreDir(sub)
 		}
 		if paths, err := results.List(store); err == nil && len(paths) > 0 {
 			out = append(out, sub)
@@ -233,16 +232,16 @@ func byDate(dir string, runs []*results.Result) []Night {
 	return out
 }
 
-// cellKey is the run's cell as lab compare pairs stores (matrix.CellKey),
+// cellKey is the run's cell as lab compare pairs stores (results.CellKey),
 // the repeat count aside: more repeats one night measure the same thing.
 func cellKey(r *results.Result) string {
 	if _, ok := r.Parameters["repeat"]; !ok {
-		return matrix.CellKey(r)
+		return results.CellKey(r)
 	}
 	c := *r
 	c.Parameters = maps.Clone(r.Parameters)
 	delete(c.Parameters, "repeat")
-	return matrix.CellKey(&c)
+	return results.CellKey(&c)
 }
 
 // repeatNoise is the pooled standard deviation of each night's samples

@@ -60,7 +60,7 @@ func WriteText(w io.Writer, h *History, all bool) error {
 		}
 	}
 	if len(h.Claims) > 0 {
-		fmt.Fprintf(w, "\nclaims, verdict per night (%s):\n", verdictKey)
+		fmt.Fprintf(w, "\nclaims, verdict per night (%s):\n", VerdictKey)
 		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 		head := []string{"CLAIM"}
 		for i := range h.Nights {
@@ -96,7 +96,8 @@ func WriteText(w io.Writer, h *History, all bool) error {
 	return nil
 }
 
-const verdictKey = "R reproduced, N not reproduced, I inconclusive, C not comparable, U untestable here, D clock- or kernel-dependent, - not run"
+// VerdictKey says what each Letter stands for.
+const VerdictKey = "R reproduced, N not reproduced, I inconclusive, C not comparable, U untestable here, D clock- or kernel-dependent, - not run"
 
 // Letter is a verdict's one-letter form in the claims' history table.
 func Letter(v string) string {

@@ -60,7 +60,7 @@ func newestPerCell(runs []*results.Result) (map[string]*results.Result, []string
 	m := map[string]*results.Result{}
 	var keys []string
 	for _, r := range runs {
-		k := CellKey(r)
+		k := results.CellKey(r)
 		if _, ok := m[k]; !ok {
 			m[k] = r
 			keys = append(keys, k)

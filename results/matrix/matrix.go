@@ -400,8 +400,9 @@ func SaveState(dir string, s *State) error {
 	return results.WriteAtomic(filepath.Join(dir, StateFile), append(data, '\n'))
 }
 
-// StoreDir is where a matrix output directory keeps its runs.
-func StoreDir(dir string) string { return filepath.Join(dir, "results") }
+// StoreDir is where a matrix output directory keeps its runs
+// (results.StoreDir).
+func StoreDir(dir string) string { return results.StoreDir(dir) }
 
 // Merge joins the output directories of the shards of one matrix into
 // out: their result files into one store, one state covering every cell.
@@ -482,16 +483,6 @@ func Merge(out string, dirs []string) (*State, error) {
 func sameCell(r, b *results.Result) bool {
 	return r.Plugin == b.Plugin && r.Experiment == b.Experiment && results.ProfileName(r.Machine) == results.ProfileName(b.Machine) &&
 		r.Machine.Clock == b.Machine.Clock && maps.Equal(r.Parameters, b.Parameters)
-}
-
-// CellKey names a run's cell: "celeron-2.4/forkbench/forktime/n=200
-// (clock host)", equal for runs sameCell pairs.
-func CellKey(r *results.Result) string {
-	k := results.ProfileName(r.Machine) + "/" + r.Plugin + "/" + r.Experiment
-	if len(r.Parameters) > 0 {
-		k += "/" + strings.ReplaceAll(results.FormatLabels(r.Parameters), " ", ",")
-	}
-	return k + " (clock " + results.OrUnknown(r.Machine.Clock) + ")"
 }
 
 // Regressed lists the claims r's run did not reproduce that the newest

@@ -137,6 +137,8 @@ type figure struct {
 	plot    *plot.Plot
 	legend  plot.Legend
 	caption []string
+	// height is the axes' height; 0: plotHeight.
+	height vg.Length
 }
 
 // sweepPlot builds the figure WriteSweepPlot draws.
@@ -316,7 +318,11 @@ func (f *figure) captionHeight() vg.Length {
 
 // size is the page: the axes, the legend below them, the caption last.
 func (f *figure) size() (w, h vg.Length) {
-	return 8 * vg.Inch, plotHeight + f.legendHeight() + f.captionHeight()
+	axes := f.height
+	if axes == 0 {
+		axes = plotHeight
+	}
+	return 8 * vg.Inch, axes + f.legendHeight() + f.captionHeight()
 }
 
 // draw draws the figure on dc, with a margin.

@@ -16,6 +16,7 @@ import (
 	"lab/plugins/contract"
 	"lab/results"
 	rclaims "lab/results/claims"
+	"lab/results/history"
 )
 
 // ReportExperiment is one experiment of an installed plugin, as its
@@ -64,6 +65,9 @@ type ReportInput struct {
 	// WriteUps are the write-ups the installed plugins declare
 	// (WriteUpsOf), the report's top sections in this order.
 	WriteUps []contract.WriteUp
+	// History, when set, is a series of nights (lab history): the page
+	// then has a History section, a plot of each series that changed.
+	History *history.History
 }
 
 // WriteUpsOf merges the write-ups exps declare, for ReportInput.WriteUps:
@@ -223,6 +227,7 @@ type (
 		NoPlugins      bool
 		SearchPath     string
 		HowTo          []string
+		History        *historyView
 	}
 	verdictCount struct {
 		Verdict, Class string
@@ -342,12 +347,13 @@ var reportTmpl = template.Must(template.New("report").Parse(reportTemplate))
 
 // WriteReport writes the report of in as one self-contained HTML page
 // (inline stylesheet and SVG plots, nothing fetched): a table of
-// contents; every claim with its verdict; per write-up and
-// plugin experiment the claims with their deciding numbers, and for each
-// run used its verdicts, plot, metrics and the published figures beside
-// ours; then the full provenance of every run used. Everything shown is
-// escaped (html/template); a plot is inlined only if it is well-formed
-// SVG of the elements gonum/plot writes.
+// contents; every claim with its verdict; the history of a series of
+// nights when in has one; per write-up and plugin experiment the claims
+// with their deciding numbers, and for each run used its verdicts, plot,
+// metrics and the published figures beside ours; then the full
+// provenance of every run used. Everything shown is escaped
+// (html/template); a plot is inlined only if it is well-formed SVG of the
+// elements gonum/plot writes.
 func WriteReport(w io.Writer, in ReportInput) error {
 	page := buildReport(in)
 	var buf bytes.Buffer
@@ -397,6 +403,9 @@ func buildReport(in ReportInput) *reportPage {
 		if n[v] > 0 {
 			page.Counts = append(page.Counts, verdictCount{Verdict: v, Class: verdictClass(v), N: n[v]})
 		}
+	}
+	if in.History != nil {
+		page.History = historyViewOf(in.History, ids, claimAnchor)
 	}
 
 	// Runs by experiment.

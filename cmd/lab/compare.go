@@ -31,7 +31,8 @@ func compareCommand(e *env) *cli.Command {
 			"with other parameters (the repeat count aside) are refused, naming the\n" +
 			"difference, unless --force. With --fail-on-regression PCT the command exits 1\n" +
 			"when a change is significant, the worse way (up for times and sizes, down for\n" +
-			"rates: a unit per second) and larger than PCT percent.\n\n" +
+			"rates: a unit per second) and larger than PCT percent. For more than two\n" +
+			"nights, `lab history` reads them as a series and finds their change points.\n\n" +
 			"Examples:\n   lab compare 20261130T0200 latest\n" +
 			"   lab compare experiment=forktime,since=48h,outcome=ok latest --fail-on-regression 5\n" +
 			"   lab compare last-night/results nightly/results --fail-on-regression 5\n" +

@@ -90,6 +90,9 @@ func historyCommand(e *env) *cli.Command {
 			if len(h.Nights) < 3 {
 				fmt.Fprintf(e.stderr, "note: %d night(s): a change point needs 3 or more; the gate cannot tell yet and passes\n", len(h.Nights))
 			}
+			for _, a := range h.Ungated(last) {
+				fmt.Fprintf(e.stderr, "note: not gated, the series is unstable: %s\n", a)
+			}
 			if alarms := h.Alarms(last); len(alarms) > 0 {
 				var names []string
 				for _, a := range alarms {

@@ -380,6 +380,23 @@ func (h *History) Alarms(last int) []Alarm {
 	return out
 }
 
+// Ungated are the change points the worse way in the last `last` nights
+// of unstable series: shown, but no gate fails on them.
+func (h *History) Ungated(last int) []Alarm {
+	var out []Alarm
+	for _, s := range h.Series {
+		if !s.Unstable {
+			continue
+		}
+		for _, c := range s.Changes {
+			if c.Worse && c.Night >= len(h.Nights)-last {
+				out = append(out, Alarm{Cell: s.Cell, Series: s.Name(), Night: h.Nights[c.Night].Name, Change: c})
+			}
+		}
+	}
+	return out
+}
+
 // Changed are the series with at least one change point.
 func (h *History) Changed() []Series {
 	var out []Series

@@ -129,7 +129,7 @@ func TestHistoryBetterAndUnstable(t *testing.T) {
 			f = 1.3
 		}
 		r := fixture.Run("", "p3-450", "host", fixture.Series("rate", "req/s", nil, 100*f, 101*f), fixture.Series("t", "s", nil, 2*noise[i], 2*noise[i]),
-			fixture.Series("user_s", "s", nil, userS[i]...))
+			fixture.Series("user_s", "s", nil, userS[i]...), fixture.Series("jumpy", "s", nil, 1*f, 1.2*f))
 		dirs = append(dirs, night(t, root, i, r))
 	}
 	ns, _, err := LoadNights(dirs)
@@ -137,7 +137,10 @@ func TestHistoryBetterAndUnstable(t *testing.T) {
 		t.Fatal(err)
 	}
 	h := Build(ns, Defaults(), nil)
-	rate, tt, user := h.Series[0], h.Series[1], h.Series[2]
+	jumpy, rate, tt, user := h.Series[0], h.Series[1], h.Series[2], h.Series[3]
+	if !jumpy.Unstable || len(jumpy.Changes) != 1 || jumpy.Changes[0].Night != 5 {
+		t.Errorf("jumpy: unstable %v, changes %+v; want unstable by its repeats, one change at night index 5", jumpy.Unstable, jumpy.Changes)
+	}
 	if !user.Unstable || user.RepeatNoise < 10 {
 		t.Errorf("user_s: repeats vary %.1f%%, nights %.1f%%, unstable %v; want unstable by its repeats", user.RepeatNoise, user.Noise, user.Unstable)
 	}
@@ -149,6 +152,11 @@ func TestHistoryBetterAndUnstable(t *testing.T) {
 	}
 	if a := h.Alarms(8); len(a) != 0 {
 		t.Errorf("alarms %+v, want none", a)
+	}
+	// The unstable series' changes are shown as not gated: jumpy's, and
+	// user_s's tick-sampling jump.
+	if u := h.Ungated(8); len(u) != 2 || u[0].Series != "jumpy" || u[1].Series != "user_s" {
+		t.Errorf("ungated %+v, want jumpy's change and user_s's", u)
 	}
 }
 

@@ -1,6 +1,7 @@
 package results
 
 import (
+	"cmp"
 	"maps"
 	"math"
 
@@ -216,4 +217,34 @@ func MergeLabels(a, b map[string]string) map[string]string {
 	}
 	maps.Copy(out, b)
 	return out
+}
+
+// NaturalCompare orders strings with their runs of digits by value.
+func NaturalCompare(a, b string) int {
+	for a != "" && b != "" {
+		da, db := digits(a), digits(b)
+		if da > 0 && db > 0 {
+			na, _ := strconv.Atoi(a[:da])
+			nb, _ := strconv.Atoi(b[:db])
+			if c := cmp.Compare(na, nb); c != 0 {
+				return c
+			}
+			a, b = a[da:], b[db:]
+			continue
+		}
+		if c := cmp.Compare(a[0], b[0]); c != 0 {
+			return c
+		}
+		a, b = a[1:], b[1:]
+	}
+	return cmp.Compare(len(a), len(b))
+}
+
+// digits is the length of s's leading run of digits.
+func digits(s string) int {
+	n := 0
+	for n < len(s) && s[n] >= '0' && s[n] <= '9' {
+		n++
+	}
+	return n
 }

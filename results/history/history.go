@@ -296,7 +296,7 @@ func Build(nights []Night, o Options, judge Judge) *History {
 		if c := strings.Compare(a.cell, b.cell); c != 0 {
 			return c
 		}
-		return strings.Compare(a.series, b.series)
+		return results.NaturalCompare(a.series, b.series) // count=5 before count=500
 	})
 	for _, k := range keys {
 		s := proto[k]

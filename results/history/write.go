@@ -11,8 +11,8 @@ import (
 	"lab/results"
 )
 
-// WriteText prints h: the nights; one line per series (its last night's
-// median and range, its noise, its change points); each night's median
+// WriteText prints h: the nights; per cell, one line per series (its
+// last night's median and range, its noise, its change points); each night's median
 // and range for the series that changed (every series with all); and
 // each claim's verdict per night with its flips.
 func WriteText(w io.Writer, h *History, all bool) error {
@@ -26,15 +26,26 @@ func WriteText(w io.Writer, h *History, all bool) error {
 	}
 	fmt.Fprintf(w, "change points: E-divisive means, t-test p < %g, at least %g%%; unstable: nights or repeats vary by more than %g%%\n\n",
 		h.Options.Alpha, h.Options.MinChange, h.Options.MinChange/2)
-	tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "CELL\tSERIES\tNIGHTS\tLAST MEDIAN (RANGE)\tNOISE NIGHTS / REPEATS\tCHANGE POINTS")
-	for _, s := range h.Series {
+	// A block a cell, its series aligned under its name: a cell's name
+	// (its parameters) can be long, and is said once.
+	for i, s := range h.Series {
+		if i == 0 || s.Cell != h.Series[i-1].Cell {
+			if i > 0 {
+				if err := tw.Flush(); err != nil {
+					return err
+				}
+				fmt.Fprintln(w)
+			}
+			fmt.Fprintln(w, s.Cell)
+			tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "  SERIES\tNIGHTS\tLAST MEDIAN (RANGE)\tNOISE NIGHTS / REPEATS\tCHANGE POINTS")
+		}
 		last := s.Points[len(s.Points)-1]
 		noise := fmt.Sprintf("%.2g%% / %.2g%%", s.Noise, s.RepeatNoise)
 		if s.Unstable {
 			noise += " unstable"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\n", s.Cell, s.Name(), len(s.Points), medianRange(last, s.Unit), noise, changes(h, s))
+		fmt.Fprintf(tw, "  %s\t%d\t%s\t%s\t%s\n", s.Name(), len(s.Points), medianRange(last, s.Unit), noise, changes(h, s))
 	}
 	if err := tw.Flush(); err != nil {
 		return err

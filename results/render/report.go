@@ -2,7 +2,6 @@ package render
 
 import (
 	"bytes"
-	"cmp"
 	_ "embed"
 	"errors"
 	"fmt"
@@ -89,38 +88,8 @@ func WriteUpsOf(exps []ReportExperiment) ([]contract.WriteUp, error) {
 			out[i].References = append(out[i].References, w.References...)
 		}
 	}
-	slices.SortStableFunc(out, func(a, b contract.WriteUp) int { return naturalCompare(a.ID, b.ID) })
+	slices.SortStableFunc(out, func(a, b contract.WriteUp) int { return results.NaturalCompare(a.ID, b.ID) })
 	return out, errors.Join(errs...)
-}
-
-// naturalCompare orders strings with their runs of digits by value.
-func naturalCompare(a, b string) int {
-	for a != "" && b != "" {
-		da, db := digits(a), digits(b)
-		if da > 0 && db > 0 {
-			na, _ := strconv.Atoi(a[:da])
-			nb, _ := strconv.Atoi(b[:db])
-			if c := cmp.Compare(na, nb); c != 0 {
-				return c
-			}
-			a, b = a[da:], b[db:]
-			continue
-		}
-		if c := cmp.Compare(a[0], b[0]); c != 0 {
-			return c
-		}
-		a, b = a[1:], b[1:]
-	}
-	return cmp.Compare(len(a), len(b))
-}
-
-// digits is the length of s's leading run of digits.
-func digits(s string) int {
-	n := 0
-	for n < len(s) && s[n] >= '0' && s[n] <= '9' {
-		n++
-	}
-	return n
 }
 
 // RunKey is what tells runs apart for the report's choice of the latest:

@@ -493,7 +493,7 @@ func holds(res *results.Result, r rclaims.Run, version string) bool {
 			return false
 		}
 	}
-	if n, err := strconv.Atoi(res.Parameters["repeat"]); err != nil || n < r.Repeat {
+	if n, err := strconv.Atoi(res.Parameters[results.RepeatParam]); err != nil || n < r.Repeat {
 		return false
 	}
 	if r.SweepKey == "" {

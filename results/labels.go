@@ -99,14 +99,29 @@ func ProfileName(m MachineRecord) string {
 	return m.Name
 }
 
+// RepeatParam is the parameter a run records its repeat count in: how
+// many samples it took, not what they measure.
+const RepeatParam = "repeat"
+
+// MeasuredParams are a run's parameters but RepeatParam: what a run
+// measures, the same at 4 repeats and at 6.
+func MeasuredParams(params map[string]string) map[string]string {
+	if _, ok := params[RepeatParam]; !ok {
+		return params
+	}
+	out := CloneLabels(params)
+	delete(out, RepeatParam)
+	return out
+}
+
 // CellKey names a run's cell, what a nightly matrix runs once a night
 // and lab compare and lab history pair runs by: profile, plugin,
-// experiment, parameters and clock, "celeron-2.4/forkbench/forktime/n=200
-// (clock host)".
+// experiment, parameters (the repeat count aside) and clock,
+// "celeron-2.4/forkbench/forktime/n=200 (clock host)".
 func CellKey(r *Result) string {
 	k := ProfileName(r.Machine) + "/" + r.Plugin + "/" + r.Experiment
-	if len(r.Parameters) > 0 {
-		k += "/" + strings.ReplaceAll(FormatLabels(r.Parameters), " ", ",")
+	if p := MeasuredParams(r.Parameters); len(p) > 0 {
+		k += "/" + strings.ReplaceAll(FormatLabels(p), " ", ",")
 	}
 	return k + " (clock " + OrUnknown(r.Machine.Clock) + ")"
 }

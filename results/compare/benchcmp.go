@@ -109,7 +109,7 @@ func CheckComparable(a, b Side) error {
 // ("n=50", "n unset"), in key order; "" when they agree. The repeat count
 // and the keys either run swept are left out.
 func paramDiff(a, b *results.Result) (string, string) {
-	skip := map[string]bool{"repeat": true}
+	skip := map[string]bool{results.RepeatParam: true}
 	for _, r := range []*results.Result{a, b} {
 		if r.Sweep != nil {
 			for _, ax := range r.Sweep.Axes {

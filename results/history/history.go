@@ -232,18 +232,6 @@ func byDate(dir string, runs []*results.Result) []Night {
 	return out
 }
 
-// cellKey is the run's cell as lab compare pairs stores (results.CellKey),
-// the repeat count aside: more repeats one night measure the same thing.
-func cellKey(r *results.Result) string {
-	if _, ok := r.Parameters["repeat"]; !ok {
-		return results.CellKey(r)
-	}
-	c := *r
-	c.Parameters = maps.Clone(r.Parameters)
-	delete(c.Parameters, "repeat")
-	return results.CellKey(&c)
-}
-
 // repeatNoise is the pooled standard deviation of each night's samples
 // around that night's mean, in percent of the mean of every sample; 0
 // when no night has two samples.
@@ -280,7 +268,7 @@ func Build(nights []Night, o Options, judge Judge) *History {
 	proto := map[key]Series{}
 	for i, n := range nights {
 		for _, r := range n.runs {
-			cell := cellKey(r)
+			cell := results.CellKey(r)
 			for _, x := range r.Samples {
 				k := key{cell, results.SeriesKey(x.Metric, x.Unit, x.Labels)}
 				if vals[k] == nil {

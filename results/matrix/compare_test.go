@@ -62,3 +62,27 @@ func TestCompareStores(t *testing.T) {
 		t.Errorf("mixed accelerators, forced: %v", err)
 	}
 }
+
+// TestCompareStoresRepeatsAside: a cell run with 5 repeats last night and
+// 7 tonight is the same cell (lab compare sets the repeat count aside),
+// not a cell only in B.
+func TestCompareStoresRepeatsAside(t *testing.T) {
+	a, b := t.TempDir(), t.TempDir()
+	ra := fixture.Run("a1", "celeron-2.4", "icount:0", fixture.Series("t", "ms", nil, 1, 1, 1, 1, 1))
+	ra.Parameters["repeat"] = "5"
+	rb := fixture.Run("b1", "celeron-2.4", "icount:0", fixture.Series("t", "ms", nil, 1, 1, 1, 1, 1, 1, 1))
+	rb.Parameters["repeat"] = "7"
+	if _, err := results.Save(a, ra); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := results.Save(b, rb); err != nil {
+		t.Fatal(err)
+	}
+	c, _, err := CompareStores(a, b, false, -1)
+	if err != nil || len(c.Cells) != 1 || len(c.Only) != 0 {
+		t.Fatalf("CompareStores: %v, cells %+v, only in B %v; want the one cell paired", err, c.Cells, c.Only)
+	}
+	if c.Cells[0].Cell != "celeron-2.4/p/e/n=10 (clock icount:0)" {
+		t.Errorf("cell %q, want it named without the repeat count", c.Cells[0].Cell)
+	}
+}

@@ -116,10 +116,9 @@ func GoBenchName(r *results.Result, s results.Sample) string {
 	}
 	kv("profile", results.ProfileName(r.Machine))
 	kv("clock", results.OrUnknown(r.Machine.Clock))
-	for _, k := range results.SortedKeys(r.Parameters) {
-		if k != "repeat" { // runs of 4 and of 6 repeats are one benchmark
-			kv(k, r.Parameters[k])
-		}
+	params := results.MeasuredParams(r.Parameters) // runs of 4 and of 6 repeats are one benchmark
+	for _, k := range results.SortedKeys(params) {
+		kv(k, params[k])
 	}
 	kv("metric", s.Metric)
 	for _, k := range results.SortedKeys(s.Labels) {

@@ -164,7 +164,11 @@ func ProfileField(p any, keys ...string) string {
 // FormatValue renders v with three significant digits (trailing zeros
 // dropped), and values of 1000 or more as whole numbers: 0.18, 12.2, 386,
 // 9077.
-func FormatValue(v float64) string {
+func FormatValue(v float64) string { return FormatSig(v, 3) }
+
+// FormatSig is v to sig significant digits, as FormatValue: whole from
+// 1000 up, trailing zeros dropped.
+func FormatSig(v float64, sig int) string {
 	switch {
 	case v == 0:
 		return "0"
@@ -173,7 +177,7 @@ func FormatValue(v float64) string {
 	case math.Abs(v) >= 1000:
 		return strconv.FormatFloat(math.Round(v), 'f', 0, 64)
 	}
-	prec := max(2-int(math.Floor(math.Log10(math.Abs(v)))), 0)
+	prec := max(sig-1-int(math.Floor(math.Log10(math.Abs(v)))), 0)
 	s := strconv.FormatFloat(v, 'f', prec, 64)
 	if strings.Contains(s, ".") {
 		s = strings.TrimRight(strings.TrimRight(s, "0"), ".")

@@ -27,6 +27,16 @@ const ext = ".json"
 // the matrix, which imports the renderer that draws the history.
 func StoreDir(dir string) string { return filepath.Join(dir, "results") }
 
+// StoreIn is the store a directory the user names holds: its StoreDir
+// when it has one (the output of lab matrix or lab reproduce), else the
+// directory itself.
+func StoreIn(dir string) string {
+	if fi, err := os.Stat(StoreDir(dir)); err == nil && fi.IsDir() {
+		return StoreDir(dir)
+	}
+	return dir
+}
+
 // NewID returns a run ID that sorts by time and is unique: the UTC time to
 // the microsecond, plugin, experiment and a random suffix, e.g.
 // "20260102T150405.123456Z-forkbench-forktime-3fa9c1". Characters that are

@@ -32,30 +32,38 @@ func Alarming(cps []ChangePoint, n, last int, higherIsBetter bool) *ChangePoint 
 
 // Noise is how much x varies around the means of the segments its
 // change points cut it into: the residual standard deviation in percent
-// of x's mean (0 for fewer than two values a segment).
+// of x's mean (pooledCV; 0 for fewer than two values a segment).
 func Noise(x []float64, cps []ChangePoint) float64 {
-	if len(x) == 0 {
-		return 0
-	}
-	ss, df := 0.0, 0
+	var segments [][]float64
 	lo := 0
-	for i := 0; i <= len(cps); i++ {
-		hi := len(x)
-		if i < len(cps) {
-			hi = cps[i].Index
-		}
-		m := mean(x[lo:hi])
-		for _, v := range x[lo:hi] {
-			ss += (v - m) * (v - m)
-		}
-		df += hi - lo - 1
-		lo = hi
+	for _, c := range cps {
+		segments = append(segments, x[lo:c.Index])
+		lo = c.Index
 	}
-	m := mean(x)
-	if df < 1 || m == 0 {
+	return pooledCV(append(segments, x[lo:]))
+}
+
+// pooledCV is the pooled standard deviation of each group's values
+// around the group's mean, in percent of the mean of every value: 0 when
+// no group has two values, or the mean is 0.
+func pooledCV(groups [][]float64) float64 {
+	ss, df, sum, n := 0.0, 0, 0.0, 0
+	for _, g := range groups {
+		if len(g) == 0 {
+			continue
+		}
+		m := mean(g)
+		for _, v := range g {
+			ss += (v - m) * (v - m)
+			sum += v
+		}
+		df += len(g) - 1
+		n += len(g)
+	}
+	if df < 1 || sum == 0 {
 		return 0
 	}
-	return math.Sqrt(ss/float64(df)) / math.Abs(m) * 100
+	return math.Sqrt(ss/float64(df)) / math.Abs(sum/float64(n)) * 100
 }
 
 // Unstable says whether a series whose nights vary by noise percent

@@ -3,7 +3,6 @@ package history
 import (
 	"fmt"
 	"maps"
-	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -138,10 +137,7 @@ func LoadNights(dirs []string) (nights []Night, skipped []error, err error) {
 		if err != nil || !fi.IsDir() {
 			return nil, skipped, fmt.Errorf("night %s is not a directory: give result stores or lab matrix output directories, one a night", d)
 		}
-		store := d
-		if fi, err := os.Stat(results.StoreDir(d)); err == nil && fi.IsDir() {
-			store = results.StoreDir(d)
-		}
+		store := results.StoreIn(d)
 		abs, _ := filepath.Abs(store)
 		if prev, ok := seen[abs]; ok {
 			return nil, skipped, fmt.Errorf("%s and %s are the same night (%s): name each night once", prev, d, store)
@@ -181,7 +177,7 @@ func LoadNights(dirs []string) (nights []Night, skipped []error, err error) {
 // no result of its own (nor a results/), its subdirectories that are
 // result stores or matrix outputs, in name order.
 func nightsUnder(dir string) []string {
-	if fi, err := os.Stat(results.StoreDir(dir)); err == nil && fi.IsDir() {
+	if results.StoreIn(dir) != dir {
 		return nil
 	}
 	if paths, err := results.List(dir); err != nil || len(paths) > 0 {
@@ -197,11 +193,7 @@ func nightsUnder(dir string) []string {
 			continue
 		}
 		sub := filepath.Join(dir, e.Name())
-		store := sub
-		if fi, err := os.Stat(results.StoreDir(sub)); err == nil && fi.IsDir() {
-			store = results.StoreDir(sub)
-		}
-		if paths, err := results.List(store); err == nil && len(paths) > 0 {
+		if paths, err := results.List(results.StoreIn(sub)); err == nil && len(paths) > 0 {
 			out = append(out, sub)
 		}
 	}
@@ -232,25 +224,15 @@ func byDate(dir string, runs []*results.Result) []Night {
 	return out
 }
 
-// repeatNoise is the pooled standard deviation of each night's samples
-// around that night's mean, in percent of the mean of every sample; 0
-// when no night has two samples.
+// repeatNoise is how much each night's samples vary around that night's
+// mean, pooled over the nights (pooledCV), in night order: the same sums
+// whatever the map's order.
 func repeatNoise(nights map[int][]float64) float64 {
-	ss, df, sum, n := 0.0, 0, 0.0, 0
-	for _, i := range slices.Sorted(maps.Keys(nights)) { // in night order: the same sums whatever the map's order
-		v := nights[i]
-		m := mean(v)
-		for _, x := range v {
-			ss += (x - m) * (x - m)
-			sum += x
-		}
-		df += len(v) - 1
-		n += len(v)
+	var groups [][]float64
+	for _, i := range slices.Sorted(maps.Keys(nights)) {
+		groups = append(groups, nights[i])
 	}
-	if df < 1 || sum == 0 {
-		return 0
-	}
-	return math.Sqrt(ss/float64(df)) / math.Abs(sum/float64(n)) * 100
+	return pooledCV(groups)
 }
 
 // Judge gives the claims' verdicts from one night's runs.
@@ -353,27 +335,18 @@ func claimHistories(nights []Night, judge Judge) []ClaimHistory {
 // on: a change whose new level began in one of them, the worse way, of a
 // series that is not unstable. (Every change point is significant and at
 // least Options.MinChange by construction.)
-func (h *History) Alarms(last int) []Alarm {
-	var out []Alarm
-	for _, s := range h.Series {
-		if s.Unstable {
-			continue
-		}
-		for _, c := range s.Changes {
-			if c.Worse && c.Night >= len(h.Nights)-last {
-				out = append(out, Alarm{Cell: s.Cell, Series: s.Name(), Night: h.Nights[c.Night].Name, Change: c})
-			}
-		}
-	}
-	return out
-}
+func (h *History) Alarms(last int) []Alarm { return h.inGate(last, false) }
 
 // Ungated are the change points the worse way in the last `last` nights
 // of unstable series: shown, but no gate fails on them.
-func (h *History) Ungated(last int) []Alarm {
+func (h *History) Ungated(last int) []Alarm { return h.inGate(last, true) }
+
+// inGate are the worse changes that began in the last `last` nights, of
+// the series that are unstable or not as asked.
+func (h *History) inGate(last int, unstable bool) []Alarm {
 	var out []Alarm
 	for _, s := range h.Series {
-		if !s.Unstable {
+		if s.Unstable != unstable {
 			continue
 		}
 		for _, c := range s.Changes {

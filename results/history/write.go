@@ -61,7 +61,7 @@ func WriteText(w io.Writer, h *History, all bool) error {
 			mark := ""
 			for _, c := range s.Changes {
 				if c.Night == p.Night {
-					mark = fmt.Sprintf("<- %s", changeText(c))
+					mark = fmt.Sprintf("<- %s", c.Text())
 				}
 			}
 			fmt.Fprintf(tw, "  %d %s\t%s\t%d\t%s\n", p.Night+1, h.Nights[p.Night].Name, medianRange(p, s.Unit), p.N, mark)
@@ -132,17 +132,27 @@ func Letter(v string) string {
 }
 
 func medianRange(p Point, unit string) string {
-	return fmt.Sprintf("%s %s (%s..%s)", num(p.Median), unit, num(p.Min), num(p.Max))
+	return fmt.Sprintf("%s %s (%s..%s)", Value(p.Median), unit, Value(p.Min), Value(p.Max))
 }
 
-func num(v float64) string { return strconv.FormatFloat(v, 'g', 4, 64) }
+// Value is a night's figure as lab history and its report section show
+// it: 4 significant digits (3 would hide changes of a few tenths of a
+// percent), whole from 1000 up.
+func Value(v float64) string { return results.FormatSig(v, 4) }
 
-func changeText(c Change) string {
+// Label is the change as a plot marks it: "+25.0% worse".
+func (c Change) Label() string {
 	way := "better"
 	if c.Worse {
 		way = "worse"
 	}
-	return fmt.Sprintf("%+.1f%% %s (%s -> %s, p %.2g)", c.Change, way, num(c.Before), num(c.After), c.P)
+	return fmt.Sprintf("%+.1f%% %s", c.Change, way)
+}
+
+// Text is the change with its levels and p-value: "+25.0% worse (1 ->
+// 1.25, p 2e-07)".
+func (c Change) Text() string {
+	return fmt.Sprintf("%s (%s -> %s, p %.2g)", c.Label(), Value(c.Before), Value(c.After), c.P)
 }
 
 func changes(h *History, s Series) string {
@@ -154,7 +164,7 @@ func changes(h *History, s Series) string {
 	}
 	var parts []string
 	for _, c := range s.Changes {
-		parts = append(parts, fmt.Sprintf("night %d (%s): %s", c.Night+1, h.Nights[c.Night].Name, changeText(c)))
+		parts = append(parts, fmt.Sprintf("night %d (%s): %s", c.Night+1, h.Nights[c.Night].Name, c.Text()))
 	}
 	return strings.Join(parts, "; ")
 }

@@ -44,9 +44,7 @@ func storeOf(dir string) ([]*results.Result, []error, error) {
 	if !isDir(dir) {
 		return nil, nil, fmt.Errorf("%s is not a directory: compare two result stores, or two runs", dir)
 	}
-	if isDir(StoreDir(dir)) {
-		dir = StoreDir(dir)
-	}
+	dir = results.StoreIn(dir)
 	runs, skipped := results.LoadAll(dir)
 	if len(runs) == 0 {
 		return nil, skipped, fmt.Errorf("%s holds no runs", dir)

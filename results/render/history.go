@@ -8,7 +8,6 @@ import (
 	"math"
 	"slices"
 	"strconv"
-	"strings"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -116,8 +115,8 @@ func historySeriesViewOf(h *history.History, s history.Series, anchor string) hi
 		sv.Changes = append(sv.Changes, fmt.Sprintf("night %d (%s): %s", c.Night+1, h.Nights[c.Night].Name, changeDetail(c)))
 	}
 	for _, p := range s.Points {
-		row := historyRow{N: p.Night + 1, Name: h.Nights[p.Night].Name, Median: nightValue(p.Median),
-			Range: nightValue(p.Min) + ".." + nightValue(p.Max), Count: p.N}
+		row := historyRow{N: p.Night + 1, Name: h.Nights[p.Night].Name, Median: history.Value(p.Median),
+			Range: history.Value(p.Min) + ".." + history.Value(p.Max), Count: p.N}
 		for _, c := range s.Changes {
 			if c.Night == p.Night {
 				row.Change, row.Class = changeDetail(c), changeClass(c)
@@ -142,33 +141,9 @@ func historySeriesViewOf(h *history.History, s history.Series, anchor string) hi
 	return sv
 }
 
-// changeLabel is a change point as its plot marks it: "+25.0% worse".
-func changeLabel(c history.Change) string {
-	way := "better"
-	if c.Worse {
-		way = "worse"
-	}
-	return fmt.Sprintf("%+.1f%% %s", c.Change, way)
-}
-
-// changeDetail is a change point with its levels and p-value, as lab
-// history prints it: "+25.0% worse (1 → 1.25, p 2e-07)".
+// changeDetail is c.Text() as the page writes it, with an arrow.
 func changeDetail(c history.Change) string {
-	return fmt.Sprintf("%s (%s → %s, p %.2g)", changeLabel(c), nightValue(c.Before), nightValue(c.After), c.P)
-}
-
-// nightValue is a night's figure to 4 significant digits, as lab
-// history prints it (FormatValue's 3 would hide changes of a few tenths
-// of a percent), and whole above 1000.
-func nightValue(v float64) string {
-	if v == 0 || math.Abs(v) >= 1000 || math.IsNaN(v) || math.IsInf(v, 0) {
-		return results.FormatValue(v)
-	}
-	s := strconv.FormatFloat(v, 'f', max(3-int(math.Floor(math.Log10(math.Abs(v)))), 0), 64)
-	if strings.Contains(s, ".") {
-		s = strings.TrimRight(strings.TrimRight(s, "0"), ".")
-	}
-	return s
+	return fmt.Sprintf("%s (%s → %s, p %.2g)", c.Label(), history.Value(c.Before), history.Value(c.After), c.P)
 }
 
 func changeClass(c history.Change) string {
@@ -353,7 +328,7 @@ func newChangeLabels(cs []history.Change, xlo, xhi float64) changeLabels {
 	var out changeLabels
 	var ends []float64 // per row: where its last label ends, in points
 	for _, c := range cs {
-		m := changeLabelMark{x: float64(c.Night + 1), text: changeLabel(c), col: betterColor}
+		m := changeLabelMark{x: float64(c.Night + 1), text: c.Label(), col: betterColor}
 		if c.Worse {
 			m.col = worseColor
 		}

@@ -22,10 +22,13 @@ type Roots struct {
 	Plugins host.SearchPath
 	// Profiles is the user's profile directory (images.Lookup).
 	Profiles string
+	// KernelMirror is a directory of upstream kernel tarballs
+	// (images.MirrorEnv) for kernels built on first use.
+	KernelMirror string
 }
 
 // up fills the roots into o.
 func (r Roots) up(o vm.UpOptions) vm.UpOptions {
-	o.Root, o.Cache, o.LibDirs, o.NoSnapshot = r.VMs, r.Cache, r.LibDirs, r.NoSnapshot
+	o.Root, o.Cache, o.LibDirs, o.NoSnapshot, o.KernelMirror = r.VMs, r.Cache, r.LibDirs, r.NoSnapshot, r.KernelMirror
 	return o
 }

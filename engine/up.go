@@ -56,7 +56,7 @@ func KernelsToBuild(r Roots, profiles, files []string) (kernels, forProfile []st
 func BuildKernels(ctx context.Context, r Roots, profiles, files []string, observe func(Event)) error {
 	kernels, forProfile := KernelsToBuild(r, profiles, files)
 	for i, id := range kernels {
-		if _, err := r.Cache.EnsureKernel(ctx, id, forProfile[i], &logWriter{opts: Options{Observe: observe}}); err != nil {
+		if _, err := r.Cache.EnsureKernel(ctx, id, forProfile[i], images.SourceOptions{Mirror: r.KernelMirror}, &logWriter{opts: Options{Observe: observe}}); err != nil {
 			return err
 		}
 	}

@@ -43,8 +43,13 @@ const buildFormat = "lab-kernel-build-v2" // v2: the vmlinux is kept for PVH boo
 type Source struct {
 	Package string `json:"package"`
 	Version string `json:"version"`
-	// SHA256 names the .deb's blob in the cache.
+	// SHA256 names the .deb's blob in the cache (an upstream release's
+	// tarball for Package "linux").
 	SHA256 string `json:"sha256"`
+	// Tree and Patches, for an upstream release: its git tree id and
+	// lab's patches applied to it, in order.
+	Tree    string   `json:"tree,omitempty"`
+	Patches []string `json:"patches,omitempty"`
 }
 
 // Build records how a kernel was built, with the kernel it gave.
@@ -67,6 +72,12 @@ type Build struct {
 	// PVH is the sha256 of the stripped vmlinux when the kernel has a PVH
 	// entry (CONFIG_PVH=y): what boots use (Kernel.PVH).
 	PVH string `json:"pvh,omitempty"`
+	// Link is the host-guest link the kernel takes (Kernel.Link).
+	Link string `json:"link,omitempty"`
+	// Builtin are the modules the guest needs, all built in; nil in
+	// records of 6.1 builds, which have every one of GuestModules and
+	// NetModules.
+	Builtin []string `json:"builtin,omitempty"`
 	// Seconds is how long the build took.
 	Seconds float64 `json:"seconds"`
 	Built   string  `json:"built"`
@@ -104,6 +115,10 @@ type BuildOptions struct {
 	// Nice, if above 0, runs make under `nice -n Nice`: the build yields
 	// the host's cores to everything else running.
 	Nice int
+	// Upstream, if set, is the release (Upstreams) to build from instead
+	// of Debian's source; Source says where its tarball may come from.
+	Upstream string
+	Source   SourceOptions
 	// Log receives progress and the build's output.
 	Log io.Writer
 }
@@ -144,19 +159,12 @@ func (c Cache) BuildKernel(ctx context.Context, o BuildOptions) (*Kernel, *Build
 	// The cache lock only while the source is fetched, and a build lock
 	// of its own while building (minutes): a cached kernel is found
 	// without waiting for someone else's build.
-	src, err := c.cachedSource()
+	st, err := c.buildSource(ctx, o, log)
 	if err != nil {
-		unlock, err := c.Lock(ctx)
-		if err != nil {
-			return nil, nil, false, fmt.Errorf("kernel %s: %w", o.ID, err)
-		}
-		src, err = c.fetchSource(ctx, log)
-		unlock()
-		if err != nil {
-			return nil, nil, false, fmt.Errorf("kernel %s: %w", o.ID, err)
-		}
+		return nil, nil, false, fmt.Errorf("kernel %s: %w", o.ID, err)
 	}
-	key := BuildKey(src.SHA256, o.Arch, toolchain, frags)
+	src := &st.source
+	key := BuildKey(st.key, o.Arch, toolchain, frags)
 	hit := func() (*Kernel, *Build, bool, error) {
 		b, err := c.loadBuild(key)
 		if err != nil {
@@ -182,7 +190,7 @@ func (c Cache) BuildKernel(ctx context.Context, o BuildOptions) (*Kernel, *Build
 	}
 
 	start := time.Now()
-	tree, err := c.unpackSource(ctx, src, o.Nice, log)
+	tree, err := st.unpack(o.Nice)
 	if err != nil {
 		return nil, nil, false, fmt.Errorf("kernel %s: %w", o.ID, err)
 	}
@@ -197,11 +205,11 @@ func (c Cache) BuildKernel(ctx context.Context, o BuildOptions) (*Kernel, *Build
 	if jobs <= 0 {
 		jobs = 2
 	}
-	b, err := c.runBuild(ctx, tree, out, o.Arch, prefix, jobs, o.Nice, frags, log)
+	b, err := c.runBuild(ctx, tree, out, o.Arch, prefix, jobs, o.Nice, st.base, st.builtin, frags, log)
 	if err != nil {
 		return nil, nil, false, fmt.Errorf("kernel %s: %w", o.ID, err)
 	}
-	b.Key, b.Source, b.Toolchain = key, *src, toolchain
+	b.Key, b.Source, b.Toolchain, b.Link = key, *src, toolchain, st.link
 	b.Seconds = time.Since(start).Seconds()
 	b.Built = time.Now().UTC().Format(time.RFC3339)
 	if err := writeJSONAtomic(c.buildManifest(key), b); err != nil {
@@ -230,7 +238,7 @@ func (c Cache) StaleRecipe(ctx context.Context, k *Kernel) string {
 	if !ok {
 		return ""
 	}
-	src, err := c.cachedSource()
+	srcKey, err := c.cachedSourceKey(r)
 	if err != nil {
 		return ""
 	}
@@ -242,10 +250,147 @@ func (c Cache) StaleRecipe(ctx context.Context, k *Kernel) string {
 	if err != nil {
 		return ""
 	}
-	if BuildKey(src.SHA256, r.Arch, toolchain, frags) == built {
+	if BuildKey(srcKey, r.Arch, toolchain, frags) == built {
 		return ""
 	}
 	return fmt.Sprintf("kernel %s was built from other fragments or with another toolchain than its recipe (%s) gives now; `lab image build %s` (or `make setup-all`) rebuilds it, minutes once", k.ID, strings.Join(r.Fragments, " + "), k.ID)
+}
+
+// cachedSourceKey is what BuildKey hashes for recipe r's source, as the
+// cache has it; an error if the cache has no source for it yet.
+func (c Cache) cachedSourceKey(r Recipe) (string, error) {
+	if r.Upstream == "" {
+		src, err := c.cachedSource()
+		if err != nil {
+			return "", err
+		}
+		return src.SHA256, nil
+	}
+	u := Upstreams[r.Upstream]
+	if _, err := c.cachedUpstream(u); err != nil {
+		return "", err
+	}
+	patches, err := Patches(u.Version)
+	if err != nil {
+		return "", err
+	}
+	return upstreamKey(u, patches), nil
+}
+
+// buildSource is where a build's tree comes from and how it is configured.
+type buildSource struct {
+	source Source
+	// key is what BuildKey hashes for the source.
+	key string
+	// base is the make target the fragments go on top of.
+	base string
+	// builtin are the modules the guest needs built in (nil: 6.1's).
+	builtin []string
+	// link is the host-guest link the kernel takes ("" for LinkPort).
+	link   string
+	unpack func(nice int) (string, error)
+}
+
+// UpstreamBuiltin are the modules a guest needs from an upstream 2.6
+// kernel: 2.6.32's virtio has no modern/legacy PCI split.
+var UpstreamBuiltin = []string{"virtio", "virtio_ring", "virtio_pci", "virtio_console", "virtio_rng", "virtio_net"}
+
+// upstreamKey is what BuildKey hashes for release u with patches: its
+// tree, not its file's bytes, so any file of the release builds the same.
+func upstreamKey(u Upstream, patches []Patch) string {
+	return "upstream " + u.Tree + " patches " + patchesDigest(patches) + " base allnoconfig"
+}
+
+// buildSource finds (fetching once, under the cache lock) the source of
+// build o.
+func (c Cache) buildSource(ctx context.Context, o BuildOptions, log io.Writer) (*buildSource, error) {
+	if o.Upstream == "" {
+		src, err := c.cachedSource()
+		if err != nil {
+			unlock, err := c.Lock(ctx)
+			if err != nil {
+				return nil, err
+			}
+			src, err = c.fetchSource(ctx, log)
+			unlock()
+			if err != nil {
+				return nil, err
+			}
+		}
+		return &buildSource{source: *src, key: src.SHA256, base: "tinyconfig",
+			unpack: func(nice int) (string, error) { return c.unpackSource(ctx, src, nice, log) }}, nil
+	}
+	u, ok := Upstreams[o.Upstream]
+	if !ok {
+		return nil, fmt.Errorf("lab knows no upstream release %q", o.Upstream)
+	}
+	patches, err := Patches(u.Version)
+	if err != nil {
+		return nil, err
+	}
+	us, err := c.cachedUpstream(u)
+	if err != nil || o.Source.File != "" {
+		unlock, err := c.Lock(ctx)
+		if err != nil {
+			return nil, err
+		}
+		us, err = c.fetchUpstream(ctx, u, o.Source, log)
+		unlock()
+		if err != nil {
+			return nil, err
+		}
+	}
+	var names []string
+	for _, p := range patches {
+		names = append(names, p.Name)
+	}
+	return &buildSource{
+		source: Source{Package: "linux", Version: u.Version, SHA256: us.SHA256, Tree: u.Tree, Patches: names},
+		key:    upstreamKey(u, patches), base: "allnoconfig", builtin: UpstreamBuiltin, link: LinkHVC,
+		unpack: func(nice int) (string, error) { return c.unpackUpstream(ctx, us, patches, nice, log) },
+	}, nil
+}
+
+// configure writes out/.config: `make base` with the fragments on top.
+// For tinyconfig (6.1) the fragments are merged with merge_config.sh and
+// completed by olddefconfig; for allnoconfig (2.6.32, which has neither
+// tinyconfig, merge_config.sh nor olddefconfig) they are concatenated in
+// order into KCONFIG_ALLCONFIG, which allnoconfig takes as given.
+func configure(ctx context.Context, tree, out, base, makeCmd string, mk []string, frags []*Fragment, lf io.Writer) error {
+	if base == "allnoconfig" {
+		var all bytes.Buffer
+		for _, f := range frags {
+			all.Write(f.Data)
+			all.WriteString("\n")
+		}
+		p := filepath.Join(out, "lab-allconfig")
+		if err := os.WriteFile(p, all.Bytes(), 0o644); err != nil {
+			return err
+		}
+		if err := runLogged(ctx, "", lf, makeCmd, append(mk, "KCONFIG_ALLCONFIG="+p, "allnoconfig")...); err != nil {
+			return fmt.Errorf("make allnoconfig: %w", err)
+		}
+		return nil
+	}
+	if err := runLogged(ctx, "", lf, makeCmd, append(mk, "tinyconfig")...); err != nil {
+		return fmt.Errorf("make tinyconfig: %w", err)
+	}
+	var paths []string
+	for i, f := range frags {
+		p := filepath.Join(out, fmt.Sprintf("lab-fragment-%d-%s", i, filepath.Base(f.Name)))
+		if err := os.WriteFile(p, f.Data, 0o644); err != nil {
+			return err
+		}
+		paths = append(paths, p)
+	}
+	merge := filepath.Join(tree, "scripts", "kconfig", "merge_config.sh")
+	if err := runLogged(ctx, out, lf, "sh", append([]string{merge, "-m", "-O", out, filepath.Join(out, ".config")}, paths...)...); err != nil {
+		return fmt.Errorf("merging the fragments: %w", err)
+	}
+	if err := runLogged(ctx, "", lf, makeCmd, append(mk, "olddefconfig")...); err != nil {
+		return fmt.Errorf("make olddefconfig: %w", err)
+	}
+	return nil
 }
 
 // loadFragments loads each of args (LoadFragment), in order.
@@ -338,13 +483,21 @@ func (c Cache) registerBuild(id string, b *Build) (*Kernel, error) {
 		ID: id, Arch: b.Arch, Package: b.Source.Package, Version: b.Source.Version,
 		Source: "build:" + b.Key, Release: b.Release, Vmlinuz: b.Vmlinuz, PVH: b.PVH,
 		Modules: []Module{}, NetModules: []Module{},
-		Builtin: append(slices.Clone(GuestModules), NetModules...),
-		Config:  b.Config, Notable: b.Notable,
+		Builtin: b.builtin(),
+		Config:  b.Config, Notable: b.Notable, Link: b.Link,
 	}
 	if err := writeJSONAtomic(c.kernelManifest(id), k); err != nil {
 		return nil, fmt.Errorf("writing manifest: %w", err)
 	}
 	return k, nil
+}
+
+// builtin are the modules the kernel of b has built in.
+func (b *Build) builtin() []string {
+	if b.Builtin != nil {
+		return slices.Clone(b.Builtin)
+	}
+	return append(slices.Clone(GuestModules), NetModules...)
 }
 
 // builtinNeeds maps each module the guest needs to the option that builds
@@ -356,17 +509,21 @@ var builtinNeeds = map[string]string{
 	"virtio_net": "CONFIG_VIRTIO_NET",
 }
 
-// CheckBuiltin fails unless every module the guest needs is built in.
-func CheckBuiltin(cfg map[string]string) error {
+// CheckBuiltin fails unless every module the guest needs (modules; nil is
+// GuestModules and NetModules) is built in.
+func CheckBuiltin(cfg map[string]string, modules []string) error {
+	if modules == nil {
+		modules = append(slices.Clone(GuestModules), NetModules...)
+	}
 	var missing []string
-	for _, m := range append(slices.Clone(GuestModules), NetModules...) {
+	for _, m := range modules {
 		sym := builtinNeeds[m]
 		if ConfigValue(cfg, sym) != "y" {
 			missing = append(missing, fmt.Sprintf("%s (%s=y)", m, sym))
 		}
 	}
 	if len(missing) > 0 {
-		return fmt.Errorf("the guest needs these built in, and the configuration does not have them: %s; add them to a fragment (base.config has them)", strings.Join(missing, ", "))
+		return fmt.Errorf("the guest needs these built in, and the configuration does not have them: %s; add them to a fragment (base.config and linux-2.6.32.config have them)", strings.Join(missing, ", "))
 	}
 	return nil
 }
@@ -377,7 +534,7 @@ func checkTools(prefix string, frags []*Fragment) error {
 		{"make", "make"}, {"flex", "flex"}, {"bison", "bison"}, {"bc", "bc"}, {"perl", "perl"},
 		{"gcc", "gcc"}, {prefix + "gcc", "gcc-" + strings.TrimSuffix(prefix, "-")},
 		{prefix + "strip", "binutils-" + strings.TrimSuffix(prefix, "-")},
-		{"xz", "xz-utils"},
+		{"xz", "xz-utils"}, {"patch", "patch"},
 	}
 	for _, f := range frags {
 		if f.Options["CONFIG_KERNEL_LZ4"] == "y" {
@@ -515,7 +672,7 @@ func (c Cache) unpackSource(ctx context.Context, src *Source, nice int, log io.W
 }
 
 // runBuild configures and builds one kernel in out (make's O=) from tree.
-func (c Cache) runBuild(ctx context.Context, tree, out, arch, prefix string, jobs, nice int, frags []*Fragment, log io.Writer) (*Build, error) {
+func (c Cache) runBuild(ctx context.Context, tree, out, arch, prefix string, jobs, nice int, base string, builtin []string, frags []*Fragment, log io.Writer) (*Build, error) {
 	makeCmd, mk := niced(nice, "make", []string{"-C", tree, "O=" + out, "ARCH=" + arch, "CROSS_COMPILE=" + prefix})
 	logPath := filepath.Join(out, "lab-build.log")
 	lf, err := os.Create(logPath)
@@ -523,24 +680,9 @@ func (c Cache) runBuild(ctx context.Context, tree, out, arch, prefix string, job
 		return nil, err
 	}
 	defer lf.Close()
-	fmt.Fprintf(log, "configuring: tinyconfig + %s\n", strings.Join(fragNames(frags), " + "))
-	if err := runLogged(ctx, "", lf, makeCmd, append(mk, "tinyconfig")...); err != nil {
-		return nil, fmt.Errorf("make tinyconfig: %w (log: %s)", err, logPath)
-	}
-	var paths []string
-	for i, f := range frags {
-		p := filepath.Join(out, fmt.Sprintf("lab-fragment-%d-%s", i, filepath.Base(f.Name)))
-		if err := os.WriteFile(p, f.Data, 0o644); err != nil {
-			return nil, err
-		}
-		paths = append(paths, p)
-	}
-	merge := filepath.Join(tree, "scripts", "kconfig", "merge_config.sh")
-	if err := runLogged(ctx, out, lf, "sh", append([]string{merge, "-m", "-O", out, filepath.Join(out, ".config")}, paths...)...); err != nil {
-		return nil, fmt.Errorf("merging the fragments: %w (log: %s)", err, logPath)
-	}
-	if err := runLogged(ctx, "", lf, makeCmd, append(mk, "olddefconfig")...); err != nil {
-		return nil, fmt.Errorf("make olddefconfig: %w (log: %s)", err, logPath)
+	fmt.Fprintf(log, "configuring: %s + %s\n", base, strings.Join(fragNames(frags), " + "))
+	if err := configure(ctx, tree, out, base, makeCmd, mk, frags, lf); err != nil {
+		return nil, fmt.Errorf("%w (log: %s)", err, logPath)
 	}
 	config, err := os.ReadFile(filepath.Join(out, ".config"))
 	if err != nil {
@@ -554,7 +696,7 @@ func (c Cache) runBuild(ctx context.Context, tree, out, arch, prefix string, job
 		}
 		return nil, fmt.Errorf("%d option(s) did not take; each needs an option the fragments leave off, or is not an option of this kernel:\n%s", len(missed), strings.Join(lines, "\n"))
 	}
-	if err := CheckBuiltin(cfg); err != nil {
+	if err := CheckBuiltin(cfg, builtin); err != nil {
 		return nil, err
 	}
 	fmt.Fprintf(log, "building bzImage (make -j%d; minutes) ...\n", jobs)
@@ -575,7 +717,7 @@ func (c Cache) runBuild(ctx context.Context, tree, out, arch, prefix string, job
 	if err != nil {
 		return nil, err
 	}
-	b := &Build{Arch: arch, Fragments: fragNames(frags), Config: csha, Notable: NotableOptions(cfg), Release: release, Vmlinuz: vsha}
+	b := &Build{Arch: arch, Fragments: fragNames(frags), Config: csha, Notable: NotableOptions(cfg), Release: release, Vmlinuz: vsha, Builtin: builtin}
 	if ConfigValue(cfg, "CONFIG_PVH") == "y" {
 		// The vmlinux QEMU enters through the PVH note, without its
 		// symbol table (the note and the loadable segments stay).

@@ -125,11 +125,11 @@ func TestShippedFragments(t *testing.T) {
 
 func TestCheckBuiltin(t *testing.T) {
 	cfg := ParseConfig([]byte("CONFIG_VIRTIO=y\nCONFIG_VIRTIO_PCI=y\nCONFIG_VIRTIO_PCI_LIB=y\nCONFIG_VIRTIO_PCI_LIB_LEGACY=y\nCONFIG_VIRTIO_CONSOLE=y\nCONFIG_HW_RANDOM_VIRTIO=y\nCONFIG_VIRTIO_NET=y\n"))
-	if err := CheckBuiltin(cfg); err != nil {
+	if err := CheckBuiltin(cfg, nil); err != nil {
 		t.Fatalf("all built in: %v", err)
 	}
 	cfg["CONFIG_VIRTIO_CONSOLE"] = "m"
-	err := CheckBuiltin(cfg)
+	err := CheckBuiltin(cfg, nil)
 	if err == nil || !strings.Contains(err.Error(), "virtio_console (CONFIG_VIRTIO_CONSOLE=y)") {
 		t.Fatalf("got %v, want virtio_console named", err)
 	}

@@ -120,7 +120,7 @@ func lazyBuildMessage(id, profile string, est BuildTime, haveSource bool) string
 // id` would (niced, BuildNice), with a note and the build's progress on
 // log, and a line a minute while the compilers run. Any other missing
 // kernel is LoadKernel's error.
-func (c Cache) EnsureKernel(ctx context.Context, id, profile string, log io.Writer) (*Kernel, error) {
+func (c Cache) EnsureKernel(ctx context.Context, id, profile string, src SourceOptions, log io.Writer) (*Kernel, error) {
 	if !c.NeedsBuild(id) {
 		return c.LoadKernel(id)
 	}
@@ -129,9 +129,9 @@ func (c Cache) EnsureKernel(ctx context.Context, id, profile string, log io.Writ
 	}
 	lw := &lockedWriter{w: log}
 	est := c.BuildEstimate()
-	_, err := c.cachedSource()
+	_, err := c.cachedSourceKey(Recipes[id])
 	fmt.Fprintln(lw, lazyBuildMessage(id, profile, est, err == nil))
-	o, err := BuildOptions{ID: id, Log: lw, Nice: BuildNice}.WithRecipe()
+	o, err := BuildOptions{ID: id, Log: lw, Nice: BuildNice, Source: src}.WithRecipe()
 	if err != nil {
 		return nil, err
 	}

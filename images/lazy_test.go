@@ -106,7 +106,7 @@ func TestEnsureKernelNoRecipe(t *testing.T) {
 	t.Parallel()
 	cache := testCache(t)
 	var log strings.Builder
-	_, err := cache.EnsureKernel(context.Background(), "debian-6.1-686", "celeron-2.4", &log)
+	_, err := cache.EnsureKernel(context.Background(), "debian-6.1-686", "celeron-2.4", SourceOptions{}, &log)
 	want := "kernel debian-6.1-686 not in cache; run 'make setup' or 'lab image fetch debian-6.1-686'"
 	if err == nil || err.Error() != want {
 		t.Errorf("EnsureKernel() = %v, want %q", err, want)
@@ -125,7 +125,7 @@ func TestEnsureKernelStopped(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	var log strings.Builder
-	_, err := cache.EnsureKernel(ctx, "era-2.4-i386", "p4-2.4-era", &log)
+	_, err := cache.EnsureKernel(ctx, "era-2.4-i386", "p4-2.4-era", SourceOptions{}, &log)
 	if err == nil || !strings.Contains(err.Error(), "profile p4-2.4-era boots kernel era-2.4-i386") {
 		t.Errorf("EnsureKernel(stopped) = %v, want an error naming the profile and the kernel", err)
 	}

@@ -14,6 +14,10 @@ import (
 type Recipe struct {
 	Arch      string
 	Fragments []string
+	// Upstream is the release (Upstreams) the kernel is built from, with
+	// lab's patches for it and `make allnoconfig` as the base; "" is
+	// Debian's linux-source-6.1 from `make tinyconfig`.
+	Upstream string
 }
 
 // Recipes are the era kernels of the built-in profiles. Profiles share
@@ -23,6 +27,10 @@ var Recipes = map[string]Recipe{
 	"era-2.6-i386":  {Arch: "i386", Fragments: []string{"base", "era-2.6"}},
 	"split-2g-i386": {Arch: "i386", Fragments: []string{"base", "vmsplit-2g"}},
 	"split-1g-i386": {Arch: "i386", Fragments: []string{"base", "vmsplit-1g"}},
+	// Upstream 2.6.32.28, one kernel per CPU family the profiles emulate.
+	"linux-2.6.32-core2": {Arch: "i386", Fragments: []string{"linux-2.6.32", "linux-2.6.32-core2"}, Upstream: "2.6.32.28"},
+	"linux-2.6.32-p4":    {Arch: "i386", Fragments: []string{"linux-2.6.32", "linux-2.6.32-p4"}, Upstream: "2.6.32.28"},
+	"linux-2.6.32-p3":    {Arch: "i386", Fragments: []string{"linux-2.6.32", "linux-2.6.32-p3"}, Upstream: "2.6.32.28"},
 }
 
 // RecipeIDs lists the kernels `lab image build ID` builds without
@@ -66,7 +74,12 @@ func (o BuildOptions) WithRecipe() (BuildOptions, error) {
 		if o.Arch != "" && o.Arch != r.Arch {
 			return o, fmt.Errorf("kernel %s is built for %s; leave out --arch, or choose another id", o.ID, r.Arch)
 		}
-		o.Fragments, o.Arch = r.Fragments, r.Arch
+		o.Fragments, o.Arch, o.Upstream = r.Fragments, r.Arch, r.Upstream
+	}
+	if o.Upstream != "" {
+		if _, ok := Upstreams[o.Upstream]; !ok {
+			return o, fmt.Errorf("kernel %s: lab knows no upstream release %q (it knows %s)", o.ID, o.Upstream, strings.Join(slices.Sorted(maps.Keys(Upstreams)), ", "))
+		}
 	}
 	if o.Arch == "" {
 		return o, fmt.Errorf("lab image build %s: --arch is required (i386)", o.ID)

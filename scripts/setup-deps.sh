@@ -28,14 +28,17 @@ command -v gcc >/dev/null 2>&1 || need="$need gcc"
 command -v dpkg-deb >/dev/null 2>&1 || need="$need dpkg"
 more=""
 if [ "$what" = all ]; then
-	# Building era kernels from Debian's kernel source (`lab image build`,
-	# or the first boot of an era profile).
+	# Building era kernels from Debian's kernel source and 2.6.32 from its
+	# upstream release (`lab image build`, or the first boot of a profile).
 	command -v make >/dev/null 2>&1 || more="$more make"
 	command -v flex >/dev/null 2>&1 || more="$more flex"
 	command -v bison >/dev/null 2>&1 || more="$more bison"
 	command -v bc >/dev/null 2>&1 || more="$more bc"
 	command -v lz4 >/dev/null 2>&1 || more="$more lz4"
 	command -v xz >/dev/null 2>&1 || more="$more xz-utils"
+	# Upstream releases (linux-2.6.32-*) get lab's patches applied.
+	command -v patch >/dev/null 2>&1 || more="$more patch"
+	command -v git >/dev/null 2>&1 || more="$more git"
 	[ -e /usr/include/gelf.h ] || more="$more libelf-dev"
 	[ -e /usr/include/openssl/ssl.h ] || more="$more libssl-dev"
 	# protoc, for `make proto` and the test that checks plugins/wire is current.

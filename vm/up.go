@@ -48,6 +48,12 @@ type UpOptions struct {
 	// it, and booted snapshots and the accelerator probe's verdicts live
 	// there.
 	Cache images.Cache
+	// Link overrides the kernel's host-guest link (images.LinkHVC,
+	// LinkUART...): for measuring one against another.
+	Link string
+	// KernelMirror is a directory of upstream kernel tarballs
+	// (images.MirrorEnv), for a kernel built on first use.
+	KernelMirror string
 	// LibDirs are searched, in order, for the guest agent
 	// (images.FindBinary).
 	LibDirs []string
@@ -77,7 +83,7 @@ func Prepare(ctx context.Context, o UpOptions) (*Config, error) {
 	// about 20 ms, and every boot asks.
 	versionc := make(chan string, 1)
 	go func() { versionc <- qemuVersion(qemu) }()
-	k, err := o.Cache.EnsureKernel(ctx, p.Kernel, p.Name, o.Log) // an era kernel is built on first use
+	k, err := o.Cache.EnsureKernel(ctx, p.Kernel, p.Name, images.SourceOptions{Mirror: o.KernelMirror}, o.Log) // an era kernel is built on first use
 	if err != nil {
 		return nil, err
 	}
@@ -114,7 +120,11 @@ func Prepare(ctx context.Context, o UpOptions) (*Config, error) {
 		fmt.Fprintln(o.Log, "note:", note)
 	}
 	dir := o.Root.Dir(o.Name)
-	argv, err := Args(Options{Profile: p, Kernel: kernel, Initrd: initrd, StateDir: dir, Accel: accel, Clock: o.Clock, MemoryMB: o.MemoryMB})
+	linkKind := k.LinkOf()
+	if o.Link != "" {
+		linkKind = o.Link
+	}
+	argv, err := Args(Options{Profile: p, Kernel: kernel, Initrd: initrd, StateDir: dir, Accel: accel, Clock: o.Clock, MemoryMB: o.MemoryMB, Link: linkKind})
 	if err != nil {
 		return nil, err
 	}
@@ -139,7 +149,7 @@ func Prepare(ctx context.Context, o UpOptions) (*Config, error) {
 	return &Config{
 		Name: o.Name, Profile: p, Argv: argv, QEMUVersion: version, Snapshot: snapshot, Preload: preload,
 		Accel: accel, Clock: o.Clock,
-		KernelID: k.ID, KernelSHA256: kernelSHA, KernelEntry: entry, KernelPackage: k.Package + " " + k.Version, KernelRelease: k.Release,
+		KernelID: k.ID, Link: linkKind, KernelSHA256: kernelSHA, KernelEntry: entry, KernelPackage: k.Package + " " + k.Version, KernelRelease: k.Release,
 		KernelConfig: k.Config, KernelNotable: k.Notable,
 		Initrd: initrd, BootTimeout: timeout, Throwaway: o.Throwaway,
 	}, nil

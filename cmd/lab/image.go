@@ -2,6 +2,8 @@ package main
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"text/tabwriter"
 
@@ -59,7 +61,7 @@ func imageCommand(e *env) *cli.Command {
 			},
 			{
 				Name:      "build",
-				Usage:     "build a kernel from Debian's kernel source with configuration fragments",
+				Usage:     "build a kernel from Debian's kernel source, or an upstream release, with configuration fragments",
 				ArgsUsage: "ID",
 				Description: "Fetches the " + images.SourcePackage + " package (once, cached by its sha256), configures the\n" +
 					"kernel from `make tinyconfig` plus the fragments in order (merge_config.sh, then\n" +
@@ -70,22 +72,33 @@ func imageCommand(e *env) *cli.Command {
 					"source's sha256, the fragments and the toolchain version: the same inputs again\n" +
 					"are a cache hit. A fragment is a file, or one lab ships: " + strings.Join(images.FragmentNames(), ", ") + ".\n" +
 					"Without --config, ID must be one of the kernels lab knows how to build: " + strings.Join(images.RecipeIDs(), ", ") + ".\n\n" +
+					"An upstream release (the linux-2.6.32-* kernels, or --upstream VERSION) is built\n" +
+					"from its kernel.org tarball instead, plus lab's patches for it (images/patches/,\n" +
+					"each naming the failure it fixes), configured from `make allnoconfig` with the\n" +
+					"fragments as KCONFIG_ALLCONFIG. The tarball comes from --source FILE, else from\n" +
+					"the directory $" + images.MirrorEnv + " names, else it is downloaded; whichever, it is\n" +
+					"verified before use (a recorded sha256, else the release's git tree id) and kept\n" +
+					"in the cache. Releases lab knows: " + strings.Join(upstreamVersions(), ", ") + ".\n\n" +
 					"Examples:\n   lab image build era-2.4-i386\n" +
-					"   lab image build my-era --arch i386 --config base --config era-2.4 --config ./extra.config",
+					"   lab image build my-era --arch i386 --config base --config era-2.4 --config ./extra.config\n" +
+					"   lab image build linux-2.6.32-p4 --source ~/Downloads/linux-2.6.32.28.tar.xz",
 				Flags: []cli.Flag{
 					&cli.StringFlag{Name: "arch", Usage: "guest arch (i386)"},
 					&cli.StringSliceFlag{Name: "config", Usage: "configuration `FRAGMENT` (file or shipped name), repeatable, merged in order"},
 					&cli.IntFlag{Name: "jobs", Value: 2, Usage: "make -j`N`"},
+					&cli.StringFlag{Name: "upstream", Usage: "build from upstream release `VERSION` (" + strings.Join(upstreamVersions(), ", ") + ") instead of Debian's source"},
+					&cli.StringFlag{Name: "source", Usage: "the upstream release's tarball `FILE` (else $" + images.MirrorEnv + "'s directory, else downloaded)"},
 					&cli.BoolFlag{Name: "profiles", Usage: "build every kernel the built-in profiles name that lab builds (what make setup-all does)"},
 					jsonFlag,
 				},
 				Action: func(c *cli.Context) error {
+					src := images.SourceOptions{File: c.String("source"), Mirror: e.roots.kernelMirror}
 					if c.Bool("profiles") {
-						if c.NArg() != 0 || len(c.StringSlice("config")) > 0 {
+						if c.NArg() != 0 || len(c.StringSlice("config")) > 0 || c.String("upstream") != "" {
 							return fmt.Errorf("lab image build --profiles takes no ID and no --config")
 						}
 						for _, id := range images.ProfileRecipes() {
-							o, _ := images.BuildOptions{ID: id, Jobs: c.Int("jobs"), Log: e.stderr}.WithRecipe()
+							o, _ := images.BuildOptions{ID: id, Jobs: c.Int("jobs"), Log: e.stderr, Source: src}.WithRecipe()
 							k, b, hit, err := e.roots.cache.BuildKernel(c.Context, o)
 							if err != nil {
 								return err
@@ -97,7 +110,7 @@ func imageCommand(e *env) *cli.Command {
 					if c.NArg() != 1 {
 						return fmt.Errorf("lab image build needs one ID (e.g. %s)", strings.Join(images.RecipeIDs(), ", "))
 					}
-					o, err := images.BuildOptions{ID: c.Args().First(), Arch: c.String("arch"), Fragments: c.StringSlice("config"), Jobs: c.Int("jobs"), Log: e.stderr}.WithRecipe()
+					o, err := images.BuildOptions{ID: c.Args().First(), Arch: c.String("arch"), Fragments: c.StringSlice("config"), Upstream: c.String("upstream"), Jobs: c.Int("jobs"), Log: e.stderr, Source: src}.WithRecipe()
 					if err != nil {
 						return err
 					}
@@ -202,3 +215,6 @@ func imageCommand(e *env) *cli.Command {
 		},
 	}
 }
+
+// upstreamVersions are the upstream releases lab builds kernels from.
+func upstreamVersions() []string { return slices.Sorted(maps.Keys(images.Upstreams)) }

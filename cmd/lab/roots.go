@@ -22,6 +22,9 @@ type roots struct {
 	// cache is lab's cache: $LAB_CACHE_DIR, else $XDG_CACHE_HOME/lab
 	// (absolute only), else ~/.cache/lab.
 	cache images.Cache
+	// kernelMirror is $LAB_KERNEL_MIRROR: a directory of upstream kernel
+	// tarballs, looked in before downloading one.
+	kernelMirror string
 	// results is the default result store: $LAB_RESULTS_DIR, else
 	// $XDG_DATA_HOME/lab/results, else ~/.local/share/lab/results;
 	// resultsErr says why there is none.
@@ -80,6 +83,7 @@ func readRoots(getenv func(string) string) roots {
 		r.vm = vm.Root(filepath.Join(h, ".local", "state", "lab", "vms"))
 	}
 	r.cache = images.DefaultCache(getenv)
+	r.kernelMirror = getenv(images.MirrorEnv)
 	r.results = getenv("LAB_RESULTS_DIR")
 	if r.results == "" {
 		if r.results = under("XDG_DATA_HOME", false, filepath.Join("lab", "results"), filepath.Join(".local", "share", "lab", "results")); r.results == "" {
@@ -105,13 +109,13 @@ func (r roots) resultsDir() (string, error) { return r.results, r.resultsErr }
 // vmOptions fills in the directories and switches a boot takes from the
 // roots.
 func (r roots) vmOptions(o vm.UpOptions) vm.UpOptions {
-	o.Root, o.Cache, o.LibDirs, o.NoSnapshot = r.vm, r.cache, r.libDirs, r.noSnapshot
+	o.Root, o.Cache, o.LibDirs, o.NoSnapshot, o.KernelMirror = r.vm, r.cache, r.libDirs, r.noSnapshot, r.kernelMirror
 	return o
 }
 
 // engine is what the run engine is given of the roots.
 func (r roots) engine() engine.Roots {
-	return engine.Roots{VMs: r.vm, Cache: r.cache, LibDirs: r.libDirs, NoSnapshot: r.noSnapshot, Plugins: r.plugins, Profiles: r.profiles}
+	return engine.Roots{VMs: r.vm, Cache: r.cache, LibDirs: r.libDirs, NoSnapshot: r.noSnapshot, Plugins: r.plugins, Profiles: r.profiles, KernelMirror: r.kernelMirror}
 }
 
 // supervisor is the binary that runs supervisors: this one, unless

@@ -61,6 +61,29 @@ type Kernel struct {
 	// benchmarks (NotableOptions); empty for other kernels.
 	Config  string            `json:"config,omitempty"`
 	Notable map[string]string `json:"notable,omitempty"`
+	// Link is how the host-guest link reaches this kernel (LinkPort,
+	// LinkHVC, LinkUART); "" is LinkPort.
+	Link string `json:"link,omitempty"`
+}
+
+// Links: the device the host-guest link runs over.
+const (
+	// LinkPort is a virtio-serial port named link.PortName (multiport
+	// virtio consoles: Linux 2.6.35 and later).
+	LinkPort = "port"
+	// LinkHVC is the virtio console's single port, /dev/hvc0: 2.6.32's
+	// virtio_console has no named ports.
+	LinkHVC = "hvc"
+	// LinkUART is the second 16550 UART, /dev/ttyS1.
+	LinkUART = "uart"
+)
+
+// LinkOf is the link kernel k takes.
+func (k *Kernel) LinkOf() string {
+	if k.Link == "" {
+		return LinkPort
+	}
+	return k.Link
 }
 
 // Boot entries: how QEMU starts a kernel.

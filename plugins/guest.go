@@ -20,6 +20,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"lab/internal/rlimit"
 )
 
 // WorkloadDir returns the directory holding the plugin's workload binaries:
@@ -48,7 +50,7 @@ func CollectEnv() GuestEnv {
 		env.Uname = strings.Join([]string{s(u.Sysname[:]), s(u.Release[:]), s(u.Version[:]), s(u.Machine[:])}, " ")
 	}
 	var rl unix.Rlimit
-	if err := unix.Getrlimit(unix.RLIMIT_STACK, &rl); err == nil {
+	if err := rlimit.Get(unix.RLIMIT_STACK, &rl); err == nil {
 		env.StackKB = -1
 		if rl.Cur != unix.RLIM_INFINITY {
 			env.StackKB = int64(rl.Cur / 1024)

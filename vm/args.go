@@ -72,6 +72,26 @@ type Options struct {
 	Clock Clock
 	// MemoryMB overrides the profile's memory when non-zero.
 	MemoryMB int
+	// Link is the device the host-guest link runs over (images.LinkPort,
+	// LinkHVC, LinkUART; "" is LinkPort): the kernel's (Kernel.LinkOf).
+	Link string
+}
+
+// linkDevices are the QEMU arguments that carry the link's chardev into
+// the guest, and the guest device it appears as ("" for a named
+// virtio-serial port, which the agent finds by name).
+func linkDevices(kind string) (args []string, guestDev string, err error) {
+	switch kind {
+	case "", images.LinkPort:
+		return []string{"-device", "virtio-serial-pci", "-device", "virtserialport,chardev=link,name=" + link.PortName}, "", nil
+	case images.LinkHVC:
+		// A virtconsole takes port 0, the one port a driver without
+		// multiport (2.6.32) sees: /dev/hvc0.
+		return []string{"-device", "virtio-serial-pci", "-device", "virtconsole,chardev=link"}, "hvc0", nil
+	case images.LinkUART:
+		return []string{"-serial", "chardev:link"}, "ttyS1", nil
+	}
+	return nil, "", fmt.Errorf("link %q: want %s, %s or %s", kind, images.LinkPort, images.LinkHVC, images.LinkUART)
 }
 
 // Binary returns the QEMU system emulator for arch.
@@ -211,15 +231,24 @@ func Args(o Options) ([]string, error) {
 		// shown at a time, while the serial port stays the kernel console.
 		argv = append(argv, "-vga", "std")
 	}
+	linkArgs, linkDev, err := linkDevices(o.Link)
+	if err != nil {
+		return nil, err
+	}
+	cmdline := Cmdline(p)
+	if linkDev != "" {
+		cmdline += " lab.link=" + linkDev
+	}
 	argv = append(argv,
 		"-kernel", o.Kernel,
 		"-initrd", o.Initrd,
-		"-append", Cmdline(p),
+		"-append", cmdline,
 		"-chardev", "file,id=con,path="+filepath.Join(o.StateDir, ConsoleLog)+",append=on",
 		"-serial", "chardev:con",
 		"-chardev", "socket,id=link,path="+filepath.Join(o.StateDir, LinkSock)+",server=on,wait=off",
-		"-device", "virtio-serial-pci",
-		"-device", "virtserialport,chardev=link,name="+link.PortName,
+	)
+	argv = append(argv, linkArgs...)
+	argv = append(argv,
 		"-qmp", "unix:"+filepath.Join(o.StateDir, QMPSock)+",server=on,wait=off",
 	)
 	return argv, nil

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"lab/images"
+	"lab/vm/link"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
@@ -464,5 +465,41 @@ func TestArgsConsole(t *testing.T) {
 				t.Errorf("argv has no -display none: a guest never opens a window: %s", joined)
 			}
 		})
+	}
+}
+
+// TestArgsLink: the kernel's link decides the device that carries the
+// link's chardev and what lab.link= tells the agent; an unknown kind is
+// refused, naming the ones there are.
+func TestArgsLink(t *testing.T) {
+	p, err := images.Lookup("", "xeon5130-1core-linux-2.6.32")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		link       string
+		device     string
+		cmdlineArg string
+	}{
+		{"", "virtserialport,chardev=link,name=" + link.PortName, ""},
+		{images.LinkPort, "virtserialport,chardev=link,name=" + link.PortName, ""},
+		{images.LinkHVC, "virtconsole,chardev=link", " lab.link=hvc0"},
+		{images.LinkUART, "chardev:link", " lab.link=ttyS1"},
+	} {
+		argv, err := Args(Options{Profile: p, Kernel: "k", Initrd: "i", StateDir: "/s", Accel: "tcg", Link: tt.link})
+		if err != nil {
+			t.Fatalf("link %q: %v", tt.link, err)
+		}
+		joined := strings.Join(argv, " ")
+		if !strings.Contains(joined, " "+tt.device+" ") {
+			t.Errorf("link %q: argv lacks %q: %s", tt.link, tt.device, joined)
+		}
+		cmdline := argv[slices.Index(argv, "-append")+1]
+		if tt.cmdlineArg != "" && !strings.HasSuffix(cmdline, tt.cmdlineArg) || tt.cmdlineArg == "" && strings.Contains(cmdline, "lab.link=") {
+			t.Errorf("link %q: cmdline %q, want it to end in %q", tt.link, cmdline, tt.cmdlineArg)
+		}
+	}
+	if _, err := Args(Options{Profile: p, Kernel: "k", Initrd: "i", StateDir: "/s", Accel: "tcg", Link: "usb"}); err == nil || !strings.Contains(err.Error(), `link "usb"`) || !strings.Contains(err.Error(), images.LinkHVC) {
+		t.Errorf("link usb: err = %v, want it refused naming the links", err)
 	}
 }

@@ -30,6 +30,9 @@ type Config struct {
 	Accel       string         `json:"accelerator"`
 	Clock       Clock          `json:"clock"`
 	KernelID    string         `json:"kernel_id"`
+	// Link is the device the host-guest link runs over (images.LinkPort,
+	// LinkHVC, LinkUART).
+	Link string `json:"link,omitempty"`
 	// KernelSHA256 is the image booted, entered as KernelEntry says
 	// (images.EntryBzImage or images.EntryPVH).
 	KernelSHA256  string `json:"kernel_sha256"`
@@ -300,7 +303,7 @@ func (m *Machine) connect(ctx context.Context) error {
 		// After a preload that went wrong the agent may still sit in the
 		// preload's session: break it as a reconnect does.
 		var reset time.Duration
-		if m.preloaded {
+		if m.preloaded || m.cfg.ttyLink() {
 			reset = handshakeReset
 		}
 		conn, _, err := m.handshake(ctx, reset)
@@ -357,6 +360,11 @@ func (m *Machine) connect(ctx context.Context) error {
 	return nil
 }
 
+// ttyLink says the link is a terminal (hvc0, a UART): always writable, so
+// the agent's ready line may have gone before the host connected, and
+// only the reset line makes it say it again at once.
+func (c *Config) ttyLink() bool { return c.Link == images.LinkHVC || c.Link == images.LinkUART }
+
 // handshake dials the link socket and does the session handshake (with
 // link.HostHandshake's stale-session reset every reset, if non-zero). It
 // returns the connection and the agent's session id.
@@ -370,7 +378,7 @@ func (m *Machine) handshake(ctx context.Context, reset time.Duration) (net.Conn,
 				conn.Close()
 				return nil, "", err
 			}
-			return conn, id, nil
+			return link.SkipRepeats(conn, id), id, nil
 		}
 		select {
 		case <-ctx.Done():

@@ -67,7 +67,11 @@ func checkPreload(files []PreloadFile) error {
 // waits for a host again: the state a booted snapshot must hold. It
 // returns how many bytes it sent.
 func (m *Machine) preload(ctx context.Context) (int64, error) {
-	conn, id, err := m.handshake(ctx, 0)
+	var reset time.Duration
+	if m.cfg.ttyLink() {
+		reset = handshakeReset
+	}
+	conn, id, err := m.handshake(ctx, reset)
 	if err != nil {
 		return 0, fmt.Errorf("connecting to preload: %w", err)
 	}
@@ -90,6 +94,10 @@ func (m *Machine) preload(ctx context.Context) (int64, error) {
 	// Every put was answered: the agent holds the files. Hanging up ends
 	// its session (its port reads EOF once no host is connected); it then
 	// reopens the port and prints the ready marker again.
+	// A terminal link (hvc0, a UART) reads no EOF when the host goes: the
+	// reset line ends the agent's session there (and costs nothing on a
+	// port, whose session the hang-up ends anyway).
+	link.Reset(conn) // before Close, which closes conn too; the session is idle
 	sess.Close()
 	conn.Close()
 	ctx, cancel := context.WithTimeout(ctx, preloadSettle)

@@ -181,12 +181,13 @@ func (m *Machine) redial() (*linkSession, error) {
 	// The reset junk is written to a guest that may not read (paused):
 	// bound the writes too, not only the wait for its ready line.
 	_ = conn.SetWriteDeadline(time.Now().Add(handshakeTimeout))
-	if _, err := link.HostHandshake(ctx, conn.(*net.UnixConn), handshakeReset); err != nil {
+	id, err := link.HostHandshake(ctx, conn.(*net.UnixConn), handshakeReset)
+	if err != nil {
 		conn.Close()
 		return nil, err
 	}
 	_ = conn.SetWriteDeadline(time.Time{})
-	return m.startSession(ctx, conn, nil)
+	return m.startSession(ctx, link.SkipRepeats(conn, id), nil)
 }
 
 // OpenStream opens a stream to the agent on the current link session and

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -12,14 +13,29 @@ import (
 	"github.com/hashicorp/yamux"
 	"golang.org/x/sys/unix"
 
+	"lab/internal/rlimit"
+
 	"lab/vm/link"
 )
 
-// findPort returns the device of the virtio-serial port named
+// findPort returns the device the link runs over: the one lab.link= on
+// the kernel command line names (hvc0 on 2.6.32's single-port virtio
+// console, ttyS1 for the second UART), else the virtio-serial port named
 // link.PortName, falling back to the second UART for kernels without
 // virtio.
 func findPort() (string, error) {
 	deadline := time.Now().Add(10 * time.Second)
+	if dev := linkArg(cmdline()); dev != "" {
+		for {
+			if _, err := os.Stat(dev); err == nil {
+				return dev, nil
+			}
+			if time.Now().After(deadline) {
+				return "", fmt.Errorf("lab.link names %s, which did not appear", dev)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
 	for {
 		names, _ := filepath.Glob("/sys/class/virtio-ports/*/name")
 		for _, n := range names {
@@ -48,11 +64,6 @@ func (a *agent) serveLink() {
 	if err != nil {
 		fatal(err)
 	}
-	if dev == "/dev/ttyS1" {
-		if err := rawTTY(dev); err != nil {
-			fatal(err)
-		}
-	}
 	for {
 		if err := a.session(dev); err != nil {
 			logf("link session ended: %v", err)
@@ -63,13 +74,28 @@ func (a *agent) serveLink() {
 	}
 }
 
-// rawTTY puts the fallback UART into raw mode.
-func rawTTY(dev string) error {
-	fd, err := unix.Open(dev, unix.O_RDWR|unix.O_NOCTTY, 0)
-	if err != nil {
-		return err
+// linkArg is the device lab.link= names ("" without one).
+func linkArg(args []string) string {
+	for _, a := range args {
+		if v, ok := strings.CutPrefix(a, "lab.link="); ok && v != "" && !strings.ContainsAny(v, "/.") {
+			return "/dev/" + v
+		}
 	}
-	defer unix.Close(fd)
+	return ""
+}
+
+// isTTYLink says the link's device is a terminal (a UART, the virtio
+// console's hvc0) rather than a virtio-serial port: it needs raw mode,
+// and it is always writable, host or not (see serveConn).
+func isTTYLink(dev string) bool {
+	return strings.HasPrefix(dev, "/dev/ttyS") || strings.HasPrefix(dev, "/dev/hvc")
+}
+
+// rawTTY puts a terminal link (the UART, hvc0) open on fd into raw mode.
+// On every open: hvc's driver resets the terminal settings when the last
+// file on it closes (TTY_DRIVER_RESET_TERMIOS), and echo or newline
+// translation left on would corrupt the link's bytes.
+func rawTTY(fd int) error {
 	t, err := unix.IoctlGetTermios(fd, unix.TCGETS)
 	if err != nil {
 		return err
@@ -92,6 +118,12 @@ func (a *agent) session(dev string) error {
 	if err != nil {
 		time.Sleep(100 * time.Millisecond)
 		return fmt.Errorf("open %s: %w", dev, err)
+	}
+	if isTTYLink(dev) {
+		if err := rawTTY(fd); err != nil {
+			unix.Close(fd)
+			return fmt.Errorf("raw mode on %s: %w", dev, err)
+		}
 	}
 	// The host saves a booted snapshot when it sees this line: the agent
 	// is then in the loop below, waiting for its first host.
@@ -139,13 +171,23 @@ func (a *agent) serveConn(port portConn) error {
 	a.sessions++
 	id := fmt.Sprintf("%x-%d", time.Now().UnixNano(), a.sessions)
 	a.mu.Unlock()
-	logf("announcing session %s", id)
-	if err := link.Announce(port, id); err != nil {
-		return fmt.Errorf("announce: %w", err)
-	}
-	_ = port.SetReadDeadline(time.Now().Add(5 * time.Second))
-	if err := link.AwaitGo(port, id); err != nil {
-		return fmt.Errorf("waiting for the host's go-ahead: %w", err)
+	// A host that connected without seeing the ready line (it came
+	// before the host: a terminal link is writable with no host there)
+	// sends the reset line; the ready line then goes again, once, with the
+	// same id (the host skips a repeat that reaches it after its go-ahead).
+	for resent := false; ; resent = true {
+		logf("announcing session %s", id)
+		if err := link.Announce(port, id); err != nil {
+			return fmt.Errorf("announce: %w", err)
+		}
+		_ = port.SetReadDeadline(time.Now().Add(5 * time.Second))
+		err := link.AwaitGo(port, id)
+		if err == nil {
+			break
+		}
+		if !errors.Is(err, link.ErrReset) || resent {
+			return fmt.Errorf("waiting for the host's go-ahead: %w", err)
+		}
 	}
 	_ = port.SetReadDeadline(time.Time{})
 	a.mu.Lock()
@@ -225,7 +267,7 @@ func (a *agent) info() *link.Info {
 	str := func(b []byte) string { return strings.TrimRight(string(b), "\x00") }
 	ci := cpuinfo()
 	var lim unix.Rlimit
-	_ = unix.Getrlimit(unix.RLIMIT_STACK, &lim)
+	_ = rlimit.Get(unix.RLIMIT_STACK, &lim)
 	stack := int64(-1)
 	if lim.Cur != unix.RLIM_INFINITY {
 		stack = int64(lim.Cur / 1024)

@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"lab/internal/rlimit"
 )
 
 // agent holds the guest-wide state.
@@ -159,14 +161,14 @@ func applySettings(args []string) error {
 				return fmt.Errorf("lab.stack=%q: %w", val, err)
 			}
 			var lim unix.Rlimit
-			if err := unix.Getrlimit(unix.RLIMIT_STACK, &lim); err != nil {
+			if err := rlimit.Get(unix.RLIMIT_STACK, &lim); err != nil {
 				return err
 			}
 			lim.Cur = kb * 1024
 			if lim.Max != unix.RLIM_INFINITY && lim.Max < lim.Cur {
 				lim.Max = lim.Cur
 			}
-			if err := unix.Setrlimit(unix.RLIMIT_STACK, &lim); err != nil {
+			if err := rlimit.Set(unix.RLIMIT_STACK, &lim); err != nil {
 				return fmt.Errorf("setting stack limit to %d KB: %w", kb, err)
 			}
 		case "lab.offline":

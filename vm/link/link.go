@@ -21,6 +21,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"strings"
 	"time"
 
@@ -59,10 +60,14 @@ func Announce(w io.Writer, id string) error {
 	return err
 }
 
+// ErrReset is AwaitGo's error when the host's reset line came instead of
+// a go-ahead: a host is there, and did not see the ready line.
+var ErrReset = errors.New("link: the host reset the link before a go-ahead")
+
 // AwaitGo reads the host's go-ahead for session id, byte by byte so no yamux
-// bytes are swallowed. Other lines (the host's reset junk, a go-ahead for
-// an older session) are skipped; the caller bounds the wait with a read
-// deadline.
+// bytes are swallowed. The host's reset line ends it with ErrReset; other
+// lines (a go-ahead for an older session) are skipped; the caller bounds
+// the wait with a read deadline.
 func AwaitGo(r io.Reader, id string) error {
 	for {
 		line, err := readLine(r, 256)
@@ -74,6 +79,65 @@ func AwaitGo(r io.Reader, id string) error {
 		}
 		if line == goPrefix+id {
 			return nil
+		}
+		if line+"\n" == junk {
+			return ErrReset
+		}
+	}
+}
+
+// Reset writes the reset line on a raw link connection (after its yamux
+// session is closed): a guest session still on it fails and the agent
+// waits for a host again.
+func Reset(w io.Writer) { _, _ = io.WriteString(w, junk) }
+
+// SkipRepeats wraps a handshaken connection so that repeats of session
+// id's ready line arriving before the guest's first yamux bytes are
+// dropped (the agent says it twice when the host's reset crossed it; a
+// yamux frame starts with version byte 0, never a ready line's 'L').
+func SkipRepeats(conn net.Conn, id string) net.Conn {
+	return &skipConn{Conn: conn, line: readyPrefix + id + "\n"}
+}
+
+type skipConn struct {
+	net.Conn
+	line    string
+	pending []byte // bytes read while checking for a repeat, not yet returned
+	done    bool
+}
+
+func (c *skipConn) Read(p []byte) (int, error) {
+	if len(c.pending) > 0 {
+		n := copy(p, c.pending)
+		c.pending = c.pending[n:]
+		return n, nil
+	}
+	if c.done {
+		return c.Conn.Read(p)
+	}
+	var buf []byte
+	b := make([]byte, 1)
+	for {
+		n, err := c.Conn.Read(b)
+		if n == 1 {
+			buf = append(buf, b[0])
+			switch {
+			case string(buf) == c.line:
+				buf = buf[:0] // a repeat: dropped; look again
+				continue
+			case strings.HasPrefix(c.line, string(buf)):
+				continue
+			}
+			c.done = true
+			c.pending = buf
+			return c.Read(p)
+		}
+		if err != nil {
+			c.pending = buf
+			if len(buf) > 0 {
+				return c.Read(p)
+			}
+			return 0, err
 		}
 	}
 }

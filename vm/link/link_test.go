@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"os"
@@ -152,11 +153,13 @@ func TestAwaitGo(t *testing.T) {
 		rest    string // what is left unread on success
 	}{
 		{"go-ahead", goPrefix + "abc\nYAMUX", "abc", nil, "YAMUX"},
-		{"junk before", junk + junk + goPrefix + "abc\nYAMUX", "abc", nil, "YAMUX"},
+		// The reset line means a host is there that missed the ready line:
+		// the agent says it again (serveConn) instead of waiting it out.
+		{"reset before", junk + goPrefix + "abc\nYAMUX", "abc", ErrReset, ""},
 		{"older session's go-ahead", goPrefix + "old\n" + goPrefix + "abc\n", "abc", nil, ""},
 		{"longer id is not ours", goPrefix + "abcd\n" + goPrefix + "abc\n", "abc", nil, ""},
 		{"overlong line", strings.Repeat("z", 1000) + "\n" + goPrefix + "abc\nX", "abc", nil, "X"},
-		{"eof before go-ahead", junk + goPrefix + "old\n", "abc", io.EOF, ""},
+		{"eof before go-ahead", goPrefix + "old\n", "abc", io.EOF, ""},
 		{"nothing", "", "abc", io.EOF, ""},
 	}
 	for _, tt := range tests {
@@ -549,5 +552,42 @@ func TestFrameWriterConcurrent(t *testing.T) {
 	}
 	if count != writers*each {
 		t.Errorf("read %d frames, want %d", count, writers*each)
+	}
+}
+
+// TestSkipRepeats: repeats of the session's ready line before the guest's
+// first yamux bytes are dropped, whatever the reads' sizes; anything else
+// (another id's line, yamux's version byte 0) passes untouched, and so do
+// ready lines after the first other byte.
+func TestSkipRepeats(t *testing.T) {
+	ready := readyPrefix + "abc\n"
+	tests := []struct{ name, in, want string }{
+		{"no repeat", "\x00\x01yamux", "\x00\x01yamux"},
+		{"one repeat", ready + "\x00yamux", "\x00yamux"},
+		{"two repeats", ready + ready + "\x00yamux", "\x00yamux"},
+		{"another id", readyPrefix + "abd\n\x00", readyPrefix + "abd\n\x00"},
+		{"a prefix only, then EOF", readyPrefix + "ab", readyPrefix + "ab"},
+		{"after yamux bytes", "\x00" + ready, "\x00" + ready},
+	}
+	for _, tt := range tests {
+		for _, size := range []int{1, 3, 4096} {
+			t.Run(fmt.Sprintf("%s/read %d", tt.name, size), func(t *testing.T) {
+				a, b := net.Pipe()
+				go func() { _, _ = io.WriteString(b, tt.in); b.Close() }()
+				c := SkipRepeats(a, "abc")
+				var got []byte
+				buf := make([]byte, size)
+				for {
+					n, err := c.Read(buf)
+					got = append(got, buf[:n]...)
+					if err != nil {
+						break
+					}
+				}
+				if string(got) != tt.want {
+					t.Errorf("read %q, want %q", got, tt.want)
+				}
+			})
+		}
 	}
 }

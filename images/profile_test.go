@@ -9,7 +9,7 @@ import (
 )
 
 func TestBuiltinProfilesValid(t *testing.T) {
-	want := []string{"celeron-2.4", "celeron-2.4-era", "modern-x86_64", "p3-450", "p4-2.4", "p4-2.4-era", "rockhopper-2.4", "split-1g3g", "split-2g2g", "split-3g1g", "xeon5130-1core", "xeon5130-1core-era", "xeon5130-2core", "xeon5130-fb"}
+	want := []string{"celeron-2.4", "celeron-2.4-era", "celeron-2.4-linux-2.6.32", "modern-x86_64", "p3-450", "p4-2.4", "p4-2.4-era", "p4-2.4-linux-2.6.32", "rockhopper-2.4", "rockhopper-2.4-linux-2.6.32", "split-1g3g", "split-2g2g", "split-3g1g", "split-3g1g-linux-2.6.32", "xeon5130-1core", "xeon5130-1core-era", "xeon5130-1core-linux-2.6.32", "xeon5130-2core", "xeon5130-2core-linux-2.6.32", "xeon5130-fb"}
 	// The console each built-in has: E3's profile draws its VTs on a
 	// framebuffer, the others keep the serial port only (a VGA card would
 	// cost them boot time and change nothing they measure).
@@ -272,7 +272,7 @@ func TestLookupSuggests(t *testing.T) {
 	tests := []struct {
 		name, want string
 	}{
-		{"celeron2.4", `unknown profile "celeron2.4"; did you mean "celeron-2.4"? known: celeron-2.4, celeron-2.4-era, modern-x86_64, p3-450, p4-2.4, p4-2.4-era, rockhopper-2.4, split-1g3g, split-2g2g, split-3g1g, xeon5130-1core, xeon5130-1core-era, xeon5130-2core, xeon5130-fb`},
+		{"celeron2.4", `unknown profile "celeron2.4"; did you mean "celeron-2.4"? known: celeron-2.4, celeron-2.4-era, celeron-2.4-linux-2.6.32, modern-x86_64, p3-450, p4-2.4, p4-2.4-era, p4-2.4-linux-2.6.32, rockhopper-2.4, rockhopper-2.4-linux-2.6.32, split-1g3g, split-2g2g, split-3g1g, split-3g1g-linux-2.6.32, xeon5130-1core, xeon5130-1core-era, xeon5130-1core-linux-2.6.32, xeon5130-2core, xeon5130-2core-linux-2.6.32, xeon5130-fb`},
 		{"xeon5130-1", `did you mean "xeon5130-1core"?`},
 		{"p4-2", `did you mean "p4-2.4"?`},
 		{"modern-x86-64", `did you mean "modern-x86_64"?`},
@@ -516,6 +516,9 @@ func TestCalibrations(t *testing.T) {
 		"p3-450":         {0.13, 0.41},
 		"rockhopper-2.4": {0.25, 0.73},
 		"xeon5130-1core": {1.0, 3.0}, "xeon5130-1core-era": {1.0, 3.0}, "xeon5130-2core": {1.0, 3.0},
+		// The 2.6.32 variants inherit their machines' too.
+		"celeron-2.4-linux-2.6.32": {0.5, 1.2}, "p4-2.4-linux-2.6.32": {0.65, 1.56}, "rockhopper-2.4-linux-2.6.32": {0.25, 0.73},
+		"xeon5130-1core-linux-2.6.32": {1.0, 3.0}, "xeon5130-2core-linux-2.6.32": {1.0, 3.0},
 	}
 	for _, p := range c.Profiles() {
 		k := p.Calibration

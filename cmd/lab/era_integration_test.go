@@ -35,11 +35,12 @@ echo "boot_protocol $(cat /sys/kernel/boot_params/version)"
 // its own header's (2.15 for 6.1).
 const pvhBootProtocol = "0x020c"
 
-// eraProfiles are the built-in profiles on kernels lab builds.
+// eraProfiles are the built-in profiles on 6.1 kernels lab builds (the
+// 2.6.32 ones have TestIntegrationLinux2632).
 func eraProfiles() []images.Profile {
 	var ps []images.Profile
 	for _, p := range images.Builtin() {
-		if _, ok := images.Recipes[p.Kernel]; ok {
+		if r, ok := images.Recipes[p.Kernel]; ok && r.Upstream == "" {
 			ps = append(ps, p)
 		}
 	}

@@ -10,10 +10,32 @@
 #include <pthread.h>
 #include <signal.h>
 #include <sys/resource.h>
+#include <sys/syscall.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+/*
+ * set_stack_rlimit is setrlimit(RLIMIT_STACK, rl), falling back to the
+ * system call that came before prlimit64 when the kernel has none (Linux
+ * before 2.6.36, such as 2.6.32): glibc 2.36's setrlimit asks prlimit64
+ * only, and fails with ENOSYS there.
+ */
+__attribute__((unused)) static int set_stack_rlimit(const struct rlimit *rl)
+{
+	struct {
+		unsigned long cur, max;
+	} old;
+
+	if (setrlimit(RLIMIT_STACK, rl) == 0)
+		return 0;
+	if (errno != ENOSYS)
+		return -1;
+	old.cur = rl->rlim_cur == RLIM_INFINITY ? ~0UL : (unsigned long)rl->rlim_cur;
+	old.max = rl->rlim_max == RLIM_INFINITY ? ~0UL : (unsigned long)rl->rlim_max;
+	return syscall(SYS_setrlimit, RLIMIT_STACK, &old) == 0 ? 0 : -1;
+}
 
 /*
  * with_stack_limit makes RLIMIT_STACK's soft limit kb KB (0: leave it) and,
@@ -36,7 +58,7 @@ __attribute__((unused)) static void with_stack_limit(long kb, char **argv)
 		fprintf(stderr, "%s: stack limit %ld KB is above the hard limit %lu KB\n", prog, kb, (unsigned long)(rl.rlim_max / 1024));
 		exit(2);
 	}
-	if (setrlimit(RLIMIT_STACK, &rl) != 0)
+	if (set_stack_rlimit(&rl) != 0)
 		die("setrlimit RLIMIT_STACK", errno);
 	execv("/proc/self/exe", argv);
 	die("re-exec /proc/self/exe with the new stack limit", errno);

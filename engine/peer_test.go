@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"lab/images"
 	"lab/plugins"
 )
 
@@ -44,5 +45,31 @@ func TestWantsPeer(t *testing.T) {
 		if got := wantsPeer(plan); got != c.want {
 			t.Errorf("%s: wantsPeer = %v, want %v", c.name, got, c.want)
 		}
+	}
+}
+
+// TestPeerRefusedOn2632: a run that needs a peer guest is refused before
+// anything boots on a profile whose kernel is upstream 2.6.32 (no PCI
+// hotplug there), naming the kernel and the 6.1 machine to use instead; a
+// run without the peer is not.
+func TestPeerRefusedOn2632(t *testing.T) {
+	p, err := images.Lookup("", "xeon5130-1core-linux-2.6.32")
+	if err != nil {
+		t.Fatal(err)
+	}
+	peer := &plugins.Peer{Param: "clients", Value: "peer", Workload: "clientd"}
+	plan := &Plan{Desc: &plugins.Description{Name: "netbench"}, Exp: &plugins.Experiment{Name: "designs", Peer: peer}, Resolved: map[string]string{"clients": "peer"}}
+	err = plan.CheckNeeds(p)
+	if err == nil || !strings.Contains(err.Error(), "linux-2.6.32-core2") || !strings.Contains(err.Error(), "2.6.32.28") || !strings.Contains(err.Error(), "run the peer experiment on xeon5130-1core ") {
+		t.Errorf("CheckNeeds(peer on 2.6.32) = %v, want it refused naming the kernel and xeon5130-1core", err)
+	}
+	plan.Resolved = map[string]string{"clients": "local"}
+	if err := plan.CheckNeeds(p); err != nil {
+		t.Errorf("CheckNeeds(no peer on 2.6.32) = %v", err)
+	}
+	base, _ := images.Lookup("", "xeon5130-1core")
+	plan.Resolved = map[string]string{"clients": "peer"}
+	if err := plan.CheckNeeds(base); err != nil {
+		t.Errorf("CheckNeeds(peer on 6.1) = %v", err)
 	}
 }

@@ -179,6 +179,15 @@ func (plan *Plan) CheckNeeds(p images.Profile) error {
 			sets = append(sets, pt.Params)
 		}
 	}
+	if r, ok := images.Recipes[p.Kernel]; ok && r.Upstream != "" && wantsPeer(plan) {
+		// The peer's card is hot-plugged (vm/nic.go); the 2.6.32 kernels
+		// are built without PCI hotplug, and it was never tried there.
+		instead := "a profile on Linux 6.1"
+		if p.VariantOf != "" {
+			instead = p.VariantOf + " (the same machine on Linux 6.1)"
+		}
+		return fmt.Errorf("%s/%s: a peer guest joins by a hot-plugged network card, and profile %s boots kernel %s (Linux %s), built without PCI hotplug: run the peer experiment on %s", plan.Desc.Name, plan.Exp.Name, p.Name, p.Kernel, r.Upstream, instead)
+	}
 	console := p.ConsoleKind()
 	for _, params := range sets {
 		for i := range plan.Exp.Params {

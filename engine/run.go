@@ -460,6 +460,14 @@ func ClaimProfiles(ps []images.Profile) rclaims.Profiles {
 			cal = byName[p.VariantOf].Calibration
 		}
 		info := rclaims.ProfileInfo{VariantOf: p.VariantOf}
+		if p.VariantOf != "" {
+			for _, d := range p.Original.Differences {
+				if k, ok := strings.CutPrefix(d, "kernel: "); ok {
+					info.Kernel = k
+					break
+				}
+			}
+		}
 		if cal != nil {
 			info.Calibration = &contract.Calibration{InstrPerNsLo: cal.InstrPerNsLo, InstrPerNsHi: cal.InstrPerNsHi, Basis: cal.Basis, Confidence: cal.Confidence}
 		}

@@ -19,6 +19,7 @@ type upFlags struct {
 	files   []string
 	cold    bool
 	bzImage bool
+	link    string
 	json    bool
 }
 
@@ -40,7 +41,11 @@ func upCommand(e *env) *cli.Command {
 			"Kernels lab builds (`lab image build`) have a PVH entry: QEMU enters their\n" +
 			"uncompressed vmlinux directly, with no real-mode setup and nothing to\n" +
 			"decompress. --bzimage boots their compressed bzImage instead, to compare (an\n" +
-			"fb console always does: its VESA mode is set by the real-mode setup).",
+			"fb console always does: its VESA mode is set by the real-mode setup).\n\n" +
+			"--link chooses the device the host-guest link runs over, to compare them: port\n" +
+			"(a named virtio-serial port, the default on 6.1), hvc (the virtio console's\n" +
+			"single port, the default on 2.6.32, whose driver has no named ports) or uart\n" +
+			"(the second 16550 UART). The default is the kernel's.",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "name", Usage: "VM name (default: the profile name)"},
 			&cli.StringFlag{Name: "accel", Value: "auto", Usage: "accelerator: auto (prove KVM, else TCG), kvm or tcg"},
@@ -48,6 +53,7 @@ func upCommand(e *env) *cli.Command {
 			&cli.IntFlag{Name: "memory", Usage: "override the profile's memory in `MB`"},
 			&cli.BoolFlag{Name: "cold", Usage: "boot from scratch: do not restore (or save) the booted snapshot of this configuration"},
 			&cli.BoolFlag{Name: "bzimage", Usage: "boot the kernel's compressed bzImage even where it has a PVH entry (lab-built kernels)"},
+			&cli.StringFlag{Name: "link", Usage: "the link's device: port, hvc or uart (default: the kernel's)"},
 			profileFileFlag, jsonFlag,
 		},
 		Action: func(c *cli.Context) error {
@@ -55,7 +61,7 @@ func upCommand(e *env) *cli.Command {
 				return fmt.Errorf("lab up needs exactly one PROFILE (see `lab profiles`)")
 			}
 			f := upFlags{profile: c.Args().First(), name: c.String("name"), accel: c.String("accel"),
-				clock: c.String("clock"), memory: c.Int("memory"), files: c.StringSlice("profile-file"), cold: c.Bool("cold"), bzImage: c.Bool("bzimage"), json: c.Bool("json")}
+				clock: c.String("clock"), memory: c.Int("memory"), files: c.StringSlice("profile-file"), cold: c.Bool("cold"), bzImage: c.Bool("bzimage"), link: c.String("link"), json: c.Bool("json")}
 			return e.up(c, f)
 		},
 	}
@@ -76,7 +82,7 @@ func (e *env) up(c *cli.Context, f upFlags) error {
 	if !f.json {
 		fmt.Fprintf(e.stderr, "booting %s (profile %s)...\n", f.name, p.Name)
 	}
-	st, err := vm.Up(c.Context, e.roots.vmOptions(vm.UpOptions{Name: f.name, Profile: p, Accel: f.accel, Clock: clock, MemoryMB: f.memory, Cold: f.cold, BzImage: f.bzImage, Preload: preloadFor(e.roots.plugins, p.Arch, e.stderr), Exe: exe, Log: e.stderr}))
+	st, err := vm.Up(c.Context, e.roots.vmOptions(vm.UpOptions{Name: f.name, Profile: p, Accel: f.accel, Clock: clock, MemoryMB: f.memory, Cold: f.cold, BzImage: f.bzImage, Link: f.link, Preload: preloadFor(e.roots.plugins, p.Arch, e.stderr), Exe: exe, Log: e.stderr}))
 	if err != nil {
 		return err
 	}

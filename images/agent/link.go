@@ -173,19 +173,21 @@ func (a *agent) serveConn(port portConn) error {
 	a.mu.Unlock()
 	// A host that connected without seeing the ready line (it came
 	// before the host: a terminal link is writable with no host there)
-	// sends the reset line; the ready line then goes again, once, with the
-	// same id (the host skips a repeat that reaches it after its go-ahead).
-	for resent := false; ; resent = true {
+	// sends the reset line, every 100 ms until a ready line reaches it;
+	// each one makes the ready line go again, with the same id (the host
+	// skips the repeats that reach it after its go-ahead).
+	deadline := time.Now().Add(5 * time.Second)
+	for {
 		logf("announcing session %s", id)
 		if err := link.Announce(port, id); err != nil {
 			return fmt.Errorf("announce: %w", err)
 		}
-		_ = port.SetReadDeadline(time.Now().Add(5 * time.Second))
+		_ = port.SetReadDeadline(deadline)
 		err := link.AwaitGo(port, id)
 		if err == nil {
 			break
 		}
-		if !errors.Is(err, link.ErrReset) || resent {
+		if !errors.Is(err, link.ErrReset) || time.Now().After(deadline) {
 			return fmt.Errorf("waiting for the host's go-ahead: %w", err)
 		}
 	}

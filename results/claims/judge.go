@@ -126,6 +126,17 @@ func judgeClaim(c *results.Claim, runs []*results.Result, profiles Profiles, opt
 	if c.Fidelity != "" && v.Verdict != results.NotRun {
 		v.Reason = strings.TrimRight(v.Reason, ". ") + ". Fidelity: " + c.Fidelity
 	}
+	// The fidelity note is written for the claim's own profiles; a
+	// variant's stratum ran another kernel, and says which.
+	if v.Verdict != results.NotRun {
+		seen := map[string]bool{}
+		for _, d := range ds {
+			if k := profiles[d.Profile].Kernel; k != "" && !seen[d.Profile] && d.Verdict != results.NotRun {
+				seen[d.Profile] = true
+				v.Reason = strings.TrimRight(v.Reason, ". ") + ". On " + d.Profile + " the kernel is " + k
+			}
+		}
+	}
 	v.Reason = oneLine(v.Reason)
 	return v
 }

@@ -781,3 +781,26 @@ func TestJudgeSpeedupPerMode(t *testing.T) {
 		t.Errorf("threads no faster: %s: %s", v.Verdict, v.Reason)
 	}
 }
+
+// A variant's stratum says which kernel it ran: the claim's fidelity note
+// is written for its own profile's kernel (TestJudgeNotes); a profile
+// that is not a variant adds nothing, and a variant that did not decide
+// is not named.
+func TestJudgeVariantKernel(t *testing.T) {
+	ps := rclaims.Profiles{
+		"celeron-2.4":              {},
+		"celeron-2.4-linux-2.6.32": {VariantOf: "celeron-2.4", Kernel: "upstream Linux 2.6.32.28 instead of Linux 2.4.8"},
+	}
+	c := claim(contract.Claim{Ratio: &contract.RatioClaim{Numerator: "proc_ms", Denominator: "thr_ms", Min: 4.5},
+		Scope: &contract.Scope{Profiles: []string{"celeron-2.4"}, Variants: true}, Fidelity: "Linux 6.1's fork"})
+	base := ratioRun("base", "celeron-2.4", "host", 0, times(5.02, noise...))
+	old := ratioRun("old", "celeron-2.4-linux-2.6.32", "host", 0, times(2.07, noise...))
+	v := rclaims.JudgeStore([]results.Claim{c}, []*results.Result{base, old}, ps, rclaims.Options{})[0].Judged
+	if v.Verdict != results.KernelDependent || !strings.HasSuffix(v.Reason, "Fidelity: Linux 6.1's fork. On celeron-2.4-linux-2.6.32 the kernel is upstream Linux 2.6.32.28 instead of Linux 2.4.8") {
+		t.Errorf("base R + 2.6.32 NR: %s (%s)", v.Verdict, v.Reason)
+	}
+	v = rclaims.JudgeStore([]results.Claim{c}, []*results.Result{base}, ps, rclaims.Options{})[0].Judged
+	if strings.Contains(v.Reason, "the kernel is") {
+		t.Errorf("no variant ran, yet: %s", v.Reason)
+	}
+}

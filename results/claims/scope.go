@@ -20,6 +20,11 @@ type ProfileInfo struct {
 	// Calibration is the profile's speed for absolute times under
 	// icount; a variant's is its base's (the caller resolves that).
 	Calibration *contract.Calibration
+	// Kernel, for a variant, is what its kernel is instead of the
+	// original's (its profile's "kernel: ..." difference): a claim's
+	// fidelity note is written for the base profile's kernel, and a
+	// verdict a variant decided says which kernel that was.
+	Kernel string
 }
 
 // Profiles are the profiles the judge knows, by name. A profile missing

@@ -424,7 +424,11 @@ func (c Cache) BuildString(k *Kernel) string {
 	if err != nil {
 		return "-"
 	}
-	return strings.Join(b.Fragments, "+") + " " + b.NotableString()
+	s := strings.Join(b.Fragments, "+") + " " + b.NotableString()
+	if b.Source.Tree != "" { // an upstream release: which tree, patched how
+		s = fmt.Sprintf("tree %.12s + %d patches (%s): %s", b.Source.Tree, len(b.Source.Patches), strings.Join(b.Source.Patches, " "), s)
+	}
+	return s
 }
 
 // Summary is the build of kernel k in a line, as `lab image build`

@@ -57,6 +57,17 @@ func TestIntegrationLinux2632(t *testing.T) {
 		}
 	}
 	root := itBootEnv(t, ps...)
+	// lab image list says where each came from: the tree and the patches.
+	list := itMust(t, itCallTimeout, nil, "image", "list").stdout
+	for id := range kernels {
+		found := false
+		for _, line := range strings.Split(list, "\n") {
+			found = found || strings.HasPrefix(line, id+" ") && strings.Contains(line, " tree ac28e4adaded + 6 patches (01-compiler-gcc-newer.patch ")
+		}
+		if !found {
+			t.Errorf("lab image list: no row for %s naming its tree and patches:\n%s", id, list)
+		}
+	}
 	for _, p := range ps {
 		t.Run(p.Name, func(t *testing.T) {
 			k, err := envCache().LoadKernel(p.Kernel)

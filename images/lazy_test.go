@@ -64,7 +64,7 @@ func TestBuildEstimate(t *testing.T) {
 func TestBuildEstimateFromCache(t *testing.T) {
 	t.Parallel()
 	cache := testCache(t)
-	if got := cache.BuildEstimate().Typical; got != defaultBuildTime {
+	if got := cache.BuildEstimate(false).Typical; got != defaultBuildTime {
 		t.Errorf("empty cache: BuildEstimate() = %v, want %v", got, defaultBuildTime)
 	}
 	for i, s := range []float64{600, 240, 1200} {
@@ -76,8 +76,23 @@ func TestBuildEstimateFromCache(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(string(cache), "builds", "junk.json"), []byte("{"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if got := cache.BuildEstimate().Typical; got != 10*time.Minute {
+	if got := cache.BuildEstimate(false).Typical; got != 10*time.Minute {
 		t.Errorf("BuildEstimate() = %v, want 10m0s (the median of 240, 600, 1200 s)", got)
+	}
+	// An upstream 2.6.32 build takes a fraction of a 6.1 one: its
+	// estimate is from upstream builds only, else the figure measured.
+	if got := cache.BuildEstimate(true); got.Typical != defaultUpstreamBuildTime || got.Local {
+		t.Errorf("no upstream build recorded: BuildEstimate(upstream) = %+v, want %v, not local", got, defaultUpstreamBuildTime)
+	}
+	b := &Build{Key: strings.Repeat("u", 64), Seconds: 150, Source: Source{Package: "linux", Tree: "ac28e4adaded7a44f9ec43955bb750b321ff27c6"}}
+	if err := writeJSONAtomic(cache.buildManifest(b.Key), b); err != nil {
+		t.Fatal(err)
+	}
+	if got := cache.BuildEstimate(true).Typical; got != 150*time.Second {
+		t.Errorf("BuildEstimate(upstream) = %v, want 2m30s (the one upstream build)", got)
+	}
+	if got := cache.BuildEstimate(false).Typical; got != 10*time.Minute {
+		t.Errorf("BuildEstimate(6.1) = %v after an upstream build, want still 10m0s", got)
 	}
 }
 

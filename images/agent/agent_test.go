@@ -449,3 +449,25 @@ func TestSessionRestart(t *testing.T) {
 		t.Errorf("exec in the new session = %+v, %v, stdout %q", ex, err, stdout.String())
 	}
 }
+
+// TestLinkArg: lab.link= names a device under /dev, nothing else.
+func TestLinkArg(t *testing.T) {
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"console=ttyS0", "lab.link=hvc0"}, "/dev/hvc0"},
+		{[]string{"lab.link=ttyS1"}, "/dev/ttyS1"},
+		{[]string{"lab.link=../etc/passwd"}, ""},
+		{[]string{"lab.link=vport/x"}, ""},
+		{[]string{"lab.link="}, ""},
+		{[]string{"quiet"}, ""},
+	} {
+		if got := linkArg(tt.args); got != tt.want {
+			t.Errorf("linkArg(%q) = %q, want %q", tt.args, got, tt.want)
+		}
+	}
+	if !isTTYLink("/dev/hvc0") || !isTTYLink("/dev/ttyS1") || isTTYLink("/dev/vport1p1") {
+		t.Error("isTTYLink: hvc0 and ttyS1 are terminals, a virtio port is not")
+	}
+}

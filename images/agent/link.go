@@ -14,7 +14,6 @@ import (
 	"golang.org/x/sys/unix"
 
 	"lab/internal/rlimit"
-
 	"lab/vm/link"
 )
 

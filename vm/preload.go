@@ -75,7 +75,13 @@ func (m *Machine) preload(ctx context.Context) (int64, error) {
 	if err != nil {
 		return 0, fmt.Errorf("connecting to preload: %w", err)
 	}
-	sess, err := yamux.Client(conn, link.Config())
+	// On a terminal link the connection outlives the yamux session (see
+	// below): yamux gets one whose Close leaves it open.
+	var yconn net.Conn = conn
+	if m.cfg.ttyLink() {
+		yconn = keepOpen{conn}
+	}
+	sess, err := yamux.Client(yconn, link.Config())
 	if err != nil {
 		conn.Close()
 		return 0, err
@@ -94,19 +100,38 @@ func (m *Machine) preload(ctx context.Context) (int64, error) {
 	// Every put was answered: the agent holds the files. Hanging up ends
 	// its session (its port reads EOF once no host is connected); it then
 	// reopens the port and prints the ready marker again.
-	// A terminal link (hvc0, a UART) reads no EOF when the host goes: the
-	// reset line ends the agent's session there (and costs nothing on a
-	// port, whose session the hang-up ends anyway).
-	link.Reset(conn) // before Close, which closes conn too; the session is idle
-	sess.Close()
-	conn.Close()
 	ctx, cancel := context.WithTimeout(ctx, preloadSettle)
 	defer cancel()
+	if m.cfg.ttyLink() {
+		// A terminal link (hvc0, a UART) reads no EOF when the host
+		// goes: the reset line ends the agent's session there. The
+		// connection stays open until the agent has said it waits again:
+		// QEMU may drop what it had not yet handed the guest of a
+		// connection that closed (seen once in CI: the agent never read
+		// the reset line and the snapshot was not saved).
+		sess.Close() // leaves conn open (keepOpen)
+		link.Reset(conn)
+		err := m.awaitMarker(ctx, "announcing session "+id)
+		conn.Close()
+		if err != nil {
+			return sent, fmt.Errorf("the agent did not wait for a host again after the preload session %s: %w", id, err)
+		}
+		return sent, nil
+	}
+	sess.Close()
+	conn.Close()
 	if err := m.awaitMarker(ctx, "announcing session "+id); err != nil {
 		return sent, fmt.Errorf("the agent did not wait for a host again after the preload session %s: %w", id, err)
 	}
 	return sent, nil
 }
+
+// keepOpen is a connection whose Close does not hang up: it only ends the
+// reads in progress (yamux's Close waits for its reader), so a yamux
+// session over it can end while the connection stays.
+type keepOpen struct{ net.Conn }
+
+func (k keepOpen) Close() error { return k.Conn.SetReadDeadline(time.Now()) }
 
 // putPreload puts one file into the guest's blob cache, after checking
 // that the host file still has the content the list names (a plugin

@@ -655,24 +655,32 @@ func (c Cache) unpackSource(ctx context.Context, src *Source, nice int, log io.W
 	if len(tars) != 1 {
 		return "", fmt.Errorf("kernel source: want one usr/src/linux-source-*.tar.* in %s, found %d", src.Package, len(tars))
 	}
-	tmp := filepath.Join(dir, "tmp")
-	if err := os.MkdirAll(tmp, 0o755); err != nil {
-		return "", err
-	}
-	tarCmd, tarArgs := niced(nice, "tar", []string{"-xf", tars[0]})
-	if err := runLogged(ctx, tmp, io.Discard, tarCmd, tarArgs...); err != nil {
-		return "", fmt.Errorf("kernel source: %w", err)
-	}
-	des, err := os.ReadDir(tmp)
-	if err != nil || len(des) != 1 || !des[0].IsDir() {
-		return "", fmt.Errorf("kernel source: the tarball %s should hold one directory", filepath.Base(tars[0]))
-	}
-	if err := os.Rename(filepath.Join(tmp, des[0].Name()), tree); err != nil {
+	if err := untarOne(ctx, tars[0], filepath.Base(tars[0]), tree, nice); err != nil {
 		return "", err
 	}
 	os.RemoveAll(deb)
-	os.RemoveAll(tmp)
 	return tree, WriteFileAtomic(stamp, []byte(src.Version+"\n"), 0o644)
+}
+
+// untarOne unpacks tarball (named name in errors), which must hold one
+// top directory, as tree (tree's parent gets a scratch directory "tmp"
+// meanwhile). Kernel sources of both kinds unpack through it.
+func untarOne(ctx context.Context, tarball, name, tree string, nice int) error {
+	tmp := filepath.Join(filepath.Dir(tree), "tmp")
+	if err := os.MkdirAll(tmp, 0o755); err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp)
+	var out tailWriter
+	tarCmd, tarArgs := niced(nice, "tar", []string{"-xf", tarball})
+	if err := runLogged(ctx, tmp, &out, tarCmd, tarArgs...); err != nil {
+		return fmt.Errorf("kernel source: %w\n%s", err, tail(out.String(), 5))
+	}
+	des, err := os.ReadDir(tmp)
+	if err != nil || len(des) != 1 || !des[0].IsDir() {
+		return fmt.Errorf("kernel source: the tarball %s should hold one directory", name)
+	}
+	return os.Rename(filepath.Join(tmp, des[0].Name()), tree)
 }
 
 // runBuild configures and builds one kernel in out (make's O=) from tree.

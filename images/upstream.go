@@ -491,23 +491,10 @@ func (c Cache) unpackUpstream(ctx context.Context, s *UpstreamSource, patches []
 	if err := os.RemoveAll(dir); err != nil {
 		return "", err
 	}
-	tmp := filepath.Join(dir, "tmp")
-	if err := os.MkdirAll(tmp, 0o755); err != nil {
-		return "", err
-	}
 	fmt.Fprintf(log, "unpacking linux %s ...\n", s.Version)
-	tarCmd, tarArgs := niced(nice, "tar", []string{"-xf", c.BlobPath(s.SHA256)})
-	if err := runLogged(ctx, tmp, io.Discard, tarCmd, tarArgs...); err != nil {
-		return "", fmt.Errorf("kernel source: %w", err)
-	}
-	des, err := os.ReadDir(tmp)
-	if err != nil || len(des) != 1 || !des[0].IsDir() {
-		return "", fmt.Errorf("kernel source: %s should hold one directory", s.File)
-	}
-	if err := os.Rename(filepath.Join(tmp, des[0].Name()), tree); err != nil {
+	if err := untarOne(ctx, c.BlobPath(s.SHA256), s.File, tree, nice); err != nil {
 		return "", err
 	}
-	os.RemoveAll(tmp)
 	for _, p := range patches {
 		pf := filepath.Join(dir, p.Name)
 		if err := os.WriteFile(pf, p.Data, 0o644); err != nil {

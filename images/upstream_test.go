@@ -794,3 +794,31 @@ func TestUpstreamRecipes(t *testing.T) {
 		t.Errorf("WithRecipe(upstream 1.0) = %v; want an error naming \"1.0\" and the releases lab knows", err)
 	}
 }
+
+// TestUntarOneRefusesTwoTops: a tarball that does not hold one top
+// directory is refused, naming the tarball (not the blob it is stored
+// as), and leaves no scratch directory.
+func TestUntarOneRefusesTwoTops(t *testing.T) {
+	parent := t.TempDir()
+	for _, d := range []string{"linux-a", "linux-b"} {
+		if err := os.MkdirAll(filepath.Join(parent, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(parent, d, "f"), []byte(d), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tarball := filepath.Join(t.TempDir(), "two.tar")
+	upRun(t, parent, "tar", "-C", parent, "-cf", tarball, "linux-a", "linux-b")
+	dir := t.TempDir()
+	err := untarOne(context.Background(), tarball, "linux-9.9.9.tar.xz", filepath.Join(dir, "tree"), 0)
+	if err == nil || !strings.Contains(err.Error(), "linux-9.9.9.tar.xz should hold one directory") {
+		t.Errorf("untarOne(two tops) = %v, want it refused naming linux-9.9.9.tar.xz", err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "tmp")); !os.IsNotExist(err) {
+		t.Errorf("the scratch directory is left: %v", err)
+	}
+	if err := untarOne(context.Background(), filepath.Join(dir, "missing.tar"), "missing.tar", filepath.Join(dir, "tree"), 0); err == nil || !strings.Contains(err.Error(), "missing.tar") {
+		t.Errorf("untarOne(missing) = %v, want tar's own error", err)
+	}
+}

@@ -65,13 +65,13 @@ func TestChooseRepeat(t *testing.T) {
 		{name: "its era variant too", exp: "forktime", target: target{"p4-2.4-era", "icount:0"}, budget: DefaultRepeatBudget,
 			repeat: 5, claims: "E2.1a"},
 		{name: "create at the claims' size under icount", exp: "create", params: map[string]string{"m": "10000"}, target: target{"celeron-2.4", "icount:0"},
-			budget: time.Hour, repeat: e16, claims: "E1.6 E1.7", line: []string{"(what E1.6 and E1.7 need)", "--repeat N to choose"}},
+			budget: time.Hour, repeat: e16, claims: "E1.6 E1.7 E1.10", line: []string{"(what E1.6, E1.7 and E1.10 need)", "--repeat N to choose"}},
 		{name: "the host clock leaves out the absolute time", exp: "create", params: map[string]string{"m": "10000"}, target: target{"celeron-2.4", "host"},
-			budget: time.Hour, repeat: 5, claims: "E1.6", line: []string{"(what E1.6 needs)"}},
+			budget: time.Hour, repeat: 6, claims: "E1.6 E1.10", line: []string{"(what E1.6 and E1.10 need)"}},
 		{name: "the default size is out of scope", exp: "create", target: target{"celeron-2.4", "icount:0"}, budget: time.Hour, repeat: 1, noClaim: true},
 		{name: "the budget cuts", exp: "create", params: map[string]string{"m": "10000"}, target: target{"celeron-2.4", "icount:0"},
-			budget: 2 * time.Minute, repeat: 2, claims: "E1.6 E1.7",
-			line: []string{"repeats: 2, what fits the 2 min budget (E1.6 and E1.7 need ", "--repeat " + strconv.Itoa(e16) + " decides"}},
+			budget: 2 * time.Minute, repeat: 2, claims: "E1.6 E1.7 E1.10",
+			line: []string{"repeats: 2, what fits the 2 min budget (E1.6, E1.7 and E1.10 need ", "--repeat " + strconv.Itoa(e16) + " decides"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -100,9 +100,9 @@ func TestPointers(t *testing.T) {
 		want               []string
 	}{
 		{"the headline: the celeron's claims are create's", "forktime", "celeron-2.4",
-			[]string{"celeron-2.4 stands for the machine of E1.6 and E1.7 (forkbench/create): `lab reproduce E1.6 E1.7` decides them, about 4 min"}},
+			[]string{"celeron-2.4 stands for the machine of E1.6, E1.7 and E1.10 (forkbench/create): `lab reproduce E1.6 E1.7 E1.10` decides them, about 4 min"}},
 		{"an era variant points the same way", "forktime", "celeron-2.4-era",
-			[]string{"celeron-2.4-era stands for the machine of E1.6 and E1.7 (forkbench/create): `lab reproduce E1.6 E1.7` decides them, about 4 min"}},
+			[]string{"celeron-2.4-era stands for the machine of E1.6, E1.7 and E1.10 (forkbench/create): `lab reproduce E1.6 E1.7 E1.10` decides them, about 4 min"}},
 		{"the p4's from create", "create", "p4-2.4",
 			[]string{"p4-2.4 stands for the machine of E2.1a (forkbench/forktime): `lab reproduce E2.1a` decides it, about 45 s"}},
 		{"none in the experiment run", "create", "celeron-2.4", nil},

@@ -57,7 +57,7 @@ func TestDescription(t *testing.T) {
 	// The claims of SEEDS.md forkbench decides, each with its experiment;
 	// E2.1 is split by machine, its Solaris rows untestable here.
 	want := map[string]struct{ exp, kind string }{
-		"E1.6": {"create", plugins.KindRatio}, "E1.7": {"create", plugins.KindRange},
+		"E1.6": {"create", plugins.KindRatio}, "E1.7": {"create", plugins.KindRange}, "E1.10": {"create", plugins.KindRatio},
 		"E2.1a": {"forktime", plugins.KindRatio}, "E2.1b": {"forktime", plugins.KindRatio}, "E2.1c": {"forktime", plugins.KindUntestable},
 	}
 	got := map[string]struct{ exp, kind string }{}

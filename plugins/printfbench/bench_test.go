@@ -99,9 +99,9 @@ func TestDescription(t *testing.T) {
 		for _, c := range e.Claims {
 			got[c.ID] = [2]string{e.Name, c.Kind()}
 			// The bounds come from E3's words read by the conventions,
-			// never from our numbers: far is 10, cheap 4.5.
+			// never from our numbers: far is 10, cheap 4.1.
 			if r := c.Ratio; r != nil {
-				for conv, min := range map[string]float64{"far": 10, "cheap": 4.5} {
+				for conv, min := range map[string]float64{"far": 10, "cheap": 4.1} {
 					if slices.Contains(c.Conventions, conv) && r.Min != min {
 						t.Errorf("claim %s reads %q, min %v; want %v", c.ID, conv, r.Min, min)
 					}

@@ -115,3 +115,28 @@ func Calibrated(values []Value, shift int, r AbsoluteRule, cal contract.Calibrat
 		{Name: "predicted real time, low", Value: pred.Lo, Unit: r.Unit}, {Name: "predicted real time, high", Value: pred.Hi, Unit: r.Unit},
 	}}
 }
+
+// oneWay says why an absolute-time claim can never be reproduced here:
+// the predicted interval is at least the calibration's spread wide
+// (InstrPerNsHi / InstrPerNsLo), so when that is wider than the band
+// (Max / Min) no count of instructions predicts an interval inside it.
+// Only a time whose whole predicted interval misses the band decides,
+// and it refutes.
+func (s *spec) oneWay() (string, bool) {
+	r := s.c.Range
+	if r == nil || r.Min == nil || r.Max == nil || *r.Min <= 0 || !results.IsTimeUnit(r.Unit) || s.c.Scope == nil || len(s.c.Scope.Profiles) == 0 {
+		return "", false
+	}
+	cal, source := s.calibration(s.c.Scope.Profiles[0])
+	if cal == nil || cal.InstrPerNsLo <= 0 {
+		return "", false
+	}
+	spread, band := cal.InstrPerNsHi/cal.InstrPerNsLo, *r.Max / *r.Min
+	if spread <= band {
+		return "", false
+	}
+	return fmt.Sprintf("can never be reproduced here: the published [%s, %s] %s is %.3gx wide and %s calibration (%s..%s instructions per ns) %.3gx, "+
+		"so no instruction count predicts a time inside it; a time whose whole predicted interval misses it would refute it",
+		results.FormatValue(*r.Min), results.FormatValue(*r.Max), r.Unit, band, source,
+		results.FormatValue(cal.InstrPerNsLo), results.FormatValue(cal.InstrPerNsHi), spread), true
+}

@@ -12,7 +12,7 @@ func TestConventions(t *testing.T) {
 	want := map[string]float64{
 		"at-least":       0,
 		"far":            10,
-		"cheap":          4.5,
+		"cheap":          4.1,
 		"about":          0,
 		"about-crossing": 0,
 		"close":          0.10,

@@ -340,7 +340,11 @@ func (s *spec) decideRange(st *stratum) Decision {
 		return Decision{Verdict: results.NotComparable, Need: 1,
 			Reason: fmt.Sprintf("profile %s has no calibration (instructions per ns of its machine), so an absolute time under %s is not comparable", st.profile, st.clock)}
 	}
-	return Calibrated(vals, shift, AbsoluteRule{Metric: r.Metric, Unit: unit, Bounds: b}, *cal, source)
+	d := Calibrated(vals, shift, AbsoluteRule{Metric: r.Metric, Unit: unit, Bounds: b}, *cal, source)
+	if why, ok := s.oneWay(); ok && d.Verdict == results.NotComparable {
+		d.Reason += "; it " + why
+	}
+	return d
 }
 
 // calibration is the speed of the machine a claim's absolute times on

@@ -343,6 +343,9 @@ func (s *spec) headline(ds []decided, out []results.RunReason, own string) (stri
 		if s.c.Untestable != nil {
 			return results.Untestable, s.untestable(nil, nil), nil
 		}
+		if why, ok := s.oneWay(); ok {
+			return results.NotComparable, "not comparable before any run: " + why + " (" + s.notRun(out, own) + ")", nil
+		}
 		return results.NotRun, s.notRun(out, own), nil
 	}
 	names := labels(ds)

@@ -96,9 +96,9 @@ func (t *Trial) Samples(res *WorkloadResult) ([]Sample, error) {
 
 // ExpectedCrash is what a repeat returns (wrapped or not) when its workload
 // crashed the way the experiment expects, E1's thread-count segfault for
-// instance: the crash is a finding, not a failure. Repeat ends the run
-// there with outcome expected-crash, keeping the samples the repeat
-// returned with it.
+// instance: the crash is a finding, not a failure. Repeat runs the other
+// repeats too and ends with outcome expected-crash, naming the first
+// crash and counting them, keeping the samples every repeat returned.
 type ExpectedCrash struct {
 	Reason string
 }
@@ -140,6 +140,9 @@ func Repeat(ctx context.Context, desc *Description, req *RunRequest, progress fu
 	resp := &RunResponse{Env: CollectEnv(), Outcome: Outcome{Status: StatusOK}}
 	var log strings.Builder
 	defer func() { resp.Log = log.String() }()
+	// An expected crash does not end the run: every repeat runs, and the
+	// outcome names the first crash and counts them.
+	crashes, first, tail := 0, "", ""
 	for i := range total {
 		t := &Trial{Index: i, Total: total, Experiment: exp, Params: params, WorkloadDir: dir, log: &log}
 		samples, err := each(ctx, t)
@@ -167,9 +170,14 @@ func Repeat(ctx context.Context, desc *Description, req *RunRequest, progress fu
 		resp.Samples = append(resp.Samples, samples...)
 		progress(Progress{Done: i + 1, Total: total, Message: summary(exp, samples), Samples: samples})
 		if crash != nil {
-			resp.Outcome = Outcome{Status: StatusExpectedCrash, Reason: fmt.Sprintf("repeat %d/%d: %s", i+1, total, crash.Reason), StderrTail: t.stderrTail()}
-			return resp, nil
+			crashes++
+			if first == "" {
+				first, tail = fmt.Sprintf("repeat %d/%d: %s", i+1, total, crash.Reason), t.stderrTail()
+			}
 		}
+	}
+	if crashes > 0 {
+		resp.Outcome = Outcome{Status: StatusExpectedCrash, Reason: fmt.Sprintf("%s (%d of %d repeats crashed)", first, crashes, total), StderrTail: tail}
 	}
 	return resp, nil
 }

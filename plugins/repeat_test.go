@@ -116,9 +116,11 @@ func TestRepeatFailure(t *testing.T) {
 }
 
 func TestRepeatExpectedCrash(t *testing.T) {
+	// Every repeat runs, so that a point that crashes in some repeats and
+	// not others shows it (issue 30); the outcome counts the crashes.
 	resp, err := Repeat(context.Background(), repeatDescription(), &RunRequest{Repeat: 5, WorkloadDir: t.TempDir()}, nil,
 		func(_ context.Context, tr *Trial) ([]Sample, error) {
-			if tr.Index == 1 {
+			if tr.Index == 1 || tr.Index == 3 {
 				return []Sample{tr.Sample("t", 350)}, fmt.Errorf("sweep: %w", &ExpectedCrash{Reason: "segmentation fault at 350 threads"})
 			}
 			return []Sample{tr.Sample("t", 1)}, nil
@@ -126,11 +128,11 @@ func TestRepeatExpectedCrash(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if resp.Outcome.Status != StatusExpectedCrash || resp.Outcome.Reason != "repeat 2/5: segmentation fault at 350 threads" {
-		t.Errorf("outcome = %+v, want the expected crash at repeat 2/5", resp.Outcome)
+	if resp.Outcome.Status != StatusExpectedCrash || resp.Outcome.Reason != "repeat 2/5: segmentation fault at 350 threads (2 of 5 repeats crashed)" {
+		t.Errorf("outcome = %+v, want the expected crash at repeat 2/5, 2 of 5 crashed", resp.Outcome)
 	}
-	if len(resp.Samples) != 2 || resp.Samples[1].Value != 350 {
-		t.Errorf("samples = %+v, want both, the crashing repeat's included", resp.Samples)
+	if len(resp.Samples) != 5 || resp.Samples[1].Value != 350 || resp.Samples[4].Value != 1 {
+		t.Errorf("samples = %+v, want all five, the crashing repeats' included", resp.Samples)
 	}
 }
 

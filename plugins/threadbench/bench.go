@@ -124,8 +124,13 @@ func limit(ctx context.Context, t *plugins.Trial) ([]plugins.Sample, error) {
 		if st := res.Values["exit_status"].Text; st != "0" {
 			return out, fmt.Errorf("the original program exited with status %s after %s threads (%s)", st, res.Values["threads"].Text, res.Values["error"].Text)
 		}
-		return out, nil
+		ran := t.Sample("crashed", 0)
+		ran.Labels = labels
+		return append(out, ran), nil
 	}
+	crashed := t.Sample("crashed", 1)
+	crashed.Labels = map[string]string{"stack_kb": labels["stack_kb"], "signal": sig}
+	out = append(out, crashed)
 	return out, &plugins.ExpectedCrash{Reason: crashReason(sig, res.Values["threads"].Text, res.Values["error"].Text, p["workers"], labels["stack_kb"])}
 }
 

@@ -31,9 +31,10 @@ type CrashRule struct {
 	Required      []string
 }
 
-// MinCrashRuns is how many runs a point a crash claim needs; more show a
-// flaky point (3 are recommended).
-const MinCrashRuns = 1
+// MinCrashRuns is how many runs a point a crash claim needs to tell a
+// steady point from a flaky one: one run always looks steady; 3 runs of
+// a point that crashes one time in two look steady with chance 1/4.
+const MinCrashRuns = 3
 
 // Crash decides a crash threshold (§1.5). The runs at a point agree on an
 // outcome, or the point is flaky. Not reproduced when an agreed outcome
@@ -90,13 +91,22 @@ func Crash(outcomes []Outcome, r CrashRule) Decision {
 		base = fmt.Sprintf("no runs of %s, claimed %s", r.Param, claimed)
 	}
 	d := Decision{Numbers: nums, Need: MinCrashRuns}
-	var missing []string
+	var missing, short []string
 	for _, p := range slices.SortedFunc(slices.Values(r.Required), comparePoints) {
 		if _, ok := byPt[p]; !ok {
 			missing = append(missing, p)
 		}
 	}
+	for _, p := range points {
+		if n := len(byPt[p]); n < MinCrashRuns && !slices.ContainsFunc(flaky, func(f string) bool { return strings.HasPrefix(f, r.Param+"="+p+" ") }) {
+			short = append(short, fmt.Sprintf("%s=%s (%s)", r.Param, p, plural(n, "1 run", fmt.Sprintf("%d runs", n))))
+		}
+	}
 	switch {
+	case len(short) > 0 && len(flaky) == 0:
+		// Steady or flaky cannot be told from fewer runs, either way.
+		d.Verdict, d.Reason = results.Inconclusive, fmt.Sprintf("%s: too few runs to tell a steady point from a flaky one at %s: %d a point needed (run with --repeat %d)",
+			base, strings.Join(short, ", "), MinCrashRuns, MinCrashRuns)
 	case len(wrong) > 0:
 		d.Verdict, d.Reason = results.NotReproduced, base+": "+strings.Join(wrong, "; ")
 	case len(flaky) > 0:
@@ -104,7 +114,7 @@ func Crash(outcomes []Outcome, r CrashRule) Decision {
 	case len(points) == 0:
 		d.Verdict, d.Reason = results.Inconclusive, fmt.Sprintf("%s (run with --sweep %s=%s)", base, r.Param, strings.Join(slices.SortedFunc(slices.Values(r.Required), comparePoints), ","))
 	case len(missing) > 0:
-		d.Verdict, d.Reason = results.Inconclusive, fmt.Sprintf("%s: no run at %s=%s, a required point (run with --sweep %s=%s; %d run a point at least, 3 show a flaky one)",
+		d.Verdict, d.Reason = results.Inconclusive, fmt.Sprintf("%s: no run at %s=%s, a required point (run with --sweep %s=%s; %d runs a point at least, to show a flaky one)",
 			base, r.Param, strings.Join(missing, ","), r.Param, strings.Join(slices.SortedFunc(slices.Values(r.Required), comparePoints), ","), MinCrashRuns)
 	default:
 		d.Verdict, d.Reason = results.Reproduced, base

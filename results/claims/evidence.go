@@ -387,6 +387,28 @@ func signalOf(o string) string {
 	return "unnamed"
 }
 
+// MetricCrashed is the sample a crashing experiment records a repeat:
+// 1 when it crashed (label signal names the signal), 0 when it ran to
+// the end.
+const MetricCrashed = "crashed"
+
+// repeatOutcomes are unit u's outcomes a repeat, from its crashed
+// samples; none when it has none.
+func (s *spec) repeatOutcomes(u *unit) []Outcome {
+	var out []Outcome
+	for _, smp := range u.run.Samples {
+		if smp.Metric != MetricCrashed || !results.HasLabels(smp.Labels, u.labels) {
+			continue
+		}
+		o := Outcome{Run: fmt.Sprintf("%s repeat %d", u.key, smp.Repeat), Point: u.params[s.c.Crash.Param]}
+		if smp.Value != 0 {
+			o.Signal = cmp.Or(smp.Labels["signal"], "unnamed")
+		}
+		out = append(out, o)
+	}
+	return out
+}
+
 // decideCrash is a crash claim: each unit's outcome at its value of the
 // claim's parameter.
 func (s *spec) decideCrash(us []*unit) Decision {
@@ -400,6 +422,13 @@ func (s *spec) decideCrash(us []*unit) Decision {
 					status, reason, tail = p.Status, p.Reason, p.StderrTail
 				}
 			}
+		}
+		// A run that says how each repeat ended (the sample crashed, 1
+		// with its signal as a label, or 0) is an outcome a repeat, so a
+		// point that crashes in some repeats and not others is flaky.
+		if rs := s.repeatOutcomes(u); len(rs) > 0 {
+			outs = append(outs, rs...)
+			continue
 		}
 		o := Outcome{Run: u.key, Point: u.params[k.Param]}
 		if status == contract.StatusExpectedCrash {

@@ -261,7 +261,28 @@ func TestJudgeSpeedup(t *testing.T) {
 
 // crashRun is a sweep over workers whose points ended as statuses say
 // ("ok", or a crash reason).
+// ("ok", or a crash reason), each in all of its 3 repeats (sample
+// crashed, as threadbench's limit records it).
 func crashRun(id string, min int, points map[string]string) *results.Result {
+	r := crashRunOnce(id, min, points)
+	for _, p := range slices.Sorted(maps.Keys(points)) {
+		labels, v := l("workers", p, "stack_kb", "8192"), 0.0
+		if why := points[p]; why != "ok" {
+			labels["signal"], v = "SIGSEGV", 1
+			if strings.Contains(why, "SIGABRT") {
+				labels["signal"] = "SIGABRT"
+			}
+		}
+		for i := range 3 {
+			r.Samples = append(r.Samples, results.Sample{Metric: "crashed", Value: v, Unit: "runs", Repeat: i, Labels: labels})
+		}
+	}
+	return r
+}
+
+// crashRunOnce is crashRun with only the points' statuses: one outcome a
+// point, as a run that does not record its repeats' says.
+func crashRunOnce(id string, min int, points map[string]string) *results.Result {
 	pts := slices.Sorted(maps.Keys(points)) // 255, 350, 500: as numbers too
 	r := swept(newRun(id, "split-3g1g", "icount:0", min), "workers", pts...)
 	for i, p := range r.Sweep.Points {
@@ -286,13 +307,39 @@ func TestJudgeCrash(t *testing.T) {
 			[]string{"crashed with SIGABRT, not SIGSEGV"}},
 		// Two runs of one cell disagree: flaky, with every run (--all).
 		{"I flaky", c, []*results.Result{crashRun("r1", 0, map[string]string{"255": "ok", "350": segv}), crashRun("r2", 1, map[string]string{"255": "ok", "350": "ok"})},
-			true, results.Inconclusive, []string{"workers=350 flaky: 1 of 2 crashed"}},
+			true, results.Inconclusive, []string{"workers=350 flaky: 3 of 6 crashed"}},
 		// The latest of the cell decides without --all.
 		{"latest", c, []*results.Result{crashRun("r1", 0, map[string]string{"255": "ok", "350": segv}), crashRun("r2", 1, map[string]string{"255": "ok", "350": "ok"})},
 			false, results.NotReproduced, nil},
 		{"required point missing", c, []*results.Result{crashRun("r", 0, map[string]string{"350": segv, "500": segv})}, false, results.Inconclusive,
 			[]string{"no in-scope run at workers=255", "--sweep workers=255,350,500"}},
+		// One run's repeats say how each ended (sample crashed): a point
+		// that crashed in some repeats and not others is flaky.
+		{"I flaky within a run", c, []*results.Result{crashed(crashRunOnce("r", 0, map[string]string{"255": "ok", "350": segv}), map[string][]float64{"255": {0, 0, 0}, "350": {1, 0, 1}})},
+			false, results.Inconclusive, []string{"workers=350 flaky: 2 of 3 crashed (ran and SIGSEGV)"}},
+		{"R every repeat", c, []*results.Result{crashed(crashRunOnce("r", 0, map[string]string{"255": "ok", "350": segv}), map[string][]float64{"255": {0, 0, 0}, "350": {1, 1, 1}})},
+			false, results.Reproduced, []string{"255: ran, 350: SIGSEGV"}},
+		// One outcome a point cannot tell steady from flaky, either way.
+		{"I one run", c, []*results.Result{crashRunOnce("r", 0, map[string]string{"255": "ok", "350": segv})},
+			false, results.Inconclusive, []string{"too few runs to tell a steady point from a flaky one at workers=255 (1 run), workers=350 (1 run)", "--repeat 3"}},
+		{"I one run against it", c, []*results.Result{crashRunOnce("r", 0, map[string]string{"255": "ok", "350": "ok"})},
+			false, results.Inconclusive, []string{"too few runs"}},
 	})
+}
+
+// crashed adds to a crash run how each repeat at each point ended: the
+// sample crashed, 1 with the signal as a label, or 0.
+func crashed(r *results.Result, points map[string][]float64) *results.Result {
+	for _, p := range slices.Sorted(maps.Keys(points)) {
+		for i, v := range points[p] {
+			labels := l("workers", p, "stack_kb", "8192")
+			if v == 1 {
+				labels["signal"] = "SIGSEGV"
+			}
+			r.Samples = append(r.Samples, results.Sample{Metric: "crashed", Value: v, Unit: "runs", Repeat: i, Labels: labels})
+		}
+	}
+	return r
 }
 
 func designRun(vals map[string][]float64) *results.Result {

@@ -162,9 +162,16 @@ func figureRuns(c results.Claim, tc figureCase, repeats int, cv float64) []*resu
 		r := newRun(first)
 		sweep(r, slices.Collect(maps.Keys(tc.crash)))
 		for i, p := range r.Sweep.Points {
-			if why := tc.crash[p.Labels[key]]; why != "ok" {
+			why := tc.crash[p.Labels[key]]
+			labels := map[string]string{key: p.Labels[key]}
+			v := 0.0
+			if why != "ok" {
 				r.Sweep.Points[i].Status, r.Sweep.Points[i].Reason = contract.StatusExpectedCrash, why
 				r.Outcome = results.Outcome{Status: contract.StatusExpectedCrash, Reason: "some points crashed"}
+				labels["signal"], v = "SIGSEGV", 1
+			}
+			for k := range repeats {
+				r.Samples = append(r.Samples, results.Sample{Metric: rclaims.MetricCrashed, Value: v, Unit: "runs", Repeat: k, Labels: labels})
 			}
 		}
 		return []*results.Result{r}

@@ -83,7 +83,7 @@ cells:
     profiles: [split-3g1g]
     params: {faithful: true, stack_kb: 8192}
     sweep: {workers: [255, 350, 500]}
-    repeat: 1
+    repeat: 3
 `)
 	nights := t.TempDir()
 	start := time.Now()

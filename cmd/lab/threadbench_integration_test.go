@@ -1,6 +1,7 @@
 package main
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -198,7 +199,7 @@ func TestIntegrationThreadbenchSplit(t *testing.T) {
 
 	// The original program at the source's bracket of its threshold
 	// (255 ran, 350 crashed) and past our limit.
-	res, _ = itRunJSON(t, 0, "threadbench", "--vm", "split", "-e", "limit", "-p", "faithful=true", "--sweep", "workers=255,350,500")
+	res, _ = itRunJSON(t, 0, "threadbench", "--vm", "split", "-e", "limit", "-p", "faithful=true", "--sweep", "workers=255,350,500", "--repeat", "3")
 	status := map[string]string{}
 	for _, p := range res.Sweep.Points {
 		status[p.Labels["workers"]] = p.Status
@@ -206,8 +207,12 @@ func TestIntegrationThreadbenchSplit(t *testing.T) {
 	if status["255"] != "ok" || status["500"] != "expected-crash" {
 		t.Fatalf("faithful sweep: points %v, want 255 ok and 500 an expected crash", status)
 	}
-	if n := itSeries(res, "max_threads", map[string]string{"workers": "500"}); len(n) != 1 || n[0] < 370 || n[0] > 384 {
-		t.Errorf("faithful run made %v threads before crashing, want one count in 370..384", n)
+	// Every repeat runs after a crash, and says it crashed.
+	if n := itSeries(res, "max_threads", map[string]string{"workers": "500"}); len(n) != 3 || slices.Min(n) < 370 || slices.Max(n) > 384 {
+		t.Errorf("faithful run made %v threads before crashing, want 3 counts in 370..384", n)
+	}
+	if c := itSeries(res, "crashed", map[string]string{"workers": "500", "signal": "SIGSEGV"}); !slices.Equal(c, []float64{1, 1, 1}) {
+		t.Errorf("crashed at 500: %v, want 1 in each of 3 repeats", c)
 	}
 	// Our limit is past 350 (6.1's mmap layout), so 350 runs to the end
 	// and E1.3b's threshold is refuted here; a crash at 350 would

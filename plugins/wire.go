@@ -174,7 +174,7 @@ func chartFromWire(w *wire.Chart) *Chart {
 }
 
 func claimToWire(c Claim) *wire.Claim {
-	w := &wire.Claim{Id: c.ID, PartOf: c.PartOf, Source: c.Source, SourceWords: c.SourceWords, Statement: c.Statement,
+	w := &wire.Claim{Id: c.ID, PartOf: c.PartOf, Source: c.Source, SourceWords: c.SourceWords, DigestWords: c.DigestWords, Statement: c.Statement,
 		Machine: c.Machine, Profile: c.Profile, Rationale: c.Rationale, Conventions: clone(c.Conventions),
 		Fidelity: c.Fidelity, ByConstruction: c.ByConstruction}
 	if s := c.Scope; s != nil {
@@ -241,7 +241,7 @@ func claimToWire(c Claim) *wire.Claim {
 }
 
 func claimFromWire(w *wire.Claim) Claim {
-	c := Claim{ID: w.GetId(), PartOf: w.GetPartOf(), Source: w.GetSource(), SourceWords: w.GetSourceWords(),
+	c := Claim{ID: w.GetId(), PartOf: w.GetPartOf(), Source: w.GetSource(), SourceWords: w.GetSourceWords(), DigestWords: w.GetDigestWords(),
 		Statement: w.GetStatement(), Machine: w.GetMachine(), Profile: w.GetProfile(), Rationale: w.GetRationale(),
 		Conventions: clone(w.GetConventions()), Fidelity: w.GetFidelity(), ByConstruction: w.GetByConstruction()}
 	if s := w.GetScope(); s != nil {

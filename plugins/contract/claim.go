@@ -40,7 +40,11 @@ type Claim struct {
 	// PartOf is the compound claim's id (E1.2 for E1.2a).
 	PartOf      string `json:"part_of,omitempty"`
 	Source      string `json:"source"`
+	// SourceWords are the write-up's own words, verbatim; DigestWords,
+	// where lab has none, the digest's (SEEDS.md's) wording, never shown
+	// as a quote.
 	SourceWords string `json:"source_words,omitempty"`
+	DigestWords string `json:"digest_words,omitempty"`
 	Statement   string `json:"statement"`
 	// Machine is what the claim was made on; Profile the lab profile
 	// standing for it, if any (shown; Scope.Profiles decides).

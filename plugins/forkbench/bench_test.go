@@ -89,7 +89,7 @@ func TestClaimsScoped(t *testing.T) {
 			if !untestable && (c.Scope == nil || len(c.Scope.Profiles) == 0) {
 				t.Errorf("claim %s has no scope.profiles: any run would decide it", c.ID)
 			}
-			if c.Rationale == "" || c.Fidelity == "" || c.SourceWords == "" || c.Machine == "" {
+			if c.Rationale == "" || c.Fidelity == "" || c.SourceWords+c.DigestWords == "" || c.Machine == "" {
 				t.Errorf("claim %s lacks rationale, fidelity, source words or machine", c.ID)
 			}
 			if len(c.Conventions) == 0 && !untestable {

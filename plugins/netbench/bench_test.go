@@ -181,7 +181,7 @@ func TestClaimsDocumented(t *testing.T) {
 	d := plugins.MustParseDescription(description)
 	for _, e := range d.Experiments {
 		for _, c := range e.Claims {
-			if c.Source == "" || c.SourceWords == "" || c.Statement == "" || c.Machine == "" || c.Rationale == "" || c.Fidelity == "" {
+			if c.Source == "" || c.SourceWords+c.DigestWords == "" || c.Statement == "" || c.Machine == "" || c.Rationale == "" || c.Fidelity == "" {
 				t.Errorf("claim %s: source, source words, statement, machine, rationale and fidelity must be filled in: %+v", c.ID, c)
 			}
 			if c.Untestable == nil && (c.Profile == "" || c.Scope == nil || len(c.Scope.Profiles) == 0 || len(c.Scope.Clocks) == 0 ||

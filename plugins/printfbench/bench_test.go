@@ -155,7 +155,7 @@ func TestClaimsScoped(t *testing.T) {
 			if s != nil && (s.Params[size[e.Name]] == "" || !slices.Equal(s.Clocks, []string{plugins.ClockHost, plugins.ClockIcount})) {
 				t.Errorf("claim %s: scope params %v, clocks %v; want %s fixed, host and icount", c.ID, s.Params, s.Clocks, size[e.Name])
 			}
-			if c.Rationale == "" || c.Fidelity == "" || c.SourceWords == "" || c.Machine == "" {
+			if c.Rationale == "" || c.Fidelity == "" || c.SourceWords+c.DigestWords == "" || c.Machine == "" {
 				t.Errorf("claim %s lacks rationale, fidelity, source words or machine", c.ID)
 			}
 			if len(c.Conventions) == 0 && !untestable {

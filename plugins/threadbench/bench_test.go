@@ -107,7 +107,7 @@ func TestClaimsScoped(t *testing.T) {
 	d := testBench().desc
 	for _, e := range d.Experiments {
 		for _, c := range e.Claims {
-			if c.Rationale == "" || c.Fidelity == "" || c.SourceWords == "" || c.Source == "" {
+			if c.Rationale == "" || c.Fidelity == "" || c.SourceWords+c.DigestWords == "" || c.Source == "" {
 				t.Errorf("claim %s lacks a rationale, a fidelity note, source or source words", c.ID)
 			}
 			if len(c.Conventions) == 0 && literal[c.ID] == "" {

@@ -1191,8 +1191,12 @@ type Claim struct {
 	Rationale string `protobuf:"bytes,6,opt,name=rationale,proto3" json:"rationale,omitempty"`
 	// The id of the compound claim this one is a part of (E1.2 for E1.2a).
 	PartOf string `protobuf:"bytes,8,opt,name=part_of,json=partOf,proto3" json:"part_of,omitempty"`
-	// The source's own words, quoted.
+	// The source's own words, quoted verbatim (in the original language,
+	// with a translation): only words some write-up contains.
 	SourceWords string `protobuf:"bytes,9,opt,name=source_words,json=sourceWords,proto3" json:"source_words,omitempty"`
+	// Where lab has no verbatim words of the write-up: the digest's
+	// (SEEDS.md's) wording of the claim, named as such, never as a quote.
+	DigestWords string `protobuf:"bytes,26,opt,name=digest_words,json=digestWords,proto3" json:"digest_words,omitempty"`
 	// What our machine, kernel or emulation cannot show for this claim; it
 	// goes into every verdict's reason.
 	Fidelity string `protobuf:"bytes,20,opt,name=fidelity,proto3" json:"fidelity,omitempty"`
@@ -1307,6 +1311,13 @@ func (x *Claim) GetPartOf() string {
 func (x *Claim) GetSourceWords() string {
 	if x != nil {
 		return x.SourceWords
+	}
+	return ""
+}
+
+func (x *Claim) GetDigestWords() string {
+	if x != nil {
+		return x.DigestWords
 	}
 	return ""
 }
@@ -3452,7 +3463,7 @@ const file_benchmark_proto_rawDesc = "" +
 	"\x04note\x18\t \x01(\tR\x04note\x1a9\n" +
 	"\vLabelsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xfd\a\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xa0\b\n" +
 	"\x05Claim\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x16\n" +
 	"\x06source\x18\x02 \x01(\tR\x06source\x12\x1c\n" +
@@ -3461,7 +3472,8 @@ const file_benchmark_proto_rawDesc = "" +
 	"\aprofile\x18\x05 \x01(\tR\aprofile\x12\x1c\n" +
 	"\trationale\x18\x06 \x01(\tR\trationale\x12\x17\n" +
 	"\apart_of\x18\b \x01(\tR\x06partOf\x12!\n" +
-	"\fsource_words\x18\t \x01(\tR\vsourceWords\x12\x1a\n" +
+	"\fsource_words\x18\t \x01(\tR\vsourceWords\x12!\n" +
+	"\fdigest_words\x18\x1a \x01(\tR\vdigestWords\x12\x1a\n" +
 	"\bfidelity\x18\x14 \x01(\tR\bfidelity\x12'\n" +
 	"\x0fby_construction\x18\x15 \x01(\tR\x0ebyConstruction\x12 \n" +
 	"\vconventions\x18\x16 \x03(\tR\vconventions\x12*\n" +

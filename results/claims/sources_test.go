@@ -461,3 +461,24 @@ func TestOneWayClaimUpFront(t *testing.T) {
 		t.Errorf("a time inside: %q: %s; want not comparable, saying it can never be reproduced", v.Verdict, v.Reason)
 	}
 }
+
+// TestSourceWordsAreTheWriteUps: a claim's sourceWords are a write-up's
+// own words in its language (Chinese, Russian) with a translation, and a
+// claim lab has no such words for carries SEEDS.md's wording as
+// digestWords instead, never as a quote (issue 30).
+func TestSourceWordsAreTheWriteUps(t *testing.T) {
+	t.Parallel()
+	for id, c := range descClaims(t) {
+		if c.SourceWords == "" && c.DigestWords == "" {
+			t.Errorf("%s has neither source words nor a digest's", id)
+		}
+		if c.SourceWords == "" {
+			continue
+		}
+		original, translation, ok := strings.Cut(c.SourceWords, " (")
+		foreign := strings.ContainsFunc(original, func(r rune) bool { return r > 0x2FF })
+		if !ok || !foreign || !strings.HasSuffix(translation, ")") {
+			t.Errorf("%s: source words %q are not a write-up's own (Chinese or Russian) words with a translation in parentheses", id, c.SourceWords)
+		}
+	}
+}

@@ -15,6 +15,9 @@ import (
 // where its bounds come from, what our machine cannot show, its verdict
 // and why, then each stratum that decided it and the stored runs out of
 // its scope (or the command that would decide it).
+// DigestNote says whose a claim's DigestWords are.
+const DigestNote = "SEEDS.md's wording, not a quote: lab has no verbatim words of the write-up for it"
+
 func WriteClaim(w io.Writer, s claims.ClaimStatus) {
 	c, v := s.Claim, s.Judged
 	fmt.Fprintf(w, "%s: %s\n\n", c.ID, c.Statement)
@@ -26,6 +29,9 @@ func WriteClaim(w io.Writer, s claims.ClaimStatus) {
 	rows := [][2]string{{"source", c.Source}}
 	if c.SourceWords != "" {
 		rows = append(rows, [2]string{"words", "\"" + c.SourceWords + "\""})
+	}
+	if c.DigestWords != "" {
+		rows = append(rows, [2]string{"digest", c.DigestWords + " (" + DigestNote + ")"})
 	}
 	if c.PartOf != "" {
 		rows = append(rows, [2]string{"part of", c.PartOf})

@@ -204,7 +204,7 @@ type (
 	}
 	claimView struct {
 		ID, Anchor, Verdict, Class, Statement, Source, Machine, Rule, Rationale, Scope string
-		Words, Fidelity, ByConstruction                                                string
+		Words, Digest, DigestNote, Fidelity, ByConstruction                            string
 		Strata                                                                         []stratumView
 		OutOfScope                                                                     int
 		Plugin, Bench, ExpAnchor                                                       string

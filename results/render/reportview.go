@@ -70,7 +70,7 @@ func claimViewOf(s claims.ClaimStatus, anchor, expAnchor string, runAnchor map[s
 	cv := claimView{ID: c.ID, Anchor: anchor, Verdict: orNotRun(s.Verdict), Class: verdictClass(orNotRun(s.Verdict)),
 		Statement: c.Statement, Source: c.Source, Machine: machine, Rule: s.Rule, Rationale: c.Rationale,
 		Scope: ScopeText(&c), Plugin: c.Plugin, Bench: c.Bench, ExpAnchor: expAnchor, Decided: len(s.Judged.Runs),
-		Words: c.SourceWords, Fidelity: c.Fidelity, ByConstruction: c.ByConstruction, OutOfScope: len(s.Judged.OutOfScope)}
+		Words: c.SourceWords, Digest: c.DigestWords, DigestNote: DigestNote, Fidelity: c.Fidelity, ByConstruction: c.ByConstruction, OutOfScope: len(s.Judged.OutOfScope)}
 	v := s.Judged
 	for _, st := range v.Strata {
 		cv.Strata = append(cv.Strata, stratumView{Profile: st.Profile, Clock: st.Clock, Accelerator: st.Accelerator,

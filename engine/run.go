@@ -459,7 +459,7 @@ func ClaimProfiles(ps []images.Profile) rclaims.Profiles {
 		if cal == nil && p.VariantOf != "" {
 			cal = byName[p.VariantOf].Calibration
 		}
-		info := rclaims.ProfileInfo{VariantOf: p.VariantOf}
+		info := rclaims.ProfileInfo{VariantOf: p.VariantOf, Console: p.ConsoleKind()}
 		if p.VariantOf != "" {
 			for _, d := range p.Original.Differences {
 				if k, ok := strings.CutPrefix(d, "kernel: "); ok {

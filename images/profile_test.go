@@ -9,11 +9,12 @@ import (
 )
 
 func TestBuiltinProfilesValid(t *testing.T) {
-	want := []string{"celeron-2.4", "celeron-2.4-era", "celeron-2.4-linux-2.6.32", "modern-x86_64", "p3-450", "p4-2.4", "p4-2.4-era", "p4-2.4-linux-2.6.32", "rockhopper-2.4", "rockhopper-2.4-linux-2.6.32", "split-1g3g", "split-2g2g", "split-3g1g", "split-3g1g-linux-2.6.32", "xeon5130-1core", "xeon5130-1core-era", "xeon5130-1core-linux-2.6.32", "xeon5130-2core", "xeon5130-2core-linux-2.6.32", "xeon5130-fb"}
-	// The console each built-in has: E3's profile draws its VTs on a
-	// framebuffer, the others keep the serial port only (a VGA card would
-	// cost them boot time and change nothing they measure).
-	consoles := map[string]string{"xeon5130-fb": "fb"}
+	want := []string{"celeron-2.4", "celeron-2.4-era", "celeron-2.4-linux-2.6.32", "modern-x86_64", "p3-450", "p4-2.4", "p4-2.4-era", "p4-2.4-linux-2.6.32", "rockhopper-2.4", "rockhopper-2.4-linux-2.6.32", "split-1g3g", "split-2g2g", "split-3g1g", "split-3g1g-linux-2.6.32", "xeon5130-1core", "xeon5130-1core-era", "xeon5130-1core-linux-2.6.32", "xeon5130-2core", "xeon5130-2core-linux-2.6.32", "xeon5130-fb", "xeon5130-vga"}
+	// The console each built-in has: E3's profiles draw their VTs on a
+	// framebuffer and in VGA text mode (its console strata), the others
+	// keep the serial port only (a VGA card would cost them boot time and
+	// change nothing they measure).
+	consoles := map[string]string{"xeon5130-fb": "fb", "xeon5130-vga": "vga"}
 	got := Builtin()
 	if len(got) != len(want) {
 		t.Fatalf("Builtin() has %d profiles, want %d", len(got), len(want))
@@ -59,6 +60,7 @@ func TestBuiltinProfileDetails(t *testing.T) {
 		{"xeon5130-1core", "core2duo", "Intel(R) Xeon(R) CPU            5130  @ 2.00GHz", 6, 15, 2, 1, 512, "debian-6.1-686"},
 		{"xeon5130-2core", "core2duo", "Intel(R) Xeon(R) CPU            5130  @ 2.00GHz", 6, 15, 2, 2, 512, "debian-6.1-686"},
 		{"xeon5130-fb", "core2duo", "Intel(R) Xeon(R) CPU            5130  @ 2.00GHz", 6, 15, 2, 1, 512, "debian-6.1-686"},
+		{"xeon5130-vga", "core2duo", "Intel(R) Xeon(R) CPU            5130  @ 2.00GHz", 6, 15, 2, 1, 512, "debian-6.1-686"},
 		{"split-3g1g", "pentium3", "", 0, 0, 1, 1, 1024, "debian-6.1-686"},
 		{"p4-2.4", "qemu32", "Intel(R) Pentium(R) 4 CPU 2.60GHz", 15, 2, 1, 1, 512, "debian-6.1-686"},
 		{"p3-450", "pentium3", "", 6, 7, 1, 1, 256, "debian-6.1-686"},
@@ -272,7 +274,7 @@ func TestLookupSuggests(t *testing.T) {
 	tests := []struct {
 		name, want string
 	}{
-		{"celeron2.4", `unknown profile "celeron2.4"; did you mean "celeron-2.4"? known: celeron-2.4, celeron-2.4-era, celeron-2.4-linux-2.6.32, modern-x86_64, p3-450, p4-2.4, p4-2.4-era, p4-2.4-linux-2.6.32, rockhopper-2.4, rockhopper-2.4-linux-2.6.32, split-1g3g, split-2g2g, split-3g1g, split-3g1g-linux-2.6.32, xeon5130-1core, xeon5130-1core-era, xeon5130-1core-linux-2.6.32, xeon5130-2core, xeon5130-2core-linux-2.6.32, xeon5130-fb`},
+		{"celeron2.4", `unknown profile "celeron2.4"; did you mean "celeron-2.4"? known: celeron-2.4, celeron-2.4-era, celeron-2.4-linux-2.6.32, modern-x86_64, p3-450, p4-2.4, p4-2.4-era, p4-2.4-linux-2.6.32, rockhopper-2.4, rockhopper-2.4-linux-2.6.32, split-1g3g, split-2g2g, split-3g1g, split-3g1g-linux-2.6.32, xeon5130-1core, xeon5130-1core-era, xeon5130-1core-linux-2.6.32, xeon5130-2core, xeon5130-2core-linux-2.6.32, xeon5130-fb, xeon5130-vga`},
 		{"xeon5130-1", `did you mean "xeon5130-1core"?`},
 		{"p4-2", `did you mean "p4-2.4"?`},
 		{"modern-x86-64", `did you mean "modern-x86_64"?`},

@@ -1,6 +1,9 @@
 package results
 
 import (
+	"slices"
+	"strings"
+
 	"lab/plugins/contract"
 )
 
@@ -31,17 +34,51 @@ const (
 	// Untestable: a property of the original platform (Windows' Sleep,
 	// .NET's Thread.Start, Solaris' fork) that a Linux guest cannot show.
 	Untestable = "untestable here"
-	// ClockDependent, KernelDependent and ClockKernelDependent: in-scope
-	// strata decided both ways, and they differ in their clock, their
-	// kernel (Debian or era variant), or both. Headline verdicts only.
+	// ClockDependent, KernelDependent, ConsoleDependent and their
+	// combinations (Dependent): in-scope strata decided both ways, and
+	// they differ in their clock, their kernel (Debian, era or upstream
+	// variant), their console (fbcon, vgacon), or several. Headline
+	// verdicts only.
 	ClockDependent       = "clock-dependent"
 	KernelDependent      = "kernel-dependent"
 	ClockKernelDependent = "clock- and kernel-dependent"
+	ConsoleDependent     = "console-dependent"
 )
 
+// The axes strata decided both ways can differ in, in the order
+// Dependent names them.
+const (
+	AxisClock   = "clock"
+	AxisConsole = "console"
+	AxisKernel  = "kernel"
+)
+
+// Dependent is the headline verdict of strata decided both ways that
+// differ in axes: "clock-dependent", "clock- and kernel-dependent",
+// "clock-, console- and kernel-dependent".
+func Dependent(axes ...string) string {
+	var names []string
+	for _, a := range []string{AxisClock, AxisConsole, AxisKernel} {
+		if slices.Contains(axes, a) {
+			names = append(names, a+"-")
+		}
+	}
+	switch len(names) {
+	case 0:
+		return ""
+	case 1:
+		return names[0] + "dependent"
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " and " + names[len(names)-1] + "dependent"
+}
+
+// IsDependent says whether v is one of Dependent's verdicts.
+func IsDependent(v string) bool { return strings.HasSuffix(v, "-dependent") }
+
 // VerdictOrder lists every verdict in the order counts and tables give
-// them.
-var VerdictOrder = []string{Reproduced, NotReproduced, ClockDependent, KernelDependent, ClockKernelDependent,
+// them: every combination of Dependent's axes after not reproduced.
+var VerdictOrder = []string{Reproduced, NotReproduced, ClockDependent, KernelDependent, ConsoleDependent, ClockKernelDependent,
+	Dependent(AxisClock, AxisConsole), Dependent(AxisConsole, AxisKernel), Dependent(AxisClock, AxisConsole, AxisKernel),
 	Inconclusive, NotComparable, Untestable, NotRun}
 
 // Verdict is what a claim's rule said about its evidence: at run time one

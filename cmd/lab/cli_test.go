@@ -96,8 +96,8 @@ func TestCLIProfilesTable(t *testing.T) {
 		t.Errorf("header = %q", lines[0])
 	}
 	builtins := images.Builtin()
-	if got, want := len(lines)-1, len(builtins); got != want || want != 20 {
-		t.Errorf("%d profile rows, %d built-ins; want 20 of each:\n%s", got, want, r.stdout)
+	if got, want := len(lines)-1, len(builtins); got != want || want != 21 {
+		t.Errorf("%d profile rows, %d built-ins; want 21 of each:\n%s", got, want, r.stdout)
 	}
 	rows := map[string]string{}
 	for _, l := range lines[1:] {
@@ -147,7 +147,7 @@ func TestCLIProfilesJSON(t *testing.T) {
 			t.Errorf("%s: incomplete row %+v", row.Name, row)
 		}
 	}
-	want := []string{"celeron-2.4", "celeron-2.4-era", "celeron-2.4-linux-2.6.32", "modern-x86_64", "p3-450", "p4-2.4", "p4-2.4-era", "p4-2.4-linux-2.6.32", "rockhopper-2.4", "rockhopper-2.4-linux-2.6.32", "split-1g3g", "split-2g2g", "split-3g1g", "split-3g1g-linux-2.6.32", "xeon5130-1core", "xeon5130-1core-era", "xeon5130-1core-linux-2.6.32", "xeon5130-2core", "xeon5130-2core-linux-2.6.32", "xeon5130-fb"}
+	want := []string{"celeron-2.4", "celeron-2.4-era", "celeron-2.4-linux-2.6.32", "modern-x86_64", "p3-450", "p4-2.4", "p4-2.4-era", "p4-2.4-linux-2.6.32", "rockhopper-2.4", "rockhopper-2.4-linux-2.6.32", "split-1g3g", "split-2g2g", "split-3g1g", "split-3g1g-linux-2.6.32", "xeon5130-1core", "xeon5130-1core-era", "xeon5130-1core-linux-2.6.32", "xeon5130-2core", "xeon5130-2core-linux-2.6.32", "xeon5130-fb", "xeon5130-vga"}
 	if !slices.Equal(names, want) {
 		t.Errorf("names = %q, want %q", names, want)
 	}
@@ -205,7 +205,7 @@ func TestCLIProfilesShow(t *testing.T) {
 }
 
 func TestCLIUnknownProfile(t *testing.T) {
-	known := "known: celeron-2.4, celeron-2.4-era, celeron-2.4-linux-2.6.32, modern-x86_64, p3-450, p4-2.4, p4-2.4-era, p4-2.4-linux-2.6.32, rockhopper-2.4, rockhopper-2.4-linux-2.6.32, split-1g3g, split-2g2g, split-3g1g, split-3g1g-linux-2.6.32, xeon5130-1core, xeon5130-1core-era, xeon5130-1core-linux-2.6.32, xeon5130-2core, xeon5130-2core-linux-2.6.32, xeon5130-fb"
+	known := "known: celeron-2.4, celeron-2.4-era, celeron-2.4-linux-2.6.32, modern-x86_64, p3-450, p4-2.4, p4-2.4-era, p4-2.4-linux-2.6.32, rockhopper-2.4, rockhopper-2.4-linux-2.6.32, split-1g3g, split-2g2g, split-3g1g, split-3g1g-linux-2.6.32, xeon5130-1core, xeon5130-1core-era, xeon5130-1core-linux-2.6.32, xeon5130-2core, xeon5130-2core-linux-2.6.32, xeon5130-fb, xeon5130-vga"
 	tests := [][]string{
 		{"up", "celeron2.4"},
 		{"profiles", "show", "celeron2.4"},

@@ -44,7 +44,7 @@ func TestHeadline(t *testing.T) {
 		if err := render.WriteSummary(&buf, res, false, summaryNotes(p, ch, res)); err != nil {
 			t.Fatal(err)
 		}
-		want := "celeron-2.4 stands for the machine of E1.6 and E1.7 (forkbench/create): `lab reproduce E1.6 E1.7` decides them, about "
+		want := "celeron-2.4 stands for the machine of E1.6, E1.7 and E1.10 (forkbench/create): `lab reproduce E1.6 E1.7 E1.10` decides them, about "
 		if !strings.Contains(buf.String(), want) || strings.Contains(buf.String(), "no published figure") {
 			t.Errorf("summary:\n%s\nwant it to say %q instead of no published figure", buf.String(), want)
 		}
@@ -52,8 +52,8 @@ func TestHeadline(t *testing.T) {
 	t.Run("create at the claims' size under icount", func(t *testing.T) {
 		p := plan(t, runFlags{profiles: []string{"celeron-2.4"}, clock: "icount:0", experiment: "create", params: []string{"m=10000"}})
 		ch := engine.ChooseRepeat(p, engine.DefaultRepeatBudget)
-		if ch.Need < 5 || strings.Join(ch.Claims, " ") != "E1.6 E1.7" || !strings.Contains(ch.String(), "E1.6 and E1.7 need") {
-			t.Errorf("ChooseRepeat = %+v %q, want what E1.6 and E1.7 need", ch, ch.String())
+		if ch.Need < 5 || strings.Join(ch.Claims, " ") != "E1.6 E1.7 E1.10" || !strings.Contains(ch.String(), "E1.6, E1.7 and E1.10 need") {
+			t.Errorf("ChooseRepeat = %+v %q, want what E1.6, E1.7 and E1.10 need", ch, ch.String())
 		}
 	})
 	t.Run("no VM up: one repeat, the run says why it cannot start", func(t *testing.T) {

@@ -21,11 +21,14 @@ import (
 //  1. an untestable claim is untestable here, whatever was run: the
 //     reason names the property and quotes the median of what was
 //     measured instead in each stratum (or says it was not measured);
-//  2. else a stratum reproduced and another not reproduced: clock-
-//     dependent when such strata differ only in clock (or accelerator),
-//     kernel-dependent when only in profile (the profiles of one scope
-//     are one machine and its variants), clock- and kernel-dependent
-//     when both; the reason lists every stratum;
+//  2. else a stratum reproduced and another not reproduced: dependent
+//     on what such strata differ in (results.Dependent): clock-dependent
+//     when only in clock (or accelerator), console-dependent when in
+//     profiles whose consoles differ (fbcon and vgacon: E3's strata),
+//     kernel-dependent when in profiles of one console (the profiles of
+//     one scope are one machine and its variants), and each combination
+//     ("clock- and kernel-dependent"); the reason lists every stratum,
+//     with its figures;
 //  3. else a stratum reproduced or not reproduced: that verdict, with
 //     the other strata listed;
 //  4. else a stratum inconclusive: inconclusive;
@@ -386,22 +389,27 @@ func (s *spec) headline(ds []decided, out []results.RunReason, own string) (stri
 	}
 	all := func(string) bool { return true }
 	if has[results.Reproduced] && has[results.NotReproduced] {
-		byClock, byProfile := false, false
+		var axes []string
 		for _, a := range ds {
 			for _, b := range ds {
-				if a.Verdict == results.Reproduced && b.Verdict == results.NotReproduced {
-					byClock = byClock || a.Clock != b.Clock || a.Accelerator != b.Accelerator
-					byProfile = byProfile || a.Profile != b.Profile
+				if a.Verdict != results.Reproduced || b.Verdict != results.NotReproduced {
+					continue
+				}
+				if a.Clock != b.Clock || a.Accelerator != b.Accelerator {
+					axes = append(axes, results.AxisClock)
+				}
+				if a.Profile != b.Profile {
+					// The profiles of one scope are one machine: they
+					// differ in their console or in their kernel.
+					if s.profiles[a.Profile].Console != s.profiles[b.Profile].Console {
+						axes = append(axes, results.AxisConsole)
+					} else {
+						axes = append(axes, results.AxisKernel)
+					}
 				}
 			}
 		}
-		verdict := results.ClockDependent
-		switch {
-		case byClock && byProfile:
-			verdict = results.ClockKernelDependent
-		case byProfile:
-			verdict = results.KernelDependent
-		}
+		verdict := results.Dependent(axes...)
 		decidedOnly := func(v string) bool { return v == results.Reproduced || v == results.NotReproduced }
 		return verdict, summary(all), numbers(decidedOnly)
 	}

@@ -94,6 +94,8 @@ var profiles = rclaims.Profiles{
 	"xeon5130-1core":  {},
 	"xeon5130-2core":  {},
 	"p3-450":          {},
+	"xeon5130-fb":     {Console: "fb"},
+	"xeon5130-vga":    {Console: "vga"},
 }
 
 func judge(c results.Claim, opt rclaims.Options, runs ...*results.Result) results.Verdict {
@@ -590,6 +592,19 @@ func TestJudgeStrata(t *testing.T) {
 	}
 	if v := judge(c, rclaims.Options{}, host, ratioRun("era", "celeron-2.4-era", "icount:0", 0, times(3.16, noise...))); v.Verdict != results.ClockKernelDependent {
 		t.Errorf("base host R + variant icount NR: %s (%s)", v.Verdict, v.Reason)
+	}
+	// Two profiles of one machine whose consoles differ (fbcon, vgacon)
+	// are console strata: console-dependent, both figures said.
+	cc := claim(contract.Claim{Ratio: &contract.RatioClaim{Numerator: "proc_ms", Denominator: "thr_ms", Min: 10},
+		Scope: &contract.Scope{Profiles: []string{"xeon5130-fb", "xeon5130-vga"}}})
+	fb := ratioRun("fb", "xeon5130-fb", "icount:0", 0, times(59, noise...))
+	vga := ratioRun("vga", "xeon5130-vga", "icount:0", 0, times(0.92, noise...))
+	if v := judge(cc, rclaims.Options{}, vga, fb); v.Verdict != results.ConsoleDependent ||
+		!strings.Contains(v.Reason, "reproduced under xeon5130-fb (59x, p 0.016), not reproduced under xeon5130-vga (0.92x, p 0.016)") {
+		t.Errorf("fb R + vga NR: %s (%s)", v.Verdict, v.Reason)
+	}
+	if v := judge(cc, rclaims.Options{}, ratioRun("vga", "xeon5130-vga", "host", 0, times(0.92, noise...)), fb); v.Verdict != "clock- and console-dependent" {
+		t.Errorf("fb icount R + vga host NR: %s (%s)", v.Verdict, v.Reason)
 	}
 	// One stratum decided, another inconclusive: the decided verdict,
 	// the other listed.

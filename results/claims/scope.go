@@ -25,6 +25,11 @@ type ProfileInfo struct {
 	// fidelity note is written for the base profile's kernel, and a
 	// verdict a variant decided says which kernel that was.
 	Kernel string
+	// Console is the profile's console kind (images.Profile.ConsoleKind:
+	// serial, vga, fb): strata of profiles whose consoles differ are
+	// console strata, and a claim they decide both ways is
+	// console-dependent.
+	Console string
 }
 
 // Profiles are the profiles the judge knows, by name. A profile missing

@@ -108,7 +108,7 @@ func WriteText(w io.Writer, h *History, all bool) error {
 }
 
 // VerdictKey says what each Letter stands for.
-const VerdictKey = "R reproduced, N not reproduced, I inconclusive, C not comparable, U untestable here, D clock- or kernel-dependent, - not run"
+const VerdictKey = "R reproduced, N not reproduced, I inconclusive, C not comparable, U untestable here, D clock-, console- or kernel-dependent, - not run"
 
 // Letter is a verdict's one-letter form in the claims' history table.
 func Letter(v string) string {
@@ -123,10 +123,11 @@ func Letter(v string) string {
 		return "C"
 	case results.Untestable:
 		return "U"
-	case results.ClockDependent, results.KernelDependent, results.ClockKernelDependent:
-		return "D"
 	case results.NotRun:
 		return "-"
+	}
+	if results.IsDependent(v) {
+		return "D"
 	}
 	return "?"
 }

@@ -548,7 +548,7 @@ func LoadRuns(out string, s *State) (map[string]*results.Result, error) {
 // ClaimsSuite is the claims judged from a matrix's results (every run
 // in each claim's scope, with the current rules) as a JUnit suite: a test
 // case per claim, named by its id. Reproduced passes; not reproduced and
-// clock- or kernel-dependent fail, with the reason; inconclusive, not
+// clock-, console- or kernel-dependent fail, with the reason; inconclusive, not
 // run, not comparable and untestable here are skipped, with the reason
 // (what would decide it, or why nothing here can).
 func ClaimsSuite(name string, sts []rclaims.ClaimStatus) render.JUnitSuite {
@@ -557,9 +557,9 @@ func ClaimsSuite(name string, sts []rclaims.ClaimStatus) render.JUnitSuite {
 		tc := render.JUnitCase{Name: s.Claim.ID, Classname: "claims." + s.Claim.Plugin + "." + s.Claim.Bench}
 		v := s.Judged
 		p := &render.JUnitProblem{Message: s.Verdict + ": " + v.Reason, Type: s.Verdict}
-		switch s.Verdict {
-		case results.Reproduced:
-		case results.NotReproduced, results.ClockDependent, results.KernelDependent, results.ClockKernelDependent:
+		switch {
+		case s.Verdict == results.Reproduced:
+		case s.Verdict == results.NotReproduced, results.IsDependent(s.Verdict):
 			tc.Failure = p
 		default:
 			tc.Skipped = p

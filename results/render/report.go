@@ -279,10 +279,11 @@ func verdictClass(v string) string {
 		return "v-unsure"
 	case results.NotComparable, results.Untestable:
 		return "v-nc"
-	case results.ClockDependent, results.KernelDependent, results.ClockKernelDependent:
-		return "v-unsure"
 	case results.NotRun, "":
 		return "v-none"
+	}
+	if results.IsDependent(v) {
+		return "v-unsure"
 	}
 	return "v-other"
 }

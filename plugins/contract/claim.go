@@ -38,8 +38,8 @@ type Claim struct {
 	// part of a compound claim adds a letter (E1.2a).
 	ID string `json:"id"`
 	// PartOf is the compound claim's id (E1.2 for E1.2a).
-	PartOf      string `json:"part_of,omitempty"`
-	Source      string `json:"source"`
+	PartOf string `json:"part_of,omitempty"`
+	Source string `json:"source"`
 	// SourceWords are the write-up's own words, verbatim; DigestWords,
 	// where lab has none, the digest's (SEEDS.md's) wording, never shown
 	// as a quote.

@@ -49,7 +49,7 @@ func TestDescription(t *testing.T) {
 		"E1.3a": {"limit", plugins.KindRange}, "E1.3b": {"limit", plugins.KindCrash}, "E1.4a": {"limit", plugins.KindCrash},
 		"E4.1": {"requests", plugins.KindUntestable}, "E4.2": {"requests", plugins.KindUntestable},
 		"E4.3": {"requests", plugins.KindUntestable}, "E4.4": {"requests", plugins.KindEquivalence},
-		"E4.5": {"requests", plugins.KindUntestable},
+		"E4.5": {"requests", plugins.KindUntestable}, "E4.6": {"requests", plugins.KindRatio},
 	}
 	got := map[string]struct{ exp, kind string }{}
 	for _, e := range d.Experiments {

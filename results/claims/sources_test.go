@@ -258,6 +258,11 @@ var sourceCases = []figureCase{
 			{metric: "serial_ms", labels: l("delay_ms", "2"), v: 3688}, {metric: "threaded_ms", labels: l("delay_ms", "2"), v: 4234},
 			{metric: "serial_ms", labels: l("delay_ms", "5"), v: 7281}, {metric: "threaded_ms", labels: l("delay_ms", "5"), v: 7719},
 			{metric: "serial_ms", labels: l("delay_ms", "10"), v: 13125}, {metric: "threaded_ms", labels: l("delay_ms", "10"), v: 13735}}},
+	{id: "E4.6", from: "E4's table: the threaded totals less the serial ones (546, 438, 610 ms) against the start times (656, 625, 750 ms)",
+		figs: []fig{
+			{metric: "growth_ms", labels: l("delay_ms", "2"), v: 4234 - 3688}, {metric: "start_ms", labels: l("delay_ms", "2"), v: 656},
+			{metric: "growth_ms", labels: l("delay_ms", "5"), v: 7719 - 7281}, {metric: "start_ms", labels: l("delay_ms", "5"), v: 625},
+			{metric: "growth_ms", labels: l("delay_ms", "10"), v: 13735 - 13125}, {metric: "start_ms", labels: l("delay_ms", "10"), v: 750}}},
 	{id: "E3.1a", from: "E3 runs 1 and 2: 0.414 s to the shown VT, 0.007 s to a hidden one, 1000 lines",
 		figs: []fig{{metric: "real_s", labels: l("target", "vt_shown"), v: 0.414}, {metric: "real_s", labels: l("target", "vt_hidden"), v: 0.007}}},
 	{id: "E3.1b", from: "E3 run 1: user 0.003 s, sys 0.411 s",
@@ -334,6 +339,11 @@ var refuteCases = []figureCase{
 		figs: []fig{{metric: "sys_s", labels: l("target", "pty"), v: 0.003}, {metric: "user_s", labels: l("target", "pty"), v: 0.007}}},
 	{id: "E3.4", from: "a cheap console: 30 µs a line against a datagram's 10 µs",
 		figs: []fig{{metric: "event_us", labels: l("sink", "vt_shown"), v: 30}, {metric: "event_us", labels: l("sink", "socket"), v: 10}}},
+	{id: "E4.6", from: "a lock hand-off that costs more than the start: growth 3 times the start",
+		figs: []fig{
+			{metric: "growth_ms", labels: l("delay_ms", "2"), v: 300}, {metric: "start_ms", labels: l("delay_ms", "2"), v: 100},
+			{metric: "growth_ms", labels: l("delay_ms", "5"), v: 300}, {metric: "start_ms", labels: l("delay_ms", "5"), v: 100},
+			{metric: "growth_ms", labels: l("delay_ms", "10"), v: 300}, {metric: "start_ms", labels: l("delay_ms", "10"), v: 100}}},
 	{id: "E1.2a", from: "threads 1.5x behind processes before the band", figs: hello("count", map[string][2]float64{"5": {1.5, 1}, "500": {1.5, 1}, "1000": {1.5, 1}, "5000": {1.5, 1}})},
 	{id: "E1.2b", from: "threads 1.5x processes everywhere", figs: hello("count", map[string][2]float64{"5": {1.5, 1}, "500": {1.5, 1}, "1000": {1.5, 1}, "5000": {1.5, 1}})},
 	{id: "E1.4b", from: "thread/process flat at 0.9 from 350 to 1000 workers", figs: hello("workers", map[string][2]float64{"350": {0.9, 1}, "500": {0.9, 1}, "800": {0.9, 1}, "1000": {0.9, 1}})},

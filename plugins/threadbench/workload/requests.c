@@ -15,7 +15,8 @@
  * pthread_create until the counter is R; start_ms, until the last
  * pthread_create returned (the source's "start", the lock held);
  * first_lock_ms, until the first thread took the lock (a check: never
- * before start_ms). Memory: the process's VmRSS and VmSize during the
+ * before start_ms); growth_ms, threaded_ms - serial_ms (E4: the total
+ * grows by the start time). Memory: the process's VmRSS and VmSize during the
  * serial loop and at the end of the start loop (every thread exists,
  * waiting for the lock, where the source read Private Bytes), and the
  * system's Committed_AS then against before the threads; per thread,
@@ -132,6 +133,7 @@ int main(int argc, char **argv)
 	printf("threaded_ms %.3f ms\n", threaded);
 	printf("start_ms %.3f ms\n", start);
 	printf("thread_start_ms %.4f ms\n", start / requests);
+	printf("growth_ms %.3f ms\n", threaded - serial);
 	printf("first_lock_ms %.3f ms\n", (first_lock - t0) * 1e3);
 	printf("serial_cpu_ms %.4f ms\n", serial_cpu);
 	printf("threaded_cpu_ms %.4f ms\n", threaded_cpu);

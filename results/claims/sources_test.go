@@ -327,6 +327,8 @@ var refuteCases = []figureCase{
 		figs: designs(map[string]float64{"1": 21.5, "2": 7.7, "3": 8.6, "4": 8.0, "5": 7.3})},
 	{id: "E1.9b", from: "pre-threaded pools at 0.6 of thread per client",
 		figs: designs(map[string]float64{"6": 10, "7": 6, "8": 6})},
+	{id: "E1.9c", from: "pre-threaded pools cheaper than a thread per connection (no thread made per client)",
+		figs: designs(map[string]float64{"6": 10, "7": 8, "8": 8})},
 	{id: "E3.1a", from: "vgacon: the shown VT at 0.92 of a hidden one (lab measured 0.92)",
 		figs: []fig{{metric: "real_s", labels: l("target", "vt_shown"), v: 0.0092}, {metric: "real_s", labels: l("target", "vt_hidden"), v: 0.010}}},
 	{id: "E3.1b", from: "a console drawn in user space: sys 0.02 s of 0.10",
@@ -384,6 +386,7 @@ var noFigures = map[string]string{
 	"E1.8a":        "no times for the two-core runs",
 	"E1.8b":        "no times for the two-core runs",
 	"E1.9b":        "the article cites no thread figures; the Linux reproduction could not measure serv06",
+	"E1.9c":        "the article cites UNP's 3rd-edition data without its figures",
 	"E3.4":         "E3 gives no figure for its advice",
 	"E3.4.counter": "E3 gives no figure for its advice",
 }

@@ -16,6 +16,7 @@ type workload struct {
 var workloads = map[string]workload{
 	"forktime": {binary: "forktime", param: "n"},
 	"create":   {binary: "create", param: "m"},
+	"switch":   {binary: "switch", param: "n"},
 }
 
 // bench is the forkbench Benchmark; desc is its description.json.

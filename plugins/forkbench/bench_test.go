@@ -27,7 +27,7 @@ func testBench() bench { return bench{desc: plugins.MustParseDescription(descrip
 // plugin build` does for the guests (plugintest.BuildWorkloads).
 func buildWorkloads(t *testing.T, cc string) string {
 	t.Helper()
-	return plugintest.BuildWorkloads(t, cc, []string{"forktime", "create"})
+	return plugintest.BuildWorkloads(t, cc, []string{"forktime", "create", "switch"})
 }
 
 func TestDescription(t *testing.T) {
@@ -45,7 +45,8 @@ func TestDescription(t *testing.T) {
 		if _, ok := workloads[e.Name]; !ok {
 			t.Errorf("experiment %s has no workload", e.Name)
 		}
-		if len(e.References) == 0 {
+		// E1 states its switch claim without a figure (E1.11).
+		if len(e.References) == 0 && e.Name != "switch" {
 			t.Errorf("experiment %s has no published figures", e.Name)
 		}
 		for _, r := range e.References {
@@ -58,6 +59,7 @@ func TestDescription(t *testing.T) {
 	// E2.1 is split by machine, its Solaris rows untestable here.
 	want := map[string]struct{ exp, kind string }{
 		"E1.6": {"create", plugins.KindRatio}, "E1.7": {"create", plugins.KindRange}, "E1.10": {"create", plugins.KindRatio},
+		"E1.11": {"switch", plugins.KindRatio},
 		"E2.1a": {"forktime", plugins.KindRatio}, "E2.1b": {"forktime", plugins.KindRatio}, "E2.1c": {"forktime", plugins.KindUntestable},
 	}
 	got := map[string]struct{ exp, kind string }{}
@@ -204,6 +206,30 @@ func TestRunCreate(t *testing.T) {
 	for r, m := range metricsOf(resp.Samples) {
 		if ps, pms := m["process_s"].Value, m["process_ms"].Value; ps < pms*50/1000*0.99 || ps > pms*50/1000*1.01 {
 			t.Errorf("repeat %d: process_s %v is not 50 x process_ms %v", r, ps, pms)
+		}
+	}
+}
+
+// TestRunSwitch: the switch workload passes its byte n times each way and
+// reports a switch's cost for both pairs, and their ratio.
+func TestRunSwitch(t *testing.T) {
+	dir := buildWorkloads(t, "gcc")
+	resp, err := testBench().Run(context.Background(), &plugins.RunRequest{
+		Experiment: "switch", Params: map[string]string{"n": "200"}, Repeat: 2, WorkloadDir: dir,
+	}, nil)
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	if resp.Outcome.Status != "ok" {
+		t.Fatalf("outcome = %+v", resp.Outcome)
+	}
+	if got, want := len(resp.Samples), 2*6; got != want {
+		t.Errorf("%d samples, want %d (6 metrics x 2 repeats)", got, want)
+	}
+	for r, m := range metricsOf(resp.Samples) {
+		p, th, ratio := m["process_switch_us"].Value, m["thread_switch_us"].Value, m["ratio"].Value
+		if p <= 0 || th <= 0 || math.Abs(ratio-p/th) > 0.01*ratio {
+			t.Errorf("repeat %d: process %v µs, thread %v µs, ratio %v; want both > 0 and the ratio theirs", r, p, th, ratio)
 		}
 	}
 }

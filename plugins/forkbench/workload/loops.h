@@ -16,7 +16,7 @@
  * full_exit the child calls exit(0) (stdio flush, atexit handlers), as a
  * program that ends normally does; otherwise _exit(0).
  */
-static double fork_loop(long n, int full_exit)
+__attribute__((unused)) static double fork_loop(long n, int full_exit)
 {
 	double t0 = now();
 	for (long i = 0; i < n; i++) {
@@ -45,7 +45,7 @@ static void *empty(void *arg)
 }
 
 /* thread_loop times n × (pthread_create of an empty function, pthread_join). */
-static double thread_loop(long n)
+__attribute__((unused)) static double thread_loop(long n)
 {
 	double t0 = now();
 	for (long i = 0; i < n; i++) {

@@ -34,6 +34,8 @@ const (
 	EndDiscarded = "discarded"
 	// EndSignalled: the supervisor itself was told to stop (SIGTERM...).
 	EndSignalled = "signalled"
+	// EndBootTimeout: `lab up` gave up waiting for the guest's agent.
+	EndBootTimeout = "boot timed out"
 )
 
 // Ended is the record of a VM that is gone.

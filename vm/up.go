@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"sync"
@@ -199,10 +200,12 @@ func Up(ctx context.Context, o UpOptions) (*State, error) {
 			return nil, fmt.Errorf("vm %s is being started by another `lab up`", o.Name)
 		}
 	}
+	t0 := time.Now()
 	cfg, err := Prepare(ctx, o)
 	if err != nil {
 		return nil, err
 	}
+	prepared := time.Since(t0)
 	if err := os.MkdirAll(string(o.Root), 0o700); err != nil {
 		return nil, err
 	}
@@ -219,7 +222,7 @@ func Up(ctx context.Context, o UpOptions) (*State, error) {
 		os.RemoveAll(dir)
 		return nil, err
 	}
-	st, err := startSupervisor(ctx, o.Exe, dir, o.Name, o.Throwaway)
+	st, err := startSupervisor(ctx, o.Exe, dir, o.Name, o.Throwaway, prepared)
 	if st != nil && o.Log != nil {
 		for _, n := range st.Notes {
 			fmt.Fprintln(o.Log, "note:", n)
@@ -241,7 +244,11 @@ func modTime(path string) time.Time {
 	return fi.ModTime()
 }
 
-func startSupervisor(ctx context.Context, exe, dir, name string, throwaway bool) (*State, error) {
+// startSupervisor starts the supervisor of the VM in dir and waits for its
+// report; prepared is how long finding (or building) the kernel and the
+// initramfs took before, said if the wait runs out.
+func startSupervisor(ctx context.Context, exe, dir, name string, throwaway bool, prepared time.Duration) (*State, error) {
+	started := time.Now()
 	logf, err := os.OpenFile(dir+"/"+SupervisorLog, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
 	if err != nil {
 		os.RemoveAll(dir)
@@ -313,7 +320,44 @@ func startSupervisor(ctx context.Context, exe, dir, name string, throwaway bool)
 		// The supervisor's QEMU dies with it (PR_SET_PDEATHSIG).
 		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 		<-exited
+		// What the guest printed is how a boot that never answered is
+		// understood: its console is kept (`lab console NAME` shows it)
+		// and its last lines go into the error.
+		last := lastLines(filepath.Join(dir, ConsoleLog), 3)
+		recordEnd(dir, Ended{Name: name, Time: time.Now(), Cause: EndBootTimeout,
+			Reason: fmt.Sprintf("`lab up` stopped waiting for the guest's agent: %v", ctx.Err())})
 		os.RemoveAll(dir)
-		return nil, fmt.Errorf("lab up %s: %w; nothing left running", name, ctx.Err())
+		err := fmt.Errorf("lab up %s: %w %.0f s into the boot (finding the kernel and initramfs took %.0f s before) before the guest's agent answered; nothing left running",
+			name, ctx.Err(), time.Since(started).Seconds(), prepared.Seconds())
+		if _, con := endedPaths(dir); last != "" {
+			err = fmt.Errorf("%w; the guest console's last lines: %s (all of it kept in %s)", err, last, con)
+		}
+		return nil, err
 	}
+}
+
+// lastLines are the last n non-empty lines of the file at path, joined by
+// " | ", at most 400 bytes; "" if it has none.
+func lastLines(path string, n int) string {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return ""
+	}
+	var lines []string
+	printable := strings.Map(func(r rune) rune {
+		if r == '\n' || r >= ' ' && r != 0x7f {
+			return r
+		}
+		return -1
+	}, string(b))
+	for _, l := range strings.Split(printable, "\n") {
+		if l = strings.TrimSpace(l); l != "" {
+			lines = append(lines, l)
+		}
+	}
+	out := strings.Join(lines[max(0, len(lines)-n):], " | ")
+	if len(out) > 400 {
+		out = "..." + out[len(out)-400:]
+	}
+	return out
 }

@@ -675,3 +675,45 @@ func itCheckFile(t *testing.T, path string, content []byte, mode os.FileMode) {
 		t.Errorf("%s: mode %v, want %v", path, fi.Mode().Perm(), mode)
 	}
 }
+
+// TestIntegrationUpDeadline: a `lab up` whose wait runs out says how far
+// the boot got, with the guest console's last lines, keeps the console
+// for `lab console`, and leaves nothing running (the one time CI saw a
+// boot never answer, it said only "context deadline exceeded").
+func TestIntegrationUpDeadline(t *testing.T) {
+	p := itProfile(t, "celeron-2.4")
+	root := itBootEnv(t, p)
+	// Kernel and initramfs found before, so the deadline falls in the boot.
+	itUp(t, p.Name, "warm")
+	itMust(t, itCallTimeout, nil, "down", "warm")
+	// celeron-2.4 printing its kernel's messages (loglevel=7; lab's is 4,
+	// which prints almost nothing) whose init is busybox's sleep, not the
+	// agent (everything after " -- " is init's arguments): a boot that
+	// never answers, cut off after 15 s.
+	b, err := os.ReadFile(filepath.Join("..", "..", "images", "profiles", "celeron-2.4.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(t.TempDir(), "loud.yaml")
+	loud := strings.Replace(string(b), "name: celeron-2.4\n", "name: celeron-loud\ncmdline: loglevel=7 rdinit=/bin/busybox -- sleep 3600\n", 1)
+	if err := os.WriteFile(file, []byte(loud), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	r := itLab(t, 15*time.Second, nil, "up", "celeron-loud", "--profile-file", file, "--name", "slow", "--accel", "tcg", "--cold")
+	if r.code == 0 {
+		t.Fatalf("lab up of a guest whose init is not the agent succeeded:\n%s", r.stdout)
+	}
+	for _, want := range []string{"context deadline exceeded", "s into the boot", "nothing left running", "the guest console's last lines: ", "kept in "} {
+		if !strings.Contains(r.stderr, want) {
+			t.Errorf("lab up's error lacks %q:\n%s", want, r.stderr)
+		}
+	}
+	kept := strings.TrimSuffix(strings.TrimSpace(r.stderr[strings.LastIndex(r.stderr, "kept in ")+len("kept in "):]), ")")
+	if b, err := os.ReadFile(kept); err != nil || !strings.Contains(string(b), "Linux version") {
+		t.Errorf("kept console %s: %v, %d bytes; want the guest's boot messages", kept, err, len(b))
+	}
+	if c := itMust(t, itCallTimeout, nil, "console", "slow"); !strings.Contains(c.stdout, "Linux version") {
+		t.Errorf("lab console slow does not show the kept console:\n%s%s", c.stdout, c.stderr)
+	}
+	itNoneLeft(t, root, "slow")
+}

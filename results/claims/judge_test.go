@@ -606,6 +606,13 @@ func TestJudgeStrata(t *testing.T) {
 	if v := judge(cc, rclaims.Options{}, ratioRun("vga", "xeon5130-vga", "host", 0, times(0.92, noise...)), fb); v.Verdict != "clock- and console-dependent" {
 		t.Errorf("fb icount R + vga host NR: %s (%s)", v.Verdict, v.Reason)
 	}
+	// Three strata, R, NR and I: only the decided pair says what the
+	// claim depends on (here the clock); the inconclusive one is listed.
+	eraI := ratioRun("era", "celeron-2.4-era", "host", 0, []float64{4.0, 5.0, 4.2, 4.9, 4.4, 4.7})
+	if v := judge(c, rclaims.Options{}, host, icount, eraI); v.Verdict != results.ClockDependent ||
+		!strings.Contains(v.Reason, "inconclusive under celeron-2.4-era") {
+		t.Errorf("R + NR by clock + I on the variant: %s (%s)", v.Verdict, v.Reason)
+	}
 	// One stratum decided, another inconclusive: the decided verdict,
 	// the other listed.
 	noisy := ratioRun("icount", "celeron-2.4", "icount:0", 0, []float64{4.0, 5.0, 4.2, 4.9, 4.4, 4.7})

@@ -180,7 +180,7 @@ func figureRuns(c results.Claim, tc figureCase, repeats int, cv float64) []*resu
 	points := map[string][]string{}
 	z := quantiles(repeats)
 	for i, f := range tc.figs {
-		p := cmpOr(f.profile, first)
+		p := cmp.Or(f.profile, first)
 		r := byProfile[p]
 		if r == nil {
 			r = newRun(p)
@@ -207,13 +207,6 @@ func figureRuns(c results.Claim, tc figureCase, repeats int, cv float64) []*resu
 		out = append(out, r)
 	}
 	return out
-}
-
-func cmpOr(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
 }
 
 // judgeFigures judges c from the runs tc's figures make and checks the
@@ -394,31 +387,36 @@ var noFigures = map[string]string{
 	"E3.4.counter": "E3 gives no figure for its advice",
 }
 
-func TestSourcesPassTheirOwnClaims(t *testing.T) {
-	t.Parallel()
-	cs := descClaims(t)
+// judgeCases judges every case of cases against its claim, expecting
+// its want or else def, and returns the ids it held.
+func judgeCases(t *testing.T, cs map[string]results.Claim, cases []figureCase, def string) map[string]bool {
+	t.Helper()
 	seen := map[string]bool{}
-	for _, tc := range sourceCases {
+	for _, tc := range cases {
 		seen[tc.id] = true
 		c, ok := cs[tc.id]
 		if !ok {
 			t.Errorf("%s: no such claim", tc.id)
 			continue
 		}
-		want := cmpOr(tc.want, results.Reproduced)
-		if want != results.Reproduced && tc.why == "" {
-			t.Errorf("%s: its source's figures give %s, and the case says not why", tc.id, want)
+		want := cmp.Or(tc.want, def)
+		if want != def && tc.why == "" {
+			t.Errorf("%s: its figures give %s, and the case says not why", tc.id, want)
 		}
 		t.Run(tc.id, func(t *testing.T) {
 			judgeFigures(t, c, tc, want, 0)
 			judgeFigures(t, c, tc, want, labNoise)
 		})
 	}
+	return seen
+}
+
+func TestSourcesPassTheirOwnClaims(t *testing.T) {
+	t.Parallel()
+	cs := descClaims(t)
+	seen := judgeCases(t, cs, sourceCases, results.Reproduced)
 	for id, c := range cs {
-		if c.Untestable != nil || seen[id] {
-			continue
-		}
-		if _, ok := noFigures[id]; !ok {
+		if _, none := noFigures[id]; c.Untestable == nil && !seen[id] && !none {
 			t.Errorf("%s (%s): neither its source's figures are tested nor is it listed as having none", id, c.Kind)
 		}
 	}
@@ -427,19 +425,7 @@ func TestSourcesPassTheirOwnClaims(t *testing.T) {
 func TestClaimsCanBeRefuted(t *testing.T) {
 	t.Parallel()
 	cs := descClaims(t)
-	seen := map[string]bool{}
-	for _, tc := range refuteCases {
-		seen[tc.id] = true
-		c, ok := cs[tc.id]
-		if !ok {
-			t.Errorf("%s: no such claim", tc.id)
-			continue
-		}
-		t.Run(tc.id, func(t *testing.T) {
-			judgeFigures(t, c, tc, cmpOr(tc.want, results.NotReproduced), 0)
-			judgeFigures(t, c, tc, cmpOr(tc.want, results.NotReproduced), labNoise)
-		})
-	}
+	seen := judgeCases(t, cs, refuteCases, results.NotReproduced)
 	for id, c := range cs {
 		if c.Untestable == nil && !seen[id] && c.ByConstruction == "" {
 			t.Errorf("%s (%s): no sample refutes it, and it is not marked by construction", id, c.Kind)

@@ -100,11 +100,11 @@ func TestPointers(t *testing.T) {
 		want               []string
 	}{
 		{"the headline: the celeron's claims are create's", "forktime", "celeron-2.4",
-			[]string{"celeron-2.4 stands for the machine of E1.6, E1.7 and E1.10 (forkbench/create): `lab reproduce E1.6 E1.7 E1.10` decides them, about 4 min"}},
+			[]string{"celeron-2.4 stands for the machine of E1.6, E1.7 and E1.10 (forkbench/create): `lab reproduce E1.6 E1.7 E1.10` decides them, about 8 min"}},
 		{"an era variant points the same way", "forktime", "celeron-2.4-era",
-			[]string{"celeron-2.4-era stands for the machine of E1.6, E1.7 and E1.10 (forkbench/create): `lab reproduce E1.6 E1.7 E1.10` decides them, about 4 min"}},
+			[]string{"celeron-2.4-era stands for the machine of E1.6, E1.7 and E1.10 (forkbench/create): `lab reproduce E1.6 E1.7 E1.10` decides them, about 8 min"}},
 		{"the p4's from create", "create", "p4-2.4",
-			[]string{"p4-2.4 stands for the machine of E2.1a (forkbench/forktime): `lab reproduce E2.1a` decides it, about 45 s"}},
+			[]string{"p4-2.4 stands for the machine of E2.1a (forkbench/forktime): `lab reproduce E2.1a` decides it, about 2 min"}},
 		{"none in the experiment run", "create", "celeron-2.4", nil},
 		{"a profile no claim of forkbench names", "forktime", "modern-x86_64", nil},
 	}

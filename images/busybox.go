@@ -58,9 +58,10 @@ func (c Cache) LoadBusybox(arch string) (*Busybox, error) {
 	return &b, nil
 }
 
-// Fetch makes the kernels ids (every one KernelIDs lists if none) and
-// busybox for each of their arches available in the cache (FetchKernel,
-// FetchBusybox), calling kernel and busybox with each as it is ready.
+// Fetch makes the kernels ids (every one KernelIDs lists if none), and
+// busybox and the shared libc for each of their arches, available in the
+// cache (FetchKernel, FetchBusybox, FetchLibc), calling kernel and busybox
+// with each as it is ready.
 func (c Cache) Fetch(ctx context.Context, ids []string, log io.Writer, kernel func(*Kernel), busybox func(arch string, b *Busybox)) error {
 	if len(ids) == 0 {
 		ids = KernelIDs()
@@ -83,6 +84,9 @@ func (c Cache) Fetch(ctx context.Context, ids []string, log io.Writer, kernel fu
 			return err
 		}
 		busybox(arch, b)
+		if _, err := c.FetchLibc(ctx, arch, log); err != nil {
+			return err
+		}
 	}
 	return nil
 }

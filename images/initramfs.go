@@ -88,7 +88,11 @@ func (c Cache) BuildInitramfs(k *Kernel, bb *Busybox, agentPath string, log io.W
 		}
 	}
 
-	key := initramfsKey(k, bb, agentSHA)
+	libc, err := c.guestLibc(k.Arch)
+	if err != nil {
+		return "", fmt.Errorf("initramfs: %w", err)
+	}
+	key := initramfsKey(k, bb, agentSHA, libc)
 	out := filepath.Join(string(c), "initramfs", key+".cpio")
 	if fi, err := os.Stat(out); err == nil && fi.Mode().IsRegular() {
 		why := verifyInitramfs(out)
@@ -103,7 +107,7 @@ func (c Cache) BuildInitramfs(k *Kernel, bb *Busybox, agentPath string, log io.W
 	// archive is the same bytes for the same key, so two builds racing
 	// write the same digest.
 	var data bytes.Buffer
-	if err := c.writeInitramfs(&data, k, bb, agentPath); err != nil {
+	if err := c.writeInitramfs(&data, k, bb, agentPath, libc); err != nil {
 		return "", fmt.Errorf("initramfs for kernel %s: %w", k.ID, err)
 	}
 	h := sha256.Sum256(data.Bytes())
@@ -141,9 +145,14 @@ func verifyInitramfs(path string) error {
 }
 
 // initramfsKey hashes everything the archive is made of.
-func initramfsKey(k *Kernel, bb *Busybox, agentSHA string) string {
+func initramfsKey(k *Kernel, bb *Busybox, agentSHA string, libc *Libc) string {
 	h := sha256.New()
 	fmt.Fprintf(h, "%s\narch %s\nrelease %s\nagent %s\nbusybox %s\n", initramfsFormat, k.Arch, k.Release, agentSHA, bb.SHA256)
+	if libc != nil {
+		for _, f := range libc.Files {
+			fmt.Fprintf(h, "libc %s %s\n", f.Path, f.SHA256)
+		}
+	}
 	for _, m := range k.Modules {
 		fmt.Fprintf(h, "module %s %s\n", m.Path, m.SHA256)
 	}
@@ -153,7 +162,7 @@ func initramfsKey(k *Kernel, bb *Busybox, agentSHA string) string {
 	return hex.EncodeToString(h.Sum(nil))
 }
 
-func (c Cache) writeInitramfs(w io.Writer, k *Kernel, bb *Busybox, agentPath string) error {
+func (c Cache) writeInitramfs(w io.Writer, k *Kernel, bb *Busybox, agentPath string, libc *Libc) error {
 	rw := &rdevWriter{w: w}
 	cw := cpio.NewWriter(rw)
 	dirs := map[string]bool{}
@@ -232,6 +241,13 @@ func (c Cache) writeInitramfs(w io.Writer, k *Kernel, bb *Busybox, agentPath str
 	}
 	if err := addFile("bin/busybox", 0o755, c.BlobPath(bb.SHA256)); err != nil {
 		return fmt.Errorf("busybox: %w", err)
+	}
+	if libc != nil {
+		for _, f := range libc.Files {
+			if err := addFile(f.Path, 0o755, c.BlobPath(f.SHA256)); err != nil {
+				return fmt.Errorf("shared libc: %w", err)
+			}
+		}
 	}
 	if err := addBytes("etc/passwd", 0o644, []byte(etcPasswd)); err != nil {
 		return err

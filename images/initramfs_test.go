@@ -326,3 +326,48 @@ func TestBuildInitramfsVerifiesCached(t *testing.T) {
 		t.Errorf("an intact cached initramfs was rebuilt (said %q)", log.String())
 	}
 }
+
+// TestInitramfsLibc: once the shared libc is in the cache (lab image
+// fetch), the initramfs holds it where Debian puts it, for the workloads
+// built dynamically, and its key changes with it; without it, none.
+func TestInitramfsLibc(t *testing.T) {
+	t.Parallel()
+	cache := testCache(t)
+	k, bb, agent := fakeImages(t, cache)
+	without, err := cache.BuildInitramfs(k, bb, agent, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := readInitramfs(t, without); got["lib/ld-linux.so.2"].content != "" {
+		t.Errorf("an initramfs without a fetched libc holds lib/ld-linux.so.2")
+	}
+	l := &Libc{Arch: "i386", Package: "libc6", Version: "2.36"}
+	for _, p := range libcFiles["i386"] {
+		sha, err := cache.PutReader(strings.NewReader("contents of " + p))
+		if err != nil {
+			t.Fatal(err)
+		}
+		l.Files = append(l.Files, GuestFile{Path: p, SHA256: sha})
+	}
+	if err := writeJSONAtomic(cache.libcManifest("i386"), l); err != nil {
+		t.Fatal(err)
+	}
+	with, err := cache.BuildInitramfs(k, bb, agent, nil)
+	if err != nil || with == without {
+		t.Fatalf("BuildInitramfs with a libc = %q, %v; want a new archive", with, err)
+	}
+	got, _ := readInitramfs(t, with)
+	for _, p := range libcFiles["i386"] {
+		if e := got[p]; e.content != "contents of "+p || e.mode != cpio.TypeReg|0o755 {
+			t.Errorf("%s: %+v, want the libc file, mode 0755", p, e)
+		}
+	}
+	// A manifest that is not lab's is refused, not booted.
+	l.Files = l.Files[:1]
+	if err := writeJSONAtomic(cache.libcManifest("i386"), l); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cache.BuildInitramfs(k, bb, agent, nil); err == nil || !strings.Contains(err.Error(), "lab image fetch") {
+		t.Errorf("BuildInitramfs with a bad libc manifest: %v, want an error saying to fetch again", err)
+	}
+}

@@ -241,6 +241,17 @@ func validateScope(s *Scope, e *Experiment, where string) error {
 			return fmt.Errorf("%s: scope: %w", where, err)
 		}
 	}
+	if len(s.Builds) > 0 {
+		p := e.param(contract.ParamBuild)
+		if p == nil {
+			return fmt.Errorf("%s: scope builds %v, but experiment %s has no %q parameter", where, s.Builds, e.Name, contract.ParamBuild)
+		}
+		for _, b := range s.Builds {
+			if _, err := p.Check(b); err != nil {
+				return fmt.Errorf("%s: scope builds: %w", where, err)
+			}
+		}
+	}
 	for _, c := range s.Clocks {
 		if c != ClockHost && c != ClockIcount {
 			return fmt.Errorf("%s: scope clock %q; use %q or %q", where, c, ClockHost, ClockIcount)

@@ -341,6 +341,11 @@ func (d *Description) Validate() error {
 			if _, err := p.Check(p.Default); err != nil {
 				return fmt.Errorf("experiment %s: bad default: %w", where, err)
 			}
+			if p.Name == ParamBuild {
+				if err := checkBuildParam(p); err != nil {
+					return fmt.Errorf("experiment %s: %w", where, err)
+				}
+			}
 			for _, n := range p.Needs {
 				if len(n.Values) == 0 || len(n.Consoles) == 0 || n.Why == "" {
 					return fmt.Errorf("experiment %s: parameter %s: a need names values, consoles and why", where, p.Name)

@@ -51,6 +51,7 @@ const (
 	AxisClock   = "clock"
 	AxisConsole = "console"
 	AxisKernel  = "kernel"
+	AxisBuild   = "build"
 )
 
 // Dependent is the headline verdict of strata decided both ways that
@@ -58,7 +59,7 @@ const (
 // "clock-, console- and kernel-dependent".
 func Dependent(axes ...string) string {
 	var names []string
-	for _, a := range []string{AxisClock, AxisConsole, AxisKernel} {
+	for _, a := range []string{AxisClock, AxisConsole, AxisKernel, AxisBuild} {
 		if slices.Contains(axes, a) {
 			names = append(names, a+"-")
 		}
@@ -79,6 +80,9 @@ func IsDependent(v string) bool { return strings.HasSuffix(v, "-dependent") }
 // them: every combination of Dependent's axes after not reproduced.
 var VerdictOrder = []string{Reproduced, NotReproduced, ClockDependent, KernelDependent, ConsoleDependent, ClockKernelDependent,
 	Dependent(AxisClock, AxisConsole), Dependent(AxisConsole, AxisKernel), Dependent(AxisClock, AxisConsole, AxisKernel),
+	Dependent(AxisBuild), Dependent(AxisClock, AxisBuild), Dependent(AxisKernel, AxisBuild), Dependent(AxisClock, AxisKernel, AxisBuild),
+	Dependent(AxisConsole, AxisBuild), Dependent(AxisClock, AxisConsole, AxisBuild), Dependent(AxisConsole, AxisKernel, AxisBuild),
+	Dependent(AxisClock, AxisConsole, AxisKernel, AxisBuild),
 	Inconclusive, NotComparable, Untestable, NotRun}
 
 // Verdict is what a claim's rule said about its evidence: at run time one
@@ -120,8 +124,11 @@ type Verdict struct {
 type Stratum struct {
 	// Profile is the profile the runs ran on (for a kind across
 	// profiles, "baseline vs profile"); Kernel its kernel id.
-	Profile     string   `json:"profile"`
-	Kernel      string   `json:"kernel,omitempty"`
+	Profile string `json:"profile"`
+	Kernel  string `json:"kernel,omitempty"`
+	// Build is the workload build the runs ran, when the claim is
+	// decided on more than one (contract.ParamBuild).
+	Build       string   `json:"build,omitempty"`
 	Clock       string   `json:"clock"`
 	Accelerator string   `json:"accelerator"`
 	Verdict     string   `json:"verdict"`

@@ -44,6 +44,23 @@ func TestIntegrationClaims(t *testing.T) {
 		t.Errorf("E1.7 under the host clock: %+v, want not comparable before any run, out of scope for the clock", v)
 	}
 
+	// The article's own build (gcc -o forkcreat forkcreat.c: dynamically
+	// linked, -O0) runs against the guest's shared libc, and is a stratum
+	// of its own.
+	dyn, _ := itRunJSON(t, 0, "forkbench", "--vm", profile, "-e", "create", "-p", "m=10000", "-p", "build=dynamic-O0", "--repeat", "5", "--out", dir)
+	if dyn.Outcome.Status != "ok" || dyn.Parameters["build"] != "dynamic-O0" || len(itSeries(dyn, "process_ms", nil)) != 5 {
+		t.Fatalf("create built dynamic-O0: outcome %+v, parameters %v", dyn.Outcome, dyn.Parameters)
+	}
+	var e16 results.Verdict
+	for _, v := range dyn.Verdicts {
+		if v.Claim == "E1.6" {
+			e16 = v
+		}
+	}
+	if len(e16.Strata) != 1 || e16.Strata[0].Build != "dynamic-O0" || !e16.Decided() {
+		t.Errorf("E1.6 from the dynamic build: %+v, want a verdict of its build-dynamic-O0 stratum", e16)
+	}
+
 	// The summary leads with the claims; forktime on the Celeron is out
 	// of E2.1a's scope, and E2.1c is a property of Solaris.
 	r := itMust(t, itRunTimeout, nil, "run", "forkbench", "--vm", profile, "-e", "forktime", "-p", "n=100", "--out", dir)
@@ -63,11 +80,12 @@ func TestIntegrationClaims(t *testing.T) {
 			byID[s.Claim.ID] = s
 		}
 	}
-	if s := byID["E1.6"]; s.Verdict == results.NotRun || len(s.Judged.Strata) != 1 || s.Judged.Strata[0].Profile != profile {
-		t.Errorf("lab claims: E1.6 is %q (strata %+v), want a verdict from the %s run", s.Verdict, s.Judged.Strata, profile)
+	if s := byID["E1.6"]; s.Verdict == results.NotRun || len(s.Judged.Strata) != 2 || s.Judged.Strata[0].Profile != profile ||
+		s.Judged.Strata[0].Build != "dynamic-O0" || s.Judged.Strata[1].Build != "static-O2" {
+		t.Errorf("lab claims: E1.6 is %q (strata %+v), want a verdict from the %s runs, a stratum a build", s.Verdict, s.Judged.Strata, profile)
 	}
-	if s := byID["E1.7"]; s.Verdict != results.NotComparable || len(s.Judged.OutOfScope) != 1 {
-		t.Errorf("lab claims: E1.7 is %q (out of scope %+v), want not comparable with the host-clock run out of scope", s.Verdict, s.Judged.OutOfScope)
+	if s := byID["E1.7"]; s.Verdict != results.NotComparable || len(s.Judged.OutOfScope) != 2 {
+		t.Errorf("lab claims: E1.7 is %q (out of scope %+v), want not comparable with the two host-clock runs out of scope", s.Verdict, s.Judged.OutOfScope)
 	}
 	if s := byID["E2.1a"]; s.Verdict != results.NotRun || len(s.Judged.OutOfScope) != 1 {
 		t.Errorf("lab claims: E2.1a = %q, out of scope %+v; want not run with the forktime run out of scope", s.Verdict, s.Judged.OutOfScope)
@@ -75,7 +93,7 @@ func TestIntegrationClaims(t *testing.T) {
 	if s := byID["E2.1c"]; s.Verdict != results.Untestable {
 		t.Errorf("lab claims: E2.1c = %q, want untestable here", s.Verdict)
 	}
-	if len(byID) != 6 {
-		t.Errorf("lab claims lists forkbench claims %v, want E1.6, E1.7, E1.10, E2.1a, E2.1b, E2.1c", byID)
+	if len(byID) != 7 {
+		t.Errorf("lab claims lists forkbench claims %v, want E1.6, E1.7, E1.10, E1.11, E2.1a, E2.1b, E2.1c", byID)
 	}
 }

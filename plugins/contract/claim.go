@@ -93,7 +93,18 @@ type Scope struct {
 	Clocks []string `json:"clocks,omitempty"`
 	// MinPluginVersion puts runs of older plugin versions out of scope.
 	MinPluginVersion string `json:"min_plugin_version,omitempty"`
+	// Builds are the workload builds (parameter ParamBuild) whose runs
+	// decide the claim, each its own stratum; none: DefaultBuild only.
+	Builds []string `json:"builds,omitempty"`
 }
+
+// ParamBuild is the parameter that chooses how an experiment's workload
+// was compiled (static-O2, dynamic-O0...); a run without it ran
+// DefaultBuild, the only build there was before it.
+const (
+	ParamBuild   = "build"
+	DefaultBuild = "static-O2"
+)
 
 // ScopeSweep is the sweep key a claim is decided over, its points in
 // scope (none: all) and the points without which it cannot be decided.

@@ -28,7 +28,11 @@ func (b bench) Run(ctx context.Context, req *plugins.RunRequest, progress func(p
 	return plugins.Repeat(ctx, b.desc, req, progress, func(ctx context.Context, t *plugins.Trial) ([]plugins.Sample, error) {
 		w := workloads[t.Experiment.Name]
 		arg := t.Params[w.param]
-		res, err := t.RunWorkload(ctx, w.binary, arg)
+		build := t.Params[plugins.ParamBuild]
+		if err := plugins.CheckBuildRuns(build); err != nil {
+			return nil, err
+		}
+		res, err := t.RunWorkload(ctx, plugins.WorkloadFile(w.binary, build), arg)
 		if err != nil {
 			return nil, err
 		}

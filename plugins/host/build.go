@@ -25,6 +25,14 @@ var ArchBuilds = []ArchBuild{
 	{"x86_64", "amd64", "gcc"},
 }
 
+// buildsNote says which builds besides the default were made.
+func buildsNote(builds []string) string {
+	if len(builds) == 0 {
+		return ""
+	}
+	return ", each also built " + strings.Join(builds, ", ")
+}
+
 // Build builds the plugin directory dir (a Go main package serving its
 // description.json, C workloads in dir/workload/*.c) for every arch of
 // ArchBuilds into outRoot/NAME/ARCH/, NAME being dir's base name, with
@@ -82,16 +90,24 @@ func Build(ctx context.Context, dir, outRoot string, log io.Writer) (string, err
 			return "", fmt.Errorf("building plugin %s for %s: %v\n%s", name, b.Arch, err, strings.TrimSpace(string(msg)))
 		}
 		for _, src := range srcs {
-			bin := filepath.Join(adir, "workload", strings.TrimSuffix(filepath.Base(src), ".c"))
-			cc := exec.CommandContext(ctx, b.CC, "-static", "-O2", "-pthread", "-I", inc, "-o", bin, src)
-			if msg, err := cc.CombinedOutput(); err != nil {
-				return "", fmt.Errorf("compiling workload %s for %s with %s: %v\n%s", filepath.Base(src), b.Arch, b.CC, err, strings.TrimSpace(string(msg)))
+			name := strings.TrimSuffix(filepath.Base(src), ".c")
+			for _, build := range append([]string{plugins.DefaultBuild}, desc.Builds()...) {
+				flags, err := plugins.BuildFlags(build)
+				if err != nil {
+					return "", err
+				}
+				bin := filepath.Join(adir, "workload", plugins.WorkloadFile(name, build))
+				args := append(flags, "-pthread", "-I", inc, "-o", bin, src)
+				cc := exec.CommandContext(ctx, b.CC, args...)
+				if msg, err := cc.CombinedOutput(); err != nil {
+					return "", fmt.Errorf("compiling workload %s for %s (build %s) with %s: %v\n%s", filepath.Base(src), b.Arch, build, b.CC, err, strings.TrimSpace(string(msg)))
+				}
 			}
 		}
 		if err := WriteRecord(adir, desc); err != nil {
 			return "", err
 		}
-		fmt.Fprintf(log, "built %s for %s (%d workload(s))\n", name, b.Arch, len(srcs))
+		fmt.Fprintf(log, "built %s for %s (%d workload(s)%s)\n", name, b.Arch, len(srcs), buildsNote(desc.Builds()))
 	}
 	return out, nil
 }

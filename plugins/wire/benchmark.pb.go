@@ -1537,8 +1537,12 @@ type Scope struct {
 	// Runs of an older plugin version (a workload since changed) are out
 	// of scope.
 	MinPluginVersion string `protobuf:"bytes,6,opt,name=min_plugin_version,json=minPluginVersion,proto3" json:"min_plugin_version,omitempty"`
-	unknownFields    protoimpl.UnknownFields
-	sizeCache        protoimpl.SizeCache
+	// The workload builds (parameter "build": static-O2, dynamic-O0...)
+	// whose runs decide the claim, each its own stratum; none: static-O2,
+	// the default build, only.
+	Builds        []string `protobuf:"bytes,7,rep,name=builds,proto3" json:"builds,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Scope) Reset() {
@@ -1611,6 +1615,13 @@ func (x *Scope) GetMinPluginVersion() string {
 		return x.MinPluginVersion
 	}
 	return ""
+}
+
+func (x *Scope) GetBuilds() []string {
+	if x != nil {
+		return x.Builds
+	}
+	return nil
 }
 
 // The sweep key a claim is decided over, the points in scope and the
@@ -3492,14 +3503,15 @@ const file_benchmark_proto_rawDesc = "" +
 	"\n" +
 	"untestable\x18\x19 \x01(\v2\x1e.lab.plugin.v1.UntestableClaimH\x00R\n" +
 	"untestableB\x06\n" +
-	"\x04kindJ\x04\b\a\x10\bJ\x04\b\f\x10\r\"\xab\x02\n" +
+	"\x04kindJ\x04\b\a\x10\bJ\x04\b\f\x10\r\"\xc3\x02\n" +
 	"\x05Scope\x12\x1a\n" +
 	"\bprofiles\x18\x01 \x03(\tR\bprofiles\x12\x1a\n" +
 	"\bvariants\x18\x02 \x01(\bR\bvariants\x128\n" +
 	"\x06params\x18\x03 \x03(\v2 .lab.plugin.v1.Scope.ParamsEntryR\x06params\x12/\n" +
 	"\x05sweep\x18\x04 \x01(\v2\x19.lab.plugin.v1.ScopeSweepR\x05sweep\x12\x16\n" +
 	"\x06clocks\x18\x05 \x03(\tR\x06clocks\x12,\n" +
-	"\x12min_plugin_version\x18\x06 \x01(\tR\x10minPluginVersion\x1a9\n" +
+	"\x12min_plugin_version\x18\x06 \x01(\tR\x10minPluginVersion\x12\x16\n" +
+	"\x06builds\x18\a \x03(\tR\x06builds\x1a9\n" +
 	"\vParamsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"R\n" +

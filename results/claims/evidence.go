@@ -446,7 +446,7 @@ func (s *spec) decideCrash(us []*unit) Decision {
 // stratum is the evidence of one profile (or for a kind across profiles,
 // one pair of profiles), clock and accelerator.
 type stratum struct {
-	profile, clock, accel string
+	profile, clock, accel, build string
 	// units are every unit of the stratum; base and other, an across
 	// kind's two sides.
 	units, base, other []*unit
@@ -459,10 +459,10 @@ type stratum struct {
 // accelerator with the two profiles' units (each profile's variants,
 // with Scope.Variants, in a stratum of their own).
 func (s *spec) strata(units []*unit) []*stratum {
-	by := map[[3]string]*stratum{}
-	var keys [][3]string
+	by := map[[4]string]*stratum{}
+	var keys [][4]string
 	for _, u := range units {
-		k := [3]string{u.profile, u.clock, u.accel}
+		k := [4]string{u.profile, u.clock, u.accel, u.build}
 		variant := false
 		if s.across {
 			_, variant = s.side(u.profile)
@@ -470,7 +470,7 @@ func (s *spec) strata(units []*unit) []*stratum {
 		}
 		st := by[k]
 		if st == nil {
-			st = &stratum{profile: u.profile, clock: u.clock, accel: u.accel}
+			st = &stratum{profile: u.profile, clock: u.clock, accel: u.accel, build: u.build}
 			by[k] = st
 			keys = append(keys, k)
 		}
@@ -496,7 +496,7 @@ func (s *spec) strata(units []*unit) []*stratum {
 		out = append(out, st)
 	}
 	slices.SortFunc(out, func(a, b *stratum) int {
-		return cmp.Or(cmp.Compare(a.profile, b.profile), cmp.Compare(a.clock, b.clock), cmp.Compare(a.accel, b.accel))
+		return cmp.Or(cmp.Compare(a.profile, b.profile), cmp.Compare(a.clock, b.clock), cmp.Compare(a.accel, b.accel), cmp.Compare(a.build, b.build))
 	})
 	return out
 }

@@ -151,6 +151,9 @@ func oneLine(s string) string {
 // decideStratum decides the claim on one stratum's evidence.
 func (s *spec) decideStratum(st *stratum) decided {
 	out := results.Stratum{Profile: st.profile, Kernel: kernelOf(st.units), Clock: st.clock, Accelerator: st.accel, Runs: runIDs(st.units)}
+	if len(s.scope().Builds) > 0 {
+		out.Build = st.build
+	}
 	if s.c.Untestable != nil {
 		out.Verdict = results.Untestable
 		b := s.instead(st)
@@ -317,19 +320,20 @@ func brief(d Decision) string {
 // "host" and "icount:0" when only the clock does; the profile and clock
 // of a stratum alone.
 func labels(ds []decided) []string {
-	vary := [3]bool{}
+	vary := [4]bool{}
 	for _, d := range ds[1:] {
 		vary[0] = vary[0] || d.Profile != ds[0].Profile
 		vary[1] = vary[1] || d.Clock != ds[0].Clock
 		vary[2] = vary[2] || d.Accelerator != ds[0].Accelerator
+		vary[3] = vary[3] || d.Build != ds[0].Build
 	}
 	if len(ds) == 1 {
-		vary = [3]bool{true, true, ds[0].Accelerator != "tcg"}
+		vary = [4]bool{true, true, ds[0].Accelerator != "tcg", false}
 	}
 	out := make([]string, len(ds))
 	for i, d := range ds {
 		var parts []string
-		for j, f := range []string{d.Profile, d.Clock, d.Accelerator} {
+		for j, f := range []string{d.Profile, d.Clock, d.Accelerator, "build " + d.Build} {
 			if vary[j] {
 				parts = append(parts, results.OrUnknown(f))
 			}
@@ -397,6 +401,9 @@ func (s *spec) headline(ds []decided, out []results.RunReason, own string) (stri
 				}
 				if a.Clock != b.Clock || a.Accelerator != b.Accelerator {
 					axes = append(axes, results.AxisClock)
+				}
+				if a.Build != b.Build {
+					axes = append(axes, results.AxisBuild)
 				}
 				if a.Profile != b.Profile {
 					// The profiles of one scope are one machine: they

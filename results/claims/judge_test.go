@@ -606,6 +606,29 @@ func TestJudgeStrata(t *testing.T) {
 	if v := judge(cc, rclaims.Options{}, ratioRun("vga", "xeon5130-vga", "host", 0, times(0.92, noise...)), fb); v.Verdict != "clock- and console-dependent" {
 		t.Errorf("fb icount R + vga host NR: %s (%s)", v.Verdict, v.Reason)
 	}
+	// The workload's build is a stratum where the scope names builds
+	// (E1's gcc -o fork fork.c against lab's static -O2).
+	bc := claim(contract.Claim{Ratio: &contract.RatioClaim{Numerator: "proc_ms", Denominator: "thr_ms", Min: 4.5},
+		Scope: &contract.Scope{Profiles: []string{"celeron-2.4"}, Builds: []string{contract.DefaultBuild, "dynamic-O0"}}})
+	built := func(id, build string, ratio float64) *results.Result {
+		r := ratioRun(id, "celeron-2.4", "icount:0", 0, times(ratio, noise...))
+		if build != "" {
+			r.Parameters[contract.ParamBuild] = build
+		}
+		return r
+	}
+	v = judge(bc, rclaims.Options{}, built("static", "", 5.02), built("dyn", "dynamic-O0", 3.16), built("o3", "dynamic-O3", 9))
+	if v.Verdict != results.Dependent(results.AxisBuild) ||
+		!strings.Contains(v.Reason, "not reproduced under build dynamic-O0 (3.16x, p 0.016), reproduced under build static-O2 (5.02x") ||
+		len(v.OutOfScope) != 1 || !strings.Contains(v.OutOfScope[0].Reason, "build dynamic-O3 not in scope (static-O2, dynamic-O0)") ||
+		len(v.Strata) != 2 || v.Strata[0].Build == "" {
+		t.Errorf("static R + dynamic NR: %s (%s), out of scope %+v, strata %+v", v.Verdict, v.Reason, v.OutOfScope, v.Strata)
+	}
+	// A scope that names no build takes the default build only.
+	if v := judge(c, rclaims.Options{}, built("dyn", "dynamic-O0", 5.02)); v.Verdict != results.NotRun ||
+		len(v.OutOfScope) != 1 || !strings.Contains(v.OutOfScope[0].Reason, "build dynamic-O0 not in scope (static-O2)") {
+		t.Errorf("a dynamic build under a scope of none: %s (%s) %+v", v.Verdict, v.Reason, v.OutOfScope)
+	}
 	// Three strata, R, NR and I: only the decided pair says what the
 	// claim depends on (here the clock); the inconclusive one is listed.
 	eraI := ratioRun("era", "celeron-2.4-era", "host", 0, []float64{4.0, 5.0, 4.2, 4.9, 4.4, 4.7})

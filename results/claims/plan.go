@@ -145,7 +145,8 @@ func MinRepeats(c *results.Claim) int {
 	return DecideRepeats
 }
 
-// DecidingRuns are the runs that decide c, one a profile: its deciding
+// DecidingRuns are the runs that decide c, one a profile and build (the
+// scope's Builds, the default build without the parameter): its deciding
 // profiles (with Scope.Variants and variants, each variant too, its own
 // stratum), its experiment, the scope's parameters, the points of its
 // sweep key, ClockOf and MinRepeats. variants lists each profile's
@@ -180,14 +181,27 @@ func DecidingRuns(c *results.Claim, variants map[string][]string) ([]Run, *Unpla
 			params[k] = v
 		}
 	}
+	// Each build the scope names is a run of its own (a stratum); the
+	// default build is the run without the parameter.
+	builds := c.Scope.Builds
+	if len(builds) == 0 {
+		builds = []string{contract.DefaultBuild}
+	}
 	var runs []Run
 	for _, p := range profiles {
-		r := Run{Plugin: c.Plugin, Experiment: c.Bench, Profile: p, Clock: s.decideClock(), Params: params,
-			Repeat: max(MinRepeats(c), 1), Claims: []string{c.ID}}
-		if pts := s.hintPoints(nil); s.pointKey != "" && len(pts) > 0 {
-			r.SweepKey, r.Points = s.pointKey, slices.Clone(pts)
+		for _, b := range builds {
+			ps := params
+			if b != contract.DefaultBuild {
+				ps = maps.Clone(params)
+				ps[contract.ParamBuild] = b
+			}
+			r := Run{Plugin: c.Plugin, Experiment: c.Bench, Profile: p, Clock: s.decideClock(), Params: ps,
+				Repeat: max(MinRepeats(c), 1), Claims: []string{c.ID}}
+			if pts := s.hintPoints(nil); s.pointKey != "" && len(pts) > 0 {
+				r.SweepKey, r.Points = s.pointKey, slices.Clone(pts)
+			}
+			runs = append(runs, r)
 		}
-		runs = append(runs, r)
 	}
 	return runs, nil
 }

@@ -107,6 +107,13 @@ func TestDecidingRuns(t *testing.T) {
 	if runs, _ := rclaims.DecidingRuns(&c, nil); len(runs) != 1 {
 		t.Errorf("without variants: %d runs, want 1", len(runs))
 	}
+	// A build is a run of its own: the default without the parameter.
+	b := c
+	b.Scope = &contract.Scope{Profiles: []string{"celeron-2.4"}, Params: map[string]string{"m": "10"}, Builds: []string{contract.DefaultBuild, "dynamic-O0"}}
+	if runs, _ := rclaims.DecidingRuns(&b, nil); len(runs) != 2 || runs[0].Params[contract.ParamBuild] != "" ||
+		runs[1].Params[contract.ParamBuild] != "dynamic-O0" || runs[1].Params["m"] != "10" || runs[0].Key() == runs[1].Key() {
+		t.Errorf("two builds: runs %+v, want one without the build parameter and one with build=dynamic-O0", runs)
+	}
 	// The host clock alone: host; across two profiles: host.
 	h := scoped(contract.Claim{Speedup: &contract.SpeedupClaim{Metric: "t", Baseline: "x1", Profile: "x2", Min: 1.5}}, contract.Scope{})
 	runs, _ = rclaims.DecidingRuns(&h, nil)

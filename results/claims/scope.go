@@ -168,6 +168,8 @@ type unit struct {
 	// run has its own key.
 	key                           string
 	profile, clock, accel, kernel string
+	// build is the workload build it ran (contract.ParamBuild).
+	build string
 	// point is the unit's value of the claim's sweep key, "" if it is
 	// not a parameter.
 	point string
@@ -252,6 +254,13 @@ func (s *spec) runOut(r *results.Result) string {
 			}
 		}
 	}
+	builds := sc.Builds
+	if len(builds) == 0 {
+		builds = []string{contract.DefaultBuild}
+	}
+	if b := buildOf(params); !slices.Contains(builds, b) {
+		return fmt.Sprintf("build %s not in scope (%s)", b, strings.Join(builds, ", "))
+	}
 	// A run whose samples carry the sweep key as a label (mode=both
 	// measures mode=process and mode=thread) has its points in the
 	// samples, filtered there; else its parameter is its one point.
@@ -263,6 +272,11 @@ func (s *spec) runOut(r *results.Result) string {
 		}
 	}
 	return ""
+}
+
+// buildOf is the workload build parameters params ran.
+func buildOf(params map[string]string) string {
+	return cmp.Or(params[contract.ParamBuild], contract.DefaultBuild)
 }
 
 // labelled says whether some sample of r carries label k.
@@ -373,7 +387,7 @@ func (s *spec) unitsOf(r *results.Result) ([]*unit, []string) {
 		delete(rest, s.pointKey)
 		in = append(in, &unit{run: r, labels: p.labels, params: params, key: r.ID + results.LabelSuffix(rest),
 			profile: results.ProfileName(r.Machine), clock: r.Machine.Clock, accel: r.Machine.Accelerator, kernel: r.Machine.KernelID,
-			point: params[s.pointKey]})
+			build: buildOf(params), point: params[s.pointKey]})
 	}
 	slices.Sort(out)
 	return in, slices.Compact(out)

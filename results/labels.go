@@ -2,6 +2,7 @@ package results
 
 import (
 	"cmp"
+	"lab/plugins/contract"
 	"maps"
 	"math"
 
@@ -104,13 +105,19 @@ func ProfileName(m MachineRecord) string {
 const RepeatParam = "repeat"
 
 // MeasuredParams are a run's parameters but RepeatParam: what a run
-// measures, the same at 4 repeats and at 6.
+// measures, the same at 4 repeats and at 6. The default build
+// (contract.DefaultBuild) is left out too: a run of it measures what a
+// run made before builds existed did, and is the same cell.
 func MeasuredParams(params map[string]string) map[string]string {
-	if _, ok := params[RepeatParam]; !ok {
+	_, repeat := params[RepeatParam]
+	if !repeat && params[contract.ParamBuild] != contract.DefaultBuild {
 		return params
 	}
 	out := CloneLabels(params)
 	delete(out, RepeatParam)
+	if out[contract.ParamBuild] == contract.DefaultBuild {
+		delete(out, contract.ParamBuild)
+	}
 	return out
 }
 

@@ -345,6 +345,11 @@ func TestIntegrationRunFailures(t *testing.T) {
 			}
 			time.Sleep(100 * time.Millisecond)
 		}
+		// Its supervisor exits just after it removes the state (CI once
+		// found it still running when the test ended at once after).
+		if procs := labtest.WaitNoProcs(os.Getenv("LAB_STATE_DIR"), 10*time.Second); len(procs) > 0 {
+			t.Errorf("the supervisor of vm fail still runs 10 s after its state went: %v", procs)
+		}
 	})
 }
 

@@ -231,3 +231,27 @@ func (a apt) extract(ctx context.Context, deb, dir string) error {
 	_, err := a.run(ctx, "", "dpkg-deb", "-x", deb, dir)
 	return err
 }
+
+// unpackDeb downloads Debian package pkg for debArch into dir (the
+// foreign arch enabled first, nothing installed) and extracts it there:
+// the tree's root, and the package's name and version.
+func (a apt) unpackDeb(ctx context.Context, pkg, debArch, dir string) (root, name, version string, err error) {
+	if err := a.ensureForeignArch(ctx, debArch); err != nil {
+		return "", "", "", err
+	}
+	deb, err := a.download(ctx, pkg+":"+debArch, dir)
+	if err != nil {
+		return "", "", "", err
+	}
+	if name, err = a.debField(ctx, deb, "Package"); err != nil {
+		return "", "", "", err
+	}
+	if version, err = a.debField(ctx, deb, "Version"); err != nil {
+		return "", "", "", err
+	}
+	root = filepath.Join(dir, "root")
+	if err := a.extract(ctx, deb, root); err != nil {
+		return "", "", "", err
+	}
+	return root, name, version, nil
+}

@@ -114,28 +114,14 @@ func (c Cache) FetchBusybox(ctx context.Context, arch string, log io.Writer) (*B
 		return b, nil
 	}
 
-	a := apt{log: log}
-	if err := a.ensureForeignArch(ctx, debArch); err != nil {
-		return nil, fmt.Errorf("busybox %s: %w", arch, err)
-	}
 	tmp, err := os.MkdirTemp("", "lab-busybox-")
 	if err != nil {
 		return nil, fmt.Errorf("busybox %s: %w", arch, err)
 	}
 	defer os.RemoveAll(tmp)
-	deb, err := a.download(ctx, "busybox-static:"+debArch, tmp)
-	if err != nil {
-		return nil, fmt.Errorf("busybox %s: %w", arch, err)
-	}
 	b := &Busybox{Arch: arch}
-	if b.Package, err = a.debField(ctx, deb, "Package"); err != nil {
-		return nil, fmt.Errorf("busybox %s: %w", arch, err)
-	}
-	if b.Version, err = a.debField(ctx, deb, "Version"); err != nil {
-		return nil, fmt.Errorf("busybox %s: %w", arch, err)
-	}
-	root := filepath.Join(tmp, "root")
-	if err := a.extract(ctx, deb, root); err != nil {
+	var root string
+	if root, b.Package, b.Version, err = (apt{log: log}).unpackDeb(ctx, "busybox-static", debArch, tmp); err != nil {
 		return nil, fmt.Errorf("busybox %s: %w", arch, err)
 	}
 	bin := ""

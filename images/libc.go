@@ -91,28 +91,14 @@ func (c Cache) FetchLibc(ctx context.Context, arch string, log io.Writer) (*Libc
 	if l, err := c.LoadLibc(arch); err == nil {
 		return l, nil
 	}
-	a := apt{log: log}
-	if err := a.ensureForeignArch(ctx, debArch); err != nil {
-		return nil, fmt.Errorf("shared libc %s: %w", arch, err)
-	}
 	tmp, err := os.MkdirTemp("", "lab-libc-")
 	if err != nil {
 		return nil, fmt.Errorf("shared libc %s: %w", arch, err)
 	}
 	defer os.RemoveAll(tmp)
-	deb, err := a.download(ctx, "libc6:"+debArch, tmp)
-	if err != nil {
-		return nil, fmt.Errorf("shared libc %s: %w", arch, err)
-	}
 	l := &Libc{Arch: arch}
-	if l.Package, err = a.debField(ctx, deb, "Package"); err != nil {
-		return nil, fmt.Errorf("shared libc %s: %w", arch, err)
-	}
-	if l.Version, err = a.debField(ctx, deb, "Version"); err != nil {
-		return nil, fmt.Errorf("shared libc %s: %w", arch, err)
-	}
-	root := filepath.Join(tmp, "root")
-	if err := a.extract(ctx, deb, root); err != nil {
+	var root string
+	if root, l.Package, l.Version, err = (apt{log: log}).unpackDeb(ctx, "libc6", debArch, tmp); err != nil {
 		return nil, fmt.Errorf("shared libc %s: %w", arch, err)
 	}
 	for _, p := range libcFiles[arch] {

@@ -127,6 +127,10 @@ func Repeat(ctx context.Context, desc *Description, req *RunRequest, progress fu
 	if err != nil {
 		return nil, err
 	}
+	// A dynamically linked build needs the guest's shared libc.
+	if err := CheckBuildRuns(params[ParamBuild]); err != nil {
+		return nil, fmt.Errorf("%s %s: %w", desc.Name, exp.Name, err)
+	}
 	dir := req.WorkloadDir
 	if dir == "" {
 		if dir, err = WorkloadDir(); err != nil {

@@ -28,11 +28,7 @@ func (b bench) Run(ctx context.Context, req *plugins.RunRequest, progress func(p
 	return plugins.Repeat(ctx, b.desc, req, progress, func(ctx context.Context, t *plugins.Trial) ([]plugins.Sample, error) {
 		w := workloads[t.Experiment.Name]
 		arg := t.Params[w.param]
-		build := t.Params[plugins.ParamBuild]
-		if err := plugins.CheckBuildRuns(build); err != nil {
-			return nil, err
-		}
-		res, err := t.RunWorkload(ctx, plugins.WorkloadFile(w.binary, build), arg)
+		res, err := t.RunWorkload(ctx, plugins.WorkloadFile(w.binary, t.Params[plugins.ParamBuild]), arg)
 		if err != nil {
 			return nil, err
 		}

@@ -182,7 +182,7 @@ func (b bench) targets(ctx context.Context, t *plugins.Trial) ([]plugins.Sample,
 	show := showArg()
 	var out []plugins.Sample
 	for _, target := range list {
-		res, err := t.RunWorkload(ctx, "targets", target, p["lines"], p["buffering"], timeout, dir, show)
+		res, err := t.RunWorkload(ctx, plugins.WorkloadFile("targets", p[plugins.ParamBuild]), target, p["lines"], p["buffering"], timeout, dir, show)
 		if err != nil {
 			return out, fmt.Errorf("target %s: %w", target, err)
 		}
@@ -243,7 +243,7 @@ func (b bench) logging(ctx context.Context, t *plugins.Trial) ([]plugins.Sample,
 	show := showArg()
 	var out []plugins.Sample
 	for _, sink := range sinks {
-		res, err := t.RunWorkload(ctx, "logging", sink, p["events"], timeout, filepath.Clean(dir), show)
+		res, err := t.RunWorkload(ctx, plugins.WorkloadFile("logging", p[plugins.ParamBuild]), sink, p["events"], timeout, filepath.Clean(dir), show)
 		if err != nil {
 			return out, fmt.Errorf("sink %s: %w", sink, err)
 		}

@@ -54,7 +54,7 @@ func hello(ctx context.Context, t *plugins.Trial) ([]plugins.Sample, error) {
 	p := t.Params
 	var out []plugins.Sample
 	for _, mode := range modes(p["mode"], t.Index) {
-		res, err := t.RunWorkload(ctx, "hello", mode, p["workers"], p["count"], p["line_bytes"], p["stdout"], p["stack_kb"], dir)
+		res, err := t.RunWorkload(ctx, plugins.WorkloadFile("hello", p[plugins.ParamBuild]), mode, p["workers"], p["count"], p["line_bytes"], p["stdout"], p["stack_kb"], dir)
 		if err != nil {
 			return out, fmt.Errorf("mode %s: %w", mode, err)
 		}
@@ -90,7 +90,7 @@ func limit(ctx context.Context, t *plugins.Trial) ([]plugins.Sample, error) {
 	if p["faithful"] == "true" {
 		faithful = "1"
 	}
-	res, err := t.RunWorkload(ctx, "limit", p["stack_kb"], faithful, p["workers"], p["max_threads"])
+	res, err := t.RunWorkload(ctx, plugins.WorkloadFile("limit", p[plugins.ParamBuild]), p["stack_kb"], faithful, p["workers"], p["max_threads"])
 	if err != nil {
 		return nil, err
 	}

@@ -29,7 +29,8 @@ $(BIN)/agent-%: FORCE
 
 # Each plugin, through `lab plugin build` as users build theirs: its
 # description.json validated, the Go binary per guest arch plus its C
-# workloads built static (the guests have no libc of their own), and the
+# workloads built static (and once more per choice of a `build` parameter:
+# docs/plugins.md), and the
 # description recorded beside each binary with its sha256.
 plugins: $(BIN)/lab
 	@set -e; for p in $(PLUGINS); do $(BIN)/lab plugin build --out $(BIN)/plugins plugins/$$p; done

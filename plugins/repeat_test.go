@@ -7,6 +7,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -237,5 +238,36 @@ func TestRepeatFailureKeepsPartial(t *testing.T) {
 	resp, _ = Repeat(context.Background(), repeatDescription(), &RunRequest{WorkloadDir: t.TempDir()}, nil, nan)
 	if len(resp.Samples) != 0 || resp.Outcome.Status != StatusFailed {
 		t.Errorf("a non-finite partial sample was kept: %+v", resp)
+	}
+}
+
+// TestRepeatDynamicBuildWithoutLibc: a dynamic build asked of a guest
+// without the shared libc fails before its first repeat, naming the
+// build, the missing loader and the command that adds it, and measures
+// nothing; the static build runs.
+func TestRepeatDynamicBuildWithoutLibc(t *testing.T) {
+	old := loaders
+	t.Cleanup(func() { loaders = old })
+	missing := filepath.Join(t.TempDir(), "ld-linux.so.2")
+	loaders = map[string]string{runtime.GOARCH: missing}
+
+	desc := repeatDescription()
+	desc.Experiments[0].Params = append(desc.Experiments[0].Params, Param{Name: ParamBuild, Type: TypeString,
+		Default: "static-O2", Choices: []string{"static-O2", "dynamic-O0"}, Help: "build"})
+	calls := 0
+	counted := func(ctx context.Context, t *Trial) ([]Sample, error) { calls++; return measure(ctx, t) }
+	_, err := Repeat(context.Background(), desc, &RunRequest{Repeat: 2, WorkloadDir: workloadDir(t),
+		Params: map[string]string{ParamBuild: "dynamic-O0"}}, nil, counted)
+	if err == nil || calls != 0 {
+		t.Fatalf("dynamic-O0 without libc: err %v after %d repeats, want an error before any", err, calls)
+	}
+	for _, want := range []string{"rep e", "build dynamic-O0 is dynamically linked", missing, "lab image fetch"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q does not name %q", err, want)
+		}
+	}
+	resp, err := Repeat(context.Background(), desc, &RunRequest{Repeat: 2, WorkloadDir: workloadDir(t)}, nil, counted)
+	if err != nil || calls != 2 || len(resp.Samples) == 0 {
+		t.Errorf("static-O2: %v after %d repeats, want 2 repeats measured", err, calls)
 	}
 }

@@ -120,6 +120,19 @@ func TestIntegrationPrintfbench(t *testing.T) {
 		}
 	})
 
+	// The printers built dynamically at -O0 (gcc's default; the article
+	// does not say how it built them) run against the guest's shared libc.
+	t.Run("dynamic build", func(t *testing.T) {
+		res, _ := itRunJSON(t, 0, "printfbench", "--vm", "pf", "-p", "target=null", "-p", "lines=200", "-p", "build=dynamic-O0")
+		if got := itSeries(res, "real_s", map[string]string{"target": "null"}); res.Parameters["build"] != "dynamic-O0" || len(got) != 1 || got[0] <= 0 {
+			t.Errorf("targets built dynamic-O0: real_s at null %v, parameters %v, want one sample > 0", got, res.Parameters)
+		}
+		res, _ = itRunJSON(t, 0, "printfbench", "--vm", "pf", "-e", "logging", "-p", "sink=counter", "-p", "events=500", "-p", "build=dynamic-O0")
+		if got := itSeries(res, "event_us", map[string]string{"sink": "counter"}); res.Parameters["build"] != "dynamic-O0" || len(got) != 1 || got[0] <= 0 {
+			t.Errorf("logging built dynamic-O0: event_us at counter %v, parameters %v, want one sample > 0", got, res.Parameters)
+		}
+	})
+
 	t.Run("bad parameters", func(t *testing.T) {
 		for _, tc := range []struct{ args, want []string }{
 			{[]string{"-p", "target=tty9"}, []string{"parameter target", "tty9", "vt_shown"}},

@@ -98,6 +98,26 @@ func TestIntegrationThreadbench(t *testing.T) {
 		}
 	})
 
+	// E1's programs as the article built them (gcc -o fork fork.c:
+	// dynamically linked, -O0) run against the guest's shared libc:
+	// hello in both modes and limit's faithful program, each with its
+	// build in its parameters.
+	t.Run("dynamic build", func(t *testing.T) {
+		res, _ := itRunJSON(t, 0, "threadbench", "--vm", "tb", "-e", "hello", "-p", "workers=4", "-p", "count=10", "-p", "build=dynamic-O0")
+		if res.Outcome.Status != "ok" || res.Parameters["build"] != "dynamic-O0" {
+			t.Fatalf("hello built dynamic-O0: outcome %+v, parameters %v", res.Outcome, res.Parameters)
+		}
+		for _, mode := range []string{"process", "thread"} {
+			if got := itSeries(res, "real_s", map[string]string{"mode": mode}); len(got) != 1 || got[0] <= 0 {
+				t.Errorf("real_s at mode=%s built dynamic-O0: %v, want one sample > 0", mode, got)
+			}
+		}
+		res, _ = itRunJSON(t, 0, "threadbench", "--vm", "tb", "-e", "limit", "-p", "faithful=true", "-p", "workers=20", "-p", "build=dynamic-O0")
+		if got := itSeries(res, "max_threads", nil); res.Parameters["build"] != "dynamic-O0" || len(got) != 1 || got[0] != 20 {
+			t.Errorf("limit's faithful program built dynamic-O0 with 20 workers: max_threads %v, parameters %v, want [20]", got, res.Parameters)
+		}
+	})
+
 	t.Run("requests", func(t *testing.T) {
 		res, _ := itRunJSON(t, 0, "threadbench", "--vm", "tb", "-e", "requests", "-p", "requests=50", "--repeat", "4")
 		if res.Outcome.Status != "ok" {

@@ -12,6 +12,7 @@ package results
 import (
 	"fmt"
 	"math"
+	"strconv"
 	"time"
 
 	"lab/plugins/contract"
@@ -214,6 +215,30 @@ func (r *Result) CheckFinite() error {
 	if h := r.Harness; h != nil {
 		if f, bad := nonFinite(field{"start_seconds", h.StartSeconds}, field{"open_seconds", h.OpenSeconds}, field{"push_seconds", h.PushSeconds}); bad {
 			return fmt.Errorf("harness %s is %v, not a finite number", f.name, f.v)
+		}
+	}
+	return nil
+}
+
+// MaxSamples is the most samples lab keeps of one run: a sweep of the
+// four plugins' largest, at 32 repeats, holds a few thousand.
+const MaxSamples = 100000
+
+// CheckSamples returns an error naming the first sample lab cannot take
+// as a measurement of this run: more than MaxSamples of them, or a repeat
+// index outside the run's repeats (its "repeat" parameter, when it has
+// one). The metric and the repeat are named.
+func (r *Result) CheckSamples() error {
+	if n := len(r.Samples); n > MaxSamples {
+		return fmt.Errorf("%d samples, more than the %d lab keeps of a run (MaxSamples)", n, MaxSamples)
+	}
+	repeats, err := strconv.Atoi(r.Parameters[RepeatParam])
+	if err != nil || repeats < 1 {
+		repeats = 0
+	}
+	for _, s := range r.Samples {
+		if s.Repeat < 0 || repeats > 0 && s.Repeat >= repeats {
+			return fmt.Errorf("sample of metric %s%s repeat %d: repeat index past the run's %d repeat(s) (indices start at 0)", s.Metric, LabelSuffix(s.Labels), s.Repeat, repeats)
 		}
 	}
 	return nil

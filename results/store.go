@@ -7,10 +7,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"time"
 )
 
@@ -167,11 +169,17 @@ func WriteAtomic(path string, data []byte) (err error) {
 }
 
 // Load reads one stored result. Machine.Profile comes back as the generic
-// JSON value (a map), whatever type it was saved from.
+// JSON value (a map), whatever type it was saved from. Only a regular file
+// is read: it is opened without blocking and checked before anything is
+// read, so a FIFO named like a result cannot wait for a writer for ever;
+// a file larger than MaxFileBytes is refused unread. Its samples are
+// checked (CheckSamples). Whether its id is its name, and whether it
+// started in the future, are the store's to check (see LoadAll): a file
+// given by its path is the user's to name.
 func Load(path string) (*Result, error) {
-	data, err := os.ReadFile(path)
+	data, err := ReadRegular(path)
 	if err != nil {
-		return nil, fmt.Errorf("load result: %w", err)
+		return nil, fmt.Errorf("load result %w", err)
 	}
 	var r Result
 	if err := json.NewDecoder(bytes.NewReader(data)).Decode(&r); err != nil {
@@ -183,7 +191,82 @@ func Load(path string) (*Result, error) {
 	if missing := missingKeys(&r); missing != "" {
 		return nil, fmt.Errorf("load result %s: not a result: no %s (every run lab stores has an id, a plugin and an experiment)", path, missing)
 	}
+	if err := r.CheckSamples(); err != nil {
+		return nil, fmt.Errorf("load result %s: %w", path, err)
+	}
 	return &r, nil
+}
+
+// MaxFileBytes is the largest result file lab reads: a run of MaxSamples
+// samples is about 15 MB.
+const MaxFileBytes = 64 << 20
+
+// ReadRegular reads path if it is a regular file of at most MaxFileBytes,
+// without blocking on a FIFO: every file lab reads from a store goes
+// through it.
+// Its errors start with path.
+func ReadRegular(path string) ([]byte, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s: not a regular file (%s): skipped; a result is a regular file, move this one out of the store", path, fileKind(fi.Mode()))
+	}
+	if fi.Size() > MaxFileBytes {
+		return nil, fmt.Errorf("%s: %d bytes, more than the %d a result file can be (MaxFileBytes): skipped", path, fi.Size(), MaxFileBytes)
+	}
+	data, err := io.ReadAll(io.LimitReader(f, MaxFileBytes+1))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if len(data) > MaxFileBytes {
+		return nil, fmt.Errorf("%s: more than the %d bytes a result file can be (MaxFileBytes): skipped", path, MaxFileBytes)
+	}
+	return data, nil
+}
+
+// fileKind names what a file that is not regular is.
+func fileKind(m os.FileMode) string {
+	switch {
+	case m.IsDir():
+		return "a directory"
+	case m&os.ModeNamedPipe != 0:
+		return "a named pipe"
+	case m&os.ModeSocket != 0:
+		return "a socket"
+	case m&(os.ModeDevice|os.ModeCharDevice) != 0:
+		return "a device"
+	}
+	return "mode " + m.String()
+}
+
+// FutureSlack is how far in the future a stored run may have started:
+// the clocks of the machines a sharded matrix ran on may differ by this
+// much. A run later than that cannot be the newest run, decide a cell or
+// make a night of its own.
+const FutureSlack = 10 * time.Minute
+
+// loadStored is Load of a file of the store: its id must be its file name
+// (so that `lab results show ID` finds it, and no two files claim one id),
+// and it must not have started after now + FutureSlack.
+func loadStored(path string, now time.Time) (*Result, error) {
+	r, err := Load(path)
+	if err != nil {
+		return nil, err
+	}
+	if name := strings.TrimSuffix(filepath.Base(path), ext); r.ID != name {
+		return nil, fmt.Errorf("load result %s: its id %s is not its file name: skipped (a copy under another name, or an edited id); rename it %s%s, or give its path", path, r.ID, r.ID, ext)
+	}
+	if r.Started.After(now.Add(FutureSlack)) {
+		return nil, fmt.Errorf("load result %s: started %s, in the future (this machine's clock says %s): skipped; fix the clock of the machine that ran it, or move it out", path, r.Started.UTC().Format(time.RFC3339), now.UTC().Format(time.RFC3339))
+	}
+	return r, nil
 }
 
 // missingKeys names what a document lacks of what identifies a run ("id,
@@ -218,7 +301,9 @@ func List(dir string) ([]string, error) {
 	var names []string
 	for _, e := range entries {
 		n := e.Name()
-		if e.IsDir() || strings.HasPrefix(n, ".") || !strings.HasSuffix(n, ext) {
+		// A directory (or FIFO, device) named like a result is listed, so
+		// that loading it names and skips it instead of hiding it.
+		if strings.HasPrefix(n, ".") || !strings.HasSuffix(n, ext) {
 			continue
 		}
 		names = append(names, n)
@@ -309,8 +394,9 @@ func Latest(dir string) (string, []error, error) {
 	var best *Result
 	var bestPath string
 	var skipped []error
+	now := time.Now()
 	for _, p := range paths {
-		r, err := Load(p)
+		r, err := loadStored(p, now)
 		if err != nil {
 			skipped = append(skipped, err)
 			continue
@@ -347,8 +433,9 @@ func LoadAll(dir string) ([]*Result, []error) {
 	}
 	var out []*Result
 	var errs []error
+	now := time.Now()
 	for _, p := range paths {
-		r, err := Load(p)
+		r, err := loadStored(p, now)
 		if err != nil {
 			errs = append(errs, err)
 			continue

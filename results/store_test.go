@@ -1,12 +1,14 @@
 package results_test
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
 	"regexp"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -145,8 +147,10 @@ func TestListAndResolve(t *testing.T) {
 		filepath.Join(dir, ids[0]+".json"),
 		filepath.Join(dir, ids[2]+".json"),
 	}
-	if !reflect.DeepEqual(got, want) {
-		t.Errorf("List = %q, want %q", got, want)
+	// A directory named like a result is listed, so that loading it
+	// names and skips it (issue 31) instead of hiding it.
+	if !reflect.DeepEqual(got, append([]string{filepath.Join(dir, "sub.json")}, want...)) {
+		t.Errorf("List = %q, want sub.json then %q", got, want)
 	}
 	if got, err := results.List(filepath.Join(dir, "missing")); err != nil || len(got) != 0 {
 		t.Errorf("List(missing) = %q, %v; want empty, nil", got, err)
@@ -294,5 +298,123 @@ func TestStorePrivate(t *testing.T) {
 	}
 	if fi, _ := os.Stat(shared); fi.Mode()&os.ModePerm != 0o777 || fi.Mode()&os.ModeSticky == 0 {
 		t.Errorf("Save changed the mode of an existing directory to %v", fi.Mode())
+	}
+}
+
+// TestStoreReadsOnlyRegularFiles: a FIFO, a directory or a symlink to a
+// device named like a result is named and skipped, at once: opening a
+// FIFO for reading would wait for a writer for ever (issue 31 item 2).
+func TestStoreReadsOnlyRegularFiles(t *testing.T) {
+	dir := t.TempDir()
+	good := fixture.Result()
+	if _, err := results.Save(dir, good); err != nil {
+		t.Fatal(err)
+	}
+	fifo := filepath.Join(dir, "fifo.json")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	sub := filepath.Join(dir, "sub.json")
+	if err := os.Mkdir(sub, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	dev := filepath.Join(dir, "dev.json")
+	if err := os.Symlink("/dev/zero", dev); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	var runs []*results.Result
+	var errs []error
+	go func() {
+		defer close(done)
+		runs, errs = results.LoadAll(dir)
+	}()
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		t.Fatal("LoadAll of a store with a FIFO in it did not return within 5 s")
+	}
+	if len(runs) != 1 || runs[0].ID != good.ID {
+		t.Errorf("LoadAll = %d runs, want only %s", len(runs), good.ID)
+	}
+	all := fmt.Sprint(errs)
+	for _, want := range []string{fifo + ": not a regular file (a named pipe)", sub + ": not a regular file (a directory)", dev + ": not a regular file (a device)"} {
+		if !strings.Contains(all, want) {
+			t.Errorf("LoadAll's errors %v do not say %q", errs, want)
+		}
+	}
+	if _, err := results.Load(fifo); err == nil || !strings.Contains(err.Error(), "named pipe") {
+		t.Errorf("Load(FIFO) = %v, want an error naming it a named pipe", err)
+	}
+	if got, _, err := results.Latest(dir); err != nil || filepath.Base(got) != good.ID+".json" {
+		t.Errorf("Latest = %q, %v; want %s", got, err, good.ID)
+	}
+}
+
+// TestStoreValidatesOnLoad: what a store holds is checked when it is
+// read, not only when lab wrote it: a run whose id is not its file name
+// (so two files can claim one id), one dated in the future, one with
+// repeat indices past its repeats or more samples than lab keeps of a run
+// is named and skipped; a file named for a run's id loads.
+func TestStoreValidatesOnLoad(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name string, r *results.Result) string {
+		t.Helper()
+		data, err := json.Marshal(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		path := filepath.Join(dir, name+".json")
+		if err := os.WriteFile(path, data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	good := fixture.Result()
+	write(good.ID, good)
+	dup := write("copy-of-it", fixture.Result())
+
+	future := fixture.Result()
+	future.ID = "20991231T000000.000000Z-forkbench-forktime-ffffff"
+	future.Started = time.Now().Add(48 * time.Hour)
+	future.Finished = future.Started.Add(time.Minute)
+	fut := write(future.ID, future)
+
+	repeats := fixture.Result()
+	repeats.ID = "20260102T150406.000000Z-forkbench-forktime-rrrrrr"
+	repeats.Parameters["repeat"] = "1"
+	rep := write(repeats.ID, repeats)
+
+	many := fixture.Result()
+	many.ID = "20260102T150407.000000Z-forkbench-forktime-mmmmmm"
+	many.Samples = fixture.Series("fork_wait_us", "µs", nil, make([]float64, results.MaxSamples+1)...)
+	big := write(many.ID, many)
+
+	runs, errs := results.LoadAll(dir)
+	if len(runs) != 1 || runs[0].ID != good.ID {
+		ids := []string{}
+		for _, r := range runs {
+			ids = append(ids, r.ID)
+		}
+		t.Errorf("LoadAll = %v, want only %s", ids, good.ID)
+	}
+	all := fmt.Sprint(errs)
+	for _, want := range []string{
+		dup + ": its id " + good.ID + " is not its file name",
+		fut + ": started " + future.Started.UTC().Format(time.RFC3339) + ", in the future",
+		rep + ": sample of metric fork_wait_us repeat 1: repeat index past the run's 1 repeat(s)",
+		big + fmt.Sprintf(": %d samples, more than the %d lab keeps of a run", results.MaxSamples+1, results.MaxSamples),
+	} {
+		if !strings.Contains(all, want) {
+			t.Errorf("LoadAll's errors do not say %q:\n%s", want, all)
+		}
+	}
+	if got, _, err := results.Latest(dir); err != nil || filepath.Base(got) != good.ID+".json" {
+		t.Errorf("Latest = %q, %v; want %s, not the run from the future", got, err, good.ID)
+	}
+	// A file given by its path is the user's to name: lab compare of a
+	// renamed copy still loads it.
+	if r, err := results.Load(dup); err != nil || r.ID != good.ID {
+		t.Errorf("Load(%s) = %v, want the renamed copy", dup, err)
 	}
 }

@@ -8,9 +8,11 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
+	"lab/internal/fixture"
 	"lab/internal/labtest"
 	"lab/plugins"
 	"lab/plugins/host"
@@ -150,7 +152,7 @@ func TestCLIClaimsFromStore(t *testing.T) {
 // TestCLIClaimsShuffledStore: the same stored runs give byte-identical
 // `lab claims --json` whatever their file names, modification times and
 // the order of the samples inside them (issue 20: no verdict depends on
-// file order). Two runs of one cell are told apart by their finish time,
+// file order), the ids (a file's name is its run's id) mapped back. Two runs of one cell are told apart by their finish time,
 // never by their files.
 func TestCLIClaimsShuffledStore(t *testing.T) {
 	desc := claimsPlugin(t)
@@ -182,6 +184,9 @@ func TestCLIClaimsShuffledStore(t *testing.T) {
 		}
 		for i, r := range runs {
 			c := *r
+			// A store's file is named for its run's id (issue 31): a
+			// renamed run carries its new name as its id.
+			c.ID = strings.TrimSuffix(names[i], ".json")
 			c.Samples = slices.Clone(r.Samples)
 			if reverse {
 				slices.Reverse(c.Samples)
@@ -220,7 +225,12 @@ func TestCLIClaimsShuffledStore(t *testing.T) {
 			shuffled[i] = fmt.Sprintf("%02d-renamed.json", perm[i])
 		}
 		write(shuffled, round%2 == 0, func(i int) time.Time { return t0.Add(-time.Duration(perm[i]) * 24 * time.Hour) })
-		if got := judged(); got != want {
+		got := judged()
+		for i, r := range runs {
+			got = strings.ReplaceAll(got, strings.TrimSuffix(shuffled[i], ".json"), r.ID)
+		}
+		// Runs are listed in id order: compare them as sets.
+		if got, want := sortedRuns(t, got), sortedRuns(t, want); got != want {
 			t.Fatalf("round %d: lab claims --json moved with file names, times and sample order:\n got %s\nwant %s", round, got, want)
 		}
 	}
@@ -233,6 +243,72 @@ func TestCLIClaimsShuffledStore(t *testing.T) {
 	for _, s := range sts {
 		if s.Claim.ID == "E1.10" && strings.Join(s.Judged.Runs, " ") != runs[1].ID+" "+runs[3].ID {
 			t.Errorf("E1.10 decided by %v, want the latest run of each clock", s.Judged.Runs)
+		}
+	}
+}
+
+// sortedRuns is the JSON doc with every list of runs ("runs",
+// "out_of_scope"), which are in id order, sorted.
+func sortedRuns(t *testing.T, doc string) string {
+	t.Helper()
+	var v any
+	if err := json.Unmarshal([]byte(doc), &v); err != nil {
+		t.Fatalf("%v: %s", err, doc)
+	}
+	var walk func(any)
+	walk = func(v any) {
+		switch x := v.(type) {
+		case map[string]any:
+			for k, e := range x {
+				if l, ok := e.([]any); ok && (k == "runs" || k == "out_of_scope") {
+					slices.SortFunc(l, func(a, b any) int { return strings.Compare(fmt.Sprint(a), fmt.Sprint(b)) })
+				}
+				walk(e)
+			}
+		case []any:
+			for _, e := range x {
+				walk(e)
+			}
+		}
+	}
+	walk(v)
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// TestCLIStoreWithFIFO: a FIFO named like a result in the store (or a
+// night of it) does not hang any command that reads the store: each
+// returns within a few seconds, names it and goes on with the rest
+// (issue 31).
+func TestCLIStoreWithFIFO(t *testing.T) {
+	cliEnv(t)
+	nights := t.TempDir()
+	store := filepath.Join(nights, "2026-01-02", "results")
+	t.Setenv("LAB_RESULTS_DIR", store)
+	good := fixture.Result()
+	if _, err := results.Save(store, good); err != nil {
+		t.Fatal(err)
+	}
+	fifo := filepath.Join(store, "zz-fifo.json")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{
+		{"results"},
+		{"claims"},
+		{"report", "--out", t.TempDir()},
+		{"history", nights},
+		{"compare", good.ID, "latest"},
+	} {
+		r := runLab(20*time.Second, strings.NewReader(""), args...)
+		if r.took > 10*time.Second {
+			t.Errorf("lab %s took %v with a FIFO in the store", strings.Join(args, " "), r.took)
+		}
+		if !strings.Contains(r.stderr, fifo) || !strings.Contains(r.stderr, "not a regular file (a named pipe)") {
+			t.Errorf("lab %s: exit %d, stderr %q; want the FIFO named as not a regular file", strings.Join(args, " "), r.code, r.stderr)
 		}
 	}
 }

@@ -377,7 +377,7 @@ func SpecHash(data []byte) string {
 
 // LoadState reads dir's matrix state; ok is false when there is none.
 func LoadState(dir string) (*State, bool, error) {
-	data, err := os.ReadFile(filepath.Join(dir, StateFile))
+	data, err := results.ReadRegular(filepath.Join(dir, StateFile))
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, false, nil
 	}
@@ -463,9 +463,9 @@ func Merge(out string, dirs []string) (*State, error) {
 		return nil, err
 	}
 	for _, f := range files {
-		data, err := os.ReadFile(f.src)
+		data, err := results.ReadRegular(f.src)
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("cell result %w", err)
 		}
 		if err := results.WriteAtomic(f.dst, data); err != nil {
 			return nil, err

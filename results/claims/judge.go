@@ -2,6 +2,7 @@ package claims
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -177,8 +178,31 @@ func (s *spec) decideStratum(st *stratum) decided {
 				plural(len(missing), "a required point", "required points"), s.hint(st.profiles, st.clock, s.hintPoints(s.pointsOf(st.units))), d.Reason)
 		}
 	}
+	d = refuseNonFinite(d)
 	out.Verdict, out.Reason, out.Numbers = d.Verdict, oneLine(d.Reason), d.Numbers
 	return decided{out, brief(d)}
+}
+
+// refuseNonFinite is d unless one of its numbers is not a finite number
+// (NaN, ±Inf: finite samples far apart, 1e308 ms over 1e-300 ms, overflow
+// a ratio): then no measurement lab can stand behind made it, and the
+// stratum is inconclusive, saying which number, with the finite numbers
+// kept.
+func refuseNonFinite(d Decision) Decision {
+	var bad []string
+	var kept []results.Number
+	for _, n := range d.Numbers {
+		if math.IsNaN(n.Value) || math.IsInf(n.Value, 0) {
+			bad = append(bad, fmt.Sprintf("%s is %v", n.Name, n.Value))
+			continue
+		}
+		kept = append(kept, n)
+	}
+	if bad == nil {
+		return d
+	}
+	return Decision{Verdict: results.Inconclusive, Numbers: kept, Need: d.Need,
+		Reason: fmt.Sprintf("refused: %s, not a finite number: samples this far apart are not a measurement to decide from (check the runs' samples)", strings.Join(bad, "; "))}
 }
 
 // required are the points the claim cannot be decided without: the

@@ -2,6 +2,7 @@ package claims_test
 
 import (
 	"encoding/json"
+	"math"
 	"maps"
 	"math/rand/v2"
 	"os"
@@ -894,5 +895,28 @@ func TestJudgeVariantKernel(t *testing.T) {
 	v = rclaims.JudgeStore([]results.Claim{c}, []*results.Result{base}, ps, rclaims.Options{})[0].Judged
 	if strings.Contains(v.Reason, "the kernel is") {
 		t.Errorf("no variant ran, yet: %s", v.Reason)
+	}
+}
+
+// TestJudgeRefusesNonFinite: finite samples whose ratio is not a finite
+// number (1e308 ms over 1e-300 ms: +Inf) decide nothing, whatever the
+// rule would have read off them: the stratum is inconclusive, its reason
+// names the number, and the status marshals (issue 31: such a store made
+// `lab claims show E1.6` say "reproduced ... = +Inf" and `lab claims
+// --json` fail).
+func TestJudgeRefusesNonFinite(t *testing.T) {
+	ratio := claim(contract.Claim{Ratio: &contract.RatioClaim{Numerator: "proc_ms", Denominator: "thr_ms", Min: 10}})
+	huge := newRun("r", "celeron-2.4", "host", 0)
+	add(huge, "proc_ms", "ms", nil, 1e308, 1e308, 1e308, 1e308, 1e308, 1e308)
+	add(huge, "thr_ms", "ms", nil, 1e-300, 1e-300, 1e-300, 1e-300, 1e-300, 1e-300)
+	checkJudged(t, []judgeCase{
+		{"ratio", ratio, []*results.Result{huge}, false, results.Inconclusive,
+			[]string{"refused", "proc_ms / thr_ms", "+Inf", "not a finite number"}},
+	})
+	v := judge(ratio, rclaims.Options{}, huge)
+	for _, n := range append(v.Numbers, v.Strata[0].Numbers...) {
+		if math.IsInf(n.Value, 0) || math.IsNaN(n.Value) {
+			t.Errorf("number %s = %v, want only finite numbers", n.Name, n.Value)
+		}
 	}
 }

@@ -229,6 +229,11 @@ func execute(ctx context.Context, plan *Plan, profile *images.Profile, clock vm.
 		for _, r := range recs {
 			res.Interference = append(res.Interference, results.Interference{Time: r.Time.UTC(), Command: r.Command})
 		}
+		// What the plugin returned is checked before it is saved: a
+		// sample that cannot be a measurement of this run fails it.
+		if refused := res.DropImplausible(plan.Exp.SignedMetric); len(refused) > 0 {
+			failRun(res, "samples refused, not measurements of this run: "+strings.Join(refused, "; "))
+		}
 		run := SaveJudged(res, plan.Refs, plan.Claims, plan.ClaimProfiles, plan.OutDir, opts.Observe)
 		run.Views = host.Views(plan.Exp)
 		if run.Path != "" {

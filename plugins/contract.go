@@ -188,6 +188,20 @@ type Metric struct {
 	Name string `json:"name"`
 	Unit string `json:"unit"`
 	Help string `json:"help"`
+	// Signed says the metric is a difference (threaded_ms - serial_ms)
+	// and may be negative; the host refuses a negative sample of any
+	// other metric (a time, a count, a size, a ratio cannot be).
+	Signed bool `json:"signed,omitempty"`
+}
+
+// SignedMetric says whether metric is one of e's that may be negative.
+func (e *Experiment) SignedMetric(metric string) bool {
+	for _, m := range e.Metrics {
+		if m.Name == metric {
+			return m.Signed
+		}
+	}
+	return false
 }
 
 // Reference is one figure the original authors published, which the host

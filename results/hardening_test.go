@@ -167,3 +167,46 @@ func TestInterferenceRecordedAndShown(t *testing.T) {
 		t.Errorf("a clean run warns:\n%s", buf.String())
 	}
 }
+
+// TestDropImplausible: what a plugin returns is checked before it is
+// saved (issue 31): a negative time, a repeat index past the run's
+// repeats and samples beyond MaxSamples are dropped, each kind named once
+// with its first sample's metric and repeat and a count; a signed metric
+// (a difference) may be negative; a plausible run loses nothing.
+func TestDropImplausible(t *testing.T) {
+	signed := func(m string) bool { return m == "growth_ms" }
+	r := fixture.Result()
+	r.Parameters["repeat"] = "3"
+	if lines := r.DropImplausible(signed); lines != nil || len(r.Samples) != 9 {
+		t.Fatalf("a plausible run: dropped %v, %d samples left, want nothing dropped", lines, len(r.Samples))
+	}
+	r.Samples = append(r.Samples,
+		results.Sample{Metric: "thread_create_join_us", Value: -1, Unit: "µs", Repeat: 0},
+		results.Sample{Metric: "thread_create_join_us", Value: -2, Unit: "µs", Repeat: 1},
+		results.Sample{Metric: "growth_ms", Value: -0.5, Unit: "ms", Repeat: 0},
+		results.Sample{Metric: "fork_wait_us", Value: 380, Unit: "µs", Repeat: 3})
+	lines := r.DropImplausible(signed)
+	all := strings.Join(lines, "\n")
+	for _, want := range []string{
+		"2 sample(s) with a negative value of a metric that is not signed",
+		"first metric thread_create_join_us repeat 0: -1 µs",
+		"1 sample(s) with a repeat index outside the run's 3 repeat(s) (0 to 2), first metric fork_wait_us repeat 3",
+	} {
+		if !strings.Contains(all, want) {
+			t.Errorf("dropped %q, want it to say %q", all, want)
+		}
+	}
+	if len(lines) != 2 || len(r.Samples) != 10 {
+		t.Errorf("%d lines, %d samples left; want 2 lines and the 9 plausible samples plus the signed growth_ms", len(lines), len(r.Samples))
+	}
+
+	many := fixture.Result()
+	many.Samples = fixture.Series("tick", "x", nil, make([]float64, results.MaxSamples+5)...)
+	for i := range many.Samples {
+		many.Samples[i].Repeat = 0
+	}
+	lines = many.DropImplausible(signed)
+	if len(many.Samples) != results.MaxSamples || len(lines) != 1 || !strings.Contains(lines[0], "5 sample(s) beyond the") {
+		t.Errorf("MaxSamples+5 samples: %d kept, dropped %v; want MaxSamples kept and 5 named", len(many.Samples), lines)
+	}
+}

@@ -244,6 +244,59 @@ func (r *Result) CheckSamples() error {
 	return nil
 }
 
+// DropImplausible removes the samples that cannot be measurements of
+// this run and returns one line per kind of refusal, naming the first
+// sample's metric and repeat and how many there were: a negative value of
+// a metric that is not signed (signed says which are: a difference may be
+// negative, a time, count, size or ratio cannot), a repeat index outside
+// the run's repeats, and samples beyond MaxSamples. The caller fails the
+// run with the lines: what a plugin returns is checked before it is saved.
+func (r *Result) DropImplausible(signed func(metric string) bool) []string {
+	repeats, err := strconv.Atoi(r.Parameters[RepeatParam])
+	if err != nil || repeats < 1 {
+		repeats = 0
+	}
+	type refusal struct {
+		first string
+		n     int
+	}
+	var order []string
+	seen := map[string]*refusal{}
+	refuse := func(kind, first string) {
+		if f := seen[kind]; f != nil {
+			f.n++
+			return
+		}
+		seen[kind] = &refusal{first, 1}
+		order = append(order, kind)
+	}
+	kept := r.Samples[:0:0]
+	for _, s := range r.Samples {
+		name := fmt.Sprintf("metric %s%s repeat %d", s.Metric, LabelSuffix(s.Labels), s.Repeat)
+		switch {
+		case s.Repeat < 0 || repeats > 0 && s.Repeat >= repeats:
+			refuse(fmt.Sprintf("with a repeat index outside the run's %d repeat(s) (0 to %d)", repeats, repeats-1), name)
+		case s.Value < 0 && !signed(s.Metric):
+			refuse("with a negative value of a metric that is not signed (a difference the plugin declares \"signed\" may be negative)", fmt.Sprintf("%s: %s %s", name, FormatValue(s.Value), s.Unit))
+		case len(kept) >= MaxSamples:
+			refuse(fmt.Sprintf("beyond the %d samples lab keeps of a run (MaxSamples)", MaxSamples), name)
+		default:
+			kept = append(kept, s)
+			continue
+		}
+	}
+	if len(order) == 0 {
+		return nil
+	}
+	r.Samples = kept
+	lines := make([]string, len(order))
+	for i, k := range order {
+		f := seen[k]
+		lines[i] = fmt.Sprintf("%d sample(s) %s, first %s", f.n, k, f.first)
+	}
+	return lines
+}
+
 type field struct {
 	name string
 	v    float64

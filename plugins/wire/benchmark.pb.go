@@ -995,10 +995,13 @@ func (x *Need) GetWhy() string {
 }
 
 type Metric struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Name          string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
-	Unit          string                 `protobuf:"bytes,2,opt,name=unit,proto3" json:"unit,omitempty"`
-	Help          string                 `protobuf:"bytes,3,opt,name=help,proto3" json:"help,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Name  string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	Unit  string                 `protobuf:"bytes,2,opt,name=unit,proto3" json:"unit,omitempty"`
+	Help  string                 `protobuf:"bytes,3,opt,name=help,proto3" json:"help,omitempty"`
+	// The metric is a difference and may be negative; every other metric's
+	// samples are refused below zero.
+	Signed        bool `protobuf:"varint,4,opt,name=signed,proto3" json:"signed,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1052,6 +1055,13 @@ func (x *Metric) GetHelp() string {
 		return x.Help
 	}
 	return ""
+}
+
+func (x *Metric) GetSigned() bool {
+	if x != nil {
+		return x.Signed
+	}
+	return false
 }
 
 // One published figure (see SEEDS.md).
@@ -3455,11 +3465,12 @@ const file_benchmark_proto_rawDesc = "" +
 	"\x04Need\x12\x16\n" +
 	"\x06values\x18\x01 \x03(\tR\x06values\x12\x1a\n" +
 	"\bconsoles\x18\x02 \x03(\tR\bconsoles\x12\x10\n" +
-	"\x03why\x18\x03 \x01(\tR\x03why\"D\n" +
+	"\x03why\x18\x03 \x01(\tR\x03why\"\\\n" +
 	"\x06Metric\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x12\n" +
 	"\x04unit\x18\x02 \x01(\tR\x04unit\x12\x12\n" +
-	"\x04help\x18\x03 \x01(\tR\x04help\"\xc6\x02\n" +
+	"\x04help\x18\x03 \x01(\tR\x04help\x12\x16\n" +
+	"\x06signed\x18\x04 \x01(\bR\x06signed\"\xc6\x02\n" +
 	"\tReference\x12\x1e\n" +
 	"\n" +
 	"experiment\x18\x01 \x01(\tR\n" +

@@ -2,8 +2,8 @@ package claims_test
 
 import (
 	"encoding/json"
-	"math"
 	"maps"
+	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"

@@ -1,5 +1,5 @@
 // Command labtest is a plugin for lab's own tests: experiments that
-// succeed, crash, hang, or run slowly, to exercise the failure paths of
+// succeed, crash, hang, run slowly or return samples no run can measure, to exercise the failure paths of
 // `lab run` through the real plugin path in a guest.
 package main
 
@@ -37,6 +37,19 @@ func (b bench) Run(ctx context.Context, req *plugins.RunRequest, progress func(p
 		time.Sleep(200 * time.Millisecond) // let the progress event leave
 		fmt.Fprintln(os.Stderr, "labtest: about to crash")
 		panic("labtest: crashing on purpose")
+	case "liar":
+		// Samples no run can measure: what the host must refuse.
+		n := max(req.Repeat, 1)
+		for i := range n {
+			switch req.Params["lie"] {
+			case "negative":
+				resp.Samples = append(resp.Samples, plugins.Sample{Metric: "took_ms", Value: -1, Unit: "ms", Repeat: i})
+			case "repeat":
+				resp.Samples = append(resp.Samples, plugins.Sample{Metric: "took_ms", Value: 1, Unit: "ms", Repeat: n + i})
+			}
+			resp.Samples = append(resp.Samples, plugins.Sample{Metric: "delta_ms", Value: -1, Unit: "ms", Repeat: i})
+		}
+		return resp, nil
 	case "hang":
 		progress(plugins.Progress{Done: 0, Total: 1, Message: "hanging"})
 		select {}

@@ -328,9 +328,19 @@ func execute(ctx context.Context, plan *Plan, profile *images.Profile, clock vm.
 			sess.Close()
 		}()
 	}
+	// What of the plugin's output lab dropped (its cap), said and kept.
+	dropped := func() {
+		if d := sess.Dropped(); len(d) > 0 {
+			res.Harness.OutputDropped = d
+			for _, line := range d {
+				opts.emit(Warning{Text: line})
+			}
+		}
+	}
 	if plan.Axes != nil {
 		broke = s.sweep(res)
 		closeSession()
+		dropped()
 		return finish(res)
 	}
 	c := s.call(plan.Resolved, nil, func(p plugins.Progress) { opts.emit(Progress{Done: p.Done, Total: p.Total, Message: p.Message}) })
@@ -345,6 +355,7 @@ func execute(ctx context.Context, plan *Plan, profile *images.Profile, clock vm.
 		res.Outcome, broke = c.broke.outcome, c.broke.failure
 	}
 	closeSession()
+	dropped()
 	return finish(res)
 }
 

@@ -123,6 +123,9 @@ type Harness struct {
 	// StartRetried is why the plugin's first start failed, if it had to
 	// be started twice (it ended before writing anything).
 	StartRetried string `json:"start_retried,omitempty"`
+	// OutputDropped says what of the plugin's stdout and stderr lab
+	// dropped past its cap (a line each), if any.
+	OutputDropped []string `json:"output_dropped,omitempty"`
 }
 
 // Summary is the statistics of one metric (and label set) across repeats.

@@ -3,6 +3,7 @@ package main
 import (
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestIntegrationRunRefusesImplausible: what a plugin returns is checked
@@ -32,4 +33,43 @@ func TestIntegrationRunRefusesImplausible(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestIntegrationRunOutputFlood: a plugin that floods its stdout or
+// stderr (go-plugin's, or the process's own descriptor with no newline,
+// what a child process inherits) does not hold lab: the run ends with
+// its sample, saying what of the output was dropped; one that floods for
+// longer than --timeout is ended by it, saved as timed out, and the VM
+// is free at once (issue 31: 200 MiB to fd 1 hung `lab run` for ever,
+// past --timeout and SIGTERM, with the VM's run lock held).
+func TestIntegrationRunOutputFlood(t *testing.T) {
+	p := itProfile(t, "celeron-2.4")
+	itTestPlugins(t)
+	itBootEnv(t, p)
+	itUp(t, p.Name, "flood")
+	for _, stream := range []string{"stdout", "stderr", "fd1", "fd2"} {
+		t.Run(stream, func(t *testing.T) {
+			start := time.Now()
+			res, _ := itRunJSON(t, 0, "labtest", "-e", "flood", "-p", "mib=64", "-p", "stream="+stream, "--timeout", "90s")
+			if res.Outcome.Status != "ok" || len(itSeries(res, "tick", nil)) != 1 {
+				t.Errorf("outcome %+v, samples %v; want ok with its one sample", res.Outcome, res.Samples)
+			}
+			t.Logf("64 MiB to %s: %v, dropped %v", stream, time.Since(start).Round(time.Millisecond), res.Harness.OutputDropped)
+		})
+	}
+	t.Run("past the timeout", func(t *testing.T) {
+		start := time.Now()
+		res, r := itRunJSON(t, 1, "labtest", "-e", "flood", "-p", "mib=4096", "-p", "stream=fd1", "--timeout", "10s")
+		if took := time.Since(start); took > 40*time.Second {
+			t.Errorf("a run with --timeout 10s took %v", took)
+		}
+		if !strings.Contains(res.Outcome.Reason, "timed out after 10s") || !strings.Contains(r.stderr, "timed out") {
+			t.Errorf("outcome %+v, stderr %q; want timed out", res.Outcome, r.stderr)
+		}
+		start = time.Now()
+		itMust(t, itCallTimeout, nil, "exec", "flood", "--", "true")
+		if took := time.Since(start); took > 10*time.Second {
+			t.Errorf("lab exec after the timed-out run waited %v for the VM", took)
+		}
+	})
 }

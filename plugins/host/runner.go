@@ -51,6 +51,7 @@ type guestRunner struct {
 	stdoutR        *io.PipeReader
 	stderrR        *io.PipeReader
 	stderrTail     *tailBuffer
+	stdout, stderr *outputSink
 	listeners      []net.Listener
 	tunnels        map[net.Conn]bool // both ends of each open tunnel
 	mu             sync.Mutex
@@ -98,16 +99,18 @@ func (r *guestRunner) Start(ctx context.Context) error {
 	outR, outW := io.Pipe()
 	errR, errW := io.Pipe()
 	r.stdoutR, r.stderrR = outR, errR
+	// The link never waits for go-plugin to read (outputSink).
+	r.stdout, r.stderr = newOutputSink(outW, sinkMax, sinkMaxLine), newOutputSink(errW, sinkMax, sinkMaxLine)
 	p, err := r.lc.Start(ctx, &link.ExecRequest{Argv: []string{root + "/" + r.bundle.Name}, Env: env, Dir: "/tmp", KillGroup: true},
 		link.StartOptions{
-			Stdout: outW,
-			Stderr: io.MultiWriter(errW, r.stderrTail),
+			Stdout: r.stdout,
+			Stderr: io.MultiWriter(r.stderrTail, r.stderr),
 			// go-plugin waits for EOF on both before Kill returns.
-			OnExit: func() { outW.Close(); errW.Close() },
+			OnExit: func() { r.stdout.Close(); r.stderr.Close() },
 		})
 	if err != nil {
-		outW.Close()
-		errW.Close()
+		r.stdout.Close()
+		r.stderr.Close()
 		return fmt.Errorf("starting plugin %s in the guest: %w", r.bundle.Name, err)
 	}
 	r.mu.Lock()
@@ -720,7 +723,37 @@ func (s *Session) Exit(d time.Duration) (code int, exited bool, linkErr error) {
 	return ex.Code, true, nil
 }
 
-// Close stops the plugin (gracefully, then by kill).
+// Close stops the plugin (gracefully, then by kill), waiting at most
+// killWait: go-plugin's Kill waits for the plugin's output to end, and
+// a guest that stopped answering must not hold lab for ever.
 func (s *Session) Close() {
-	s.client.Kill()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		s.client.Kill()
+	}()
+	select {
+	case <-done:
+	case <-time.After(killWait):
+		// go-plugin's Kill is left waiting; the link's own close (the
+		// caller's next step) ends the guest process.
+	}
+}
+
+// killWait bounds Session.Close.
+const killWait = 15 * time.Second
+
+// Dropped says what of the plugin's stdout and stderr lab dropped, one
+// line each ("" for none): the output it queued past its cap.
+func (s *Session) Dropped() []string {
+	var out []string
+	if s.runner == nil || s.runner.stdout == nil {
+		return nil
+	}
+	for _, d := range []string{s.runner.stdout.describe("stdout"), s.runner.stderr.describe("stderr")} {
+		if d != "" {
+			out = append(out, d)
+		}
+	}
+	return out
 }

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os"
 	"strconv"
+	"strings"
 	"time"
 
 	"lab/plugins"
@@ -49,6 +50,28 @@ func (b bench) Run(ctx context.Context, req *plugins.RunRequest, progress func(p
 			}
 			resp.Samples = append(resp.Samples, plugins.Sample{Metric: "delta_ms", Value: -1, Unit: "ms", Repeat: i})
 		}
+		return resp, nil
+	case "flood":
+		// A plugin that writes without end to its stdout or stderr.
+		mib, _ := strconv.Atoi(req.Params["mib"])
+		w := os.Stdout
+		line := []byte(strings.Repeat("flood ", 170) + "\n") // 1 KiB
+		switch req.Params["stream"] {
+		case "stderr":
+			w = os.Stderr
+		case "fd1", "fd2":
+			// The process's own descriptor, under go-plugin's
+			// redirection of os.Stdout and os.Stderr (what a child
+			// process inherits), with no newline at all.
+			w = os.NewFile(uintptr(req.Params["stream"][2]-'0'), "fd")
+			line = []byte(strings.Repeat("flood ", 170) + "flood")
+		}
+		for range mib * 1024 {
+			if _, err := w.Write(line); err != nil {
+				break
+			}
+		}
+		resp.Samples = append(resp.Samples, sample(0))
 		return resp, nil
 	case "hang":
 		progress(plugins.Progress{Done: 0, Total: 1, Message: "hanging"})

@@ -417,27 +417,30 @@ func (s *spec) headline(ds []decided, out []results.RunReason, own string) (stri
 	}
 	all := func(string) bool { return true }
 	if has[results.Reproduced] && has[results.NotReproduced] {
-		var axes []string
+		// What a claim depends on is read off the pairs of a reproduced
+		// and a not reproduced stratum that differ least: a pair whose
+		// differences hold another pair's (fbcon static against vgacon
+		// dynamic, beside fbcon static against vgacon static) says
+		// nothing the smaller one does not.
+		var diffs [][]string
 		for _, a := range ds {
 			for _, b := range ds {
-				if a.Verdict != results.Reproduced || b.Verdict != results.NotReproduced {
-					continue
+				if a.Verdict == results.Reproduced && b.Verdict == results.NotReproduced {
+					diffs = append(diffs, s.differ(a.Stratum, b.Stratum))
 				}
-				if a.Clock != b.Clock || a.Accelerator != b.Accelerator {
-					axes = append(axes, results.AxisClock)
+			}
+		}
+		var axes []string
+		for i, d := range diffs {
+			minimal := true
+			for j, e := range diffs {
+				if i != j && len(e) < len(d) && subset(e, d) {
+					minimal = false
+					break
 				}
-				if a.Build != b.Build {
-					axes = append(axes, results.AxisBuild)
-				}
-				if a.Profile != b.Profile {
-					// The profiles of one scope are one machine: they
-					// differ in their console or in their kernel.
-					if s.profiles[a.Profile].Console != s.profiles[b.Profile].Console {
-						axes = append(axes, results.AxisConsole)
-					} else {
-						axes = append(axes, results.AxisKernel)
-					}
-				}
+			}
+			if minimal {
+				axes = append(axes, d...)
 			}
 		}
 		verdict := results.Dependent(axes...)
@@ -582,4 +585,35 @@ func Find(sts []ClaimStatus, id string) ([]ClaimStatus, error) {
 		return nil, fmt.Errorf("no claim %q among the installed plugins' claims (%s); see `lab claims`", id, known)
 	}
 	return found, nil
+}
+
+// differ are the axes in which strata a and b differ.
+func (s *spec) differ(a, b results.Stratum) []string {
+	var axes []string
+	if a.Clock != b.Clock || a.Accelerator != b.Accelerator {
+		axes = append(axes, results.AxisClock)
+	}
+	if a.Build != b.Build {
+		axes = append(axes, results.AxisBuild)
+	}
+	if a.Profile != b.Profile {
+		// The profiles of one scope are one machine: they differ in
+		// their console or in their kernel.
+		if s.profiles[a.Profile].Console != s.profiles[b.Profile].Console {
+			axes = append(axes, results.AxisConsole)
+		} else {
+			axes = append(axes, results.AxisKernel)
+		}
+	}
+	return axes
+}
+
+// subset says whether every element of a is in b.
+func subset(a, b []string) bool {
+	for _, x := range a {
+		if !slices.Contains(b, x) {
+			return false
+		}
+	}
+	return true
 }

@@ -625,6 +625,30 @@ func TestJudgeStrata(t *testing.T) {
 		len(v.Strata) != 2 || v.Strata[0].Build == "" {
 		t.Errorf("static R + dynamic NR: %s (%s), out of scope %+v, strata %+v", v.Verdict, v.Reason, v.OutOfScope, v.Strata)
 	}
+	// Consoles and builds at once (E3's claims: fbcon and vgacon, each in
+	// lab's build and the source's): the console alone decides, so the
+	// claim is console-dependent, not console- and build-dependent: a pair
+	// that differs in more than another pair's axes says nothing more
+	// (the pairs fb-static/vga-dynamic differ in both).
+	cb := claim(contract.Claim{Ratio: &contract.RatioClaim{Numerator: "proc_ms", Denominator: "thr_ms", Min: 10},
+		Scope: &contract.Scope{Profiles: []string{"xeon5130-fb", "xeon5130-vga"}, Builds: []string{contract.DefaultBuild, "dynamic-O0"}}})
+	on := func(id, profile, build string, ratio float64) *results.Result {
+		r := ratioRun(id, profile, "icount:0", 0, times(ratio, noise...))
+		if build != "" {
+			r.Parameters[contract.ParamBuild] = build
+		}
+		return r
+	}
+	four := []*results.Result{on("fbs", "xeon5130-fb", "", 26), on("fbd", "xeon5130-fb", "dynamic-O0", 30),
+		on("vgas", "xeon5130-vga", "", 0.93), on("vgad", "xeon5130-vga", "dynamic-O0", 0.9)}
+	if v := judge(cb, rclaims.Options{}, four...); v.Verdict != results.ConsoleDependent {
+		t.Errorf("fb R and vga NR in both builds: %s (%s), want console-dependent", v.Verdict, v.Reason)
+	}
+	// Where each of two axes alone turns the verdict, both are named.
+	two := []*results.Result{on("fbs", "xeon5130-fb", "", 26), on("fbd", "xeon5130-fb", "dynamic-O0", 0.9), on("vgas", "xeon5130-vga", "", 0.93)}
+	if v := judge(cb, rclaims.Options{}, two...); v.Verdict != results.Dependent(results.AxisConsole, results.AxisBuild) {
+		t.Errorf("fb static R, fb dynamic NR, vga static NR: %s (%s), want console- and build-dependent", v.Verdict, v.Reason)
+	}
 	// A scope that names no build takes the default build only.
 	if v := judge(c, rclaims.Options{}, built("dyn", "dynamic-O0", 5.02)); v.Verdict != results.NotRun ||
 		len(v.OutOfScope) != 1 || !strings.Contains(v.OutOfScope[0].Reason, "build dynamic-O0 not in scope (static-O2)") {

@@ -82,6 +82,13 @@ func (e *env) runMatrix(ctx context.Context, f matrixFlags) error {
 	if err != nil {
 		return err
 	}
+	if len(plan.Cells) == 0 && plan.Shard.N > 1 {
+		// Said, not an error: a CI job's shard count is fixed, its
+		// matrix may shrink. The empty shard still writes its state, so
+		// that merging the shards works.
+		fmt.Fprintf(e.stderr, "shard %s has no cells: the matrix has %d, fewer than its %d shards; nothing to run here (at most %d shards give each some)\n",
+			plan.Shard, len(plan.All), plan.Shard.N, len(plan.All))
+	}
 	if f.dry {
 		return writeCells(e.stdout, plan.Cells, len(plan.All), plan.Shard, f.json)
 	}

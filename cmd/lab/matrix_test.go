@@ -92,3 +92,17 @@ func TestCLIMatrixChecksCreateNothing(t *testing.T) {
 		}
 	}
 }
+
+// TestCLIMatrixEmptyShard: a shard of a matrix with fewer cells than
+// shards says it has none and why (issue 31: it said nothing), and is
+// not an error: a CI job's shard count is fixed.
+func TestCLIMatrixEmptyShard(t *testing.T) {
+	cliEnv(t)
+	dir := t.TempDir()
+	file := filepath.Join(dir, "m.yaml")
+	if err := os.WriteFile(file, []byte("name: one\ncells:\n  - plugin: forkbench\n    experiment: forktime\n    profiles: [celeron-2.4]\n    params: {n: 20}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := cliRun(t, "matrix", file, "--shard", "3/4", "--dry-run", "--out", filepath.Join(dir, "out"))
+	wantOutput(t, r, "matrix --shard 3/4 --dry-run", 0, "stderr", "shard 3/4 has no cells: the matrix has 1, fewer than its 4 shards")
+}

@@ -46,8 +46,9 @@ type Spec struct {
 	Name string `yaml:"name"`
 	// Clock is every cell's guest clock (host, icount, icount:N); empty:
 	// each profile's own.
-	Clock  string `yaml:"clock"`
-	Repeat int    `yaml:"repeat"`
+	Clock string `yaml:"clock"`
+	// Repeat is every cell's repeats; absent: 1. Given, it is at least 1.
+	Repeat *int `yaml:"repeat"`
 	// Parallel is how many cells (VMs) run at once; 0: lab's default.
 	Parallel int `yaml:"parallel"`
 	// Timeout bounds each cell ("30m"); empty: one hour.
@@ -66,8 +67,9 @@ type Entry struct {
 	// per value.
 	Params map[string]listOrOne `yaml:"params"`
 	// Sweep: keys swept within one cell's run (lab run --sweep).
-	Sweep  map[string]listOrOne `yaml:"sweep"`
-	Repeat int                  `yaml:"repeat"`
+	Sweep map[string]listOrOne `yaml:"sweep"`
+	// Repeat overrides the file's repeat for these cells.
+	Repeat *int `yaml:"repeat"`
 }
 
 // listOrOne reads `n: 200` and `n: [200, 2000]` alike.
@@ -187,11 +189,16 @@ func Parse(data []byte) (*Spec, []Cell, error) {
 		}
 		return nil, nil, fmt.Errorf("matrix file: %w", decodeError(err))
 	}
-	if spec.Repeat == 0 {
-		spec.Repeat = 1
+	// A repeat given is at least 1: `repeat: 0` is a mistake, not 1.
+	fileRepeat := 1
+	if spec.Repeat != nil {
+		if *spec.Repeat < 1 {
+			return nil, nil, fmt.Errorf("matrix file: repeat %d: want at least 1 (leave it out for 1)", *spec.Repeat)
+		}
+		fileRepeat = *spec.Repeat
 	}
-	if spec.Repeat < 1 || spec.Parallel < 0 {
-		return nil, nil, fmt.Errorf("matrix file: repeat %d, parallel %d: want repeat >= 1 and parallel >= 0", spec.Repeat, spec.Parallel)
+	if spec.Parallel < 0 {
+		return nil, nil, fmt.Errorf("matrix file: parallel %d: want 0 (lab's default) or more", spec.Parallel)
 	}
 	if spec.Timeout != "" {
 		if _, err := time.ParseDuration(spec.Timeout); err != nil {
@@ -229,9 +236,12 @@ func Parse(data []byte) (*Spec, []Cell, error) {
 				return nil, nil, fmt.Errorf("%s (%s): sweep %s has no values", where, e.Plugin, k)
 			}
 		}
-		repeat := spec.Repeat
-		if e.Repeat != 0 {
-			repeat = e.Repeat
+		repeat := fileRepeat
+		if e.Repeat != nil {
+			if *e.Repeat < 1 {
+				return nil, nil, fmt.Errorf("%s (%s): repeat %d: want at least 1 (leave it out for the file's %d)", where, e.Plugin, *e.Repeat, fileRepeat)
+			}
+			repeat = *e.Repeat
 		}
 		for _, combo := range paramProduct(e.Params) {
 			for _, exp := range exps {

@@ -71,6 +71,10 @@ func TestParseMatrix(t *testing.T) {
 		"cells:\n  - plugin: p\n    profiles: [a]\n    params: {n: 1}\n    sweep: {n: [1, 2]}\n": "n is both a parameter and swept",
 		"cells:\n  - plugin: p\n    profiles: [a]\n    experiment: e\n    experiments: [f]\n":    "experiment or experiments, not both",
 		"timeout: soon\ncells:\n  - plugin: p\n    profiles: [a]\n":                              "timeout \"soon\"",
+		// issue 31: repeat 0 was silently 1.
+		"repeat: 0\ncells:\n  - plugin: p\n    profiles: [a]\n":                 "repeat 0: want at least 1 (leave it out for 1)",
+		"cells:\n  - plugin: p\n    profiles: [a]\n    repeat: 0\n":             "cells[0] (p): repeat 0: want at least 1 (leave it out for the file's 1)",
+		"repeat: 3\ncells:\n  - plugin: p\n    profiles: [a]\n    repeat: -2\n": "repeat -2: want at least 1 (leave it out for the file's 3)",
 	} {
 		if _, _, err := Parse([]byte(body)); err == nil || !strings.Contains(err.Error(), msg) {
 			t.Errorf("Parse(%q) = %v, want an error saying %q", body, err, msg)

@@ -605,3 +605,25 @@ func kernelRemedy(id string) string {
 	}
 	return fmt.Sprintf("run 'lab image rm %s' and import it again", id)
 }
+
+// CheckKernelKnown says why id names no kernel this cache could boot: it
+// is none lab fetches, builds or holds already (imported). A profile
+// naming it would only fail at `lab up`.
+func (c Cache) CheckKernelKnown(id string) error {
+	if _, ok := kernelSources[id]; ok {
+		return nil
+	}
+	if _, ok := Recipes[id]; ok {
+		return nil
+	}
+	if slices.Contains(c.kernelIDs(), id) {
+		return nil
+	}
+	recipes := make([]string, 0, len(Recipes))
+	for r := range Recipes {
+		recipes = append(recipes, r)
+	}
+	sort.Strings(recipes)
+	return fmt.Errorf("kernel: %q is no kernel lab fetches (%s), builds (%s) or holds (imported with `lab image import`, see `lab image list`)",
+		id, strings.Join(KernelIDs(), ", "), strings.Join(recipes, ", "))
+}

@@ -7,6 +7,7 @@ package vm
 import (
 	"fmt"
 	"maps"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -264,3 +265,31 @@ const (
 	ConfigFile    = "config.json"
 	SupervisorLog = "supervisor.log"
 )
+
+// CheckCPUModel says why QEMU for arch has no CPU model named model
+// (`qemu-system-ARCH -cpu help`), nil if it has one or QEMU cannot be
+// asked (`lab up` then says QEMU is missing).
+func CheckCPUModel(arch, model string) error {
+	out, err := exec.Command(Binary(arch), "-cpu", "help").Output()
+	if err != nil {
+		return nil
+	}
+	models := parseCPUHelp(string(out))
+	if len(models) == 0 || slices.Contains(models, model) {
+		return nil
+	}
+	return fmt.Errorf("cpu.model: %s has no CPU model %q (`%s -cpu help` lists its %d: %s ...)", Binary(arch), model, Binary(arch), len(models), strings.Join(models[:min(8, len(models))], ", "))
+}
+
+// parseCPUHelp reads the model names of `qemu-system-x86 -cpu help`:
+// lines "x86 NAME  (description)" up to the flags list.
+func parseCPUHelp(out string) []string {
+	var models []string
+	for _, line := range strings.Split(out, "\n") {
+		f := strings.Fields(line)
+		if len(f) >= 2 && f[0] == "x86" {
+			models = append(models, f[1])
+		}
+	}
+	return models
+}

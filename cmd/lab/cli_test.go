@@ -17,6 +17,8 @@ import (
 	"testing"
 	"time"
 
+	"gopkg.in/yaml.v3"
+
 	"lab/images"
 	"lab/internal/labtest"
 	"lab/plugins"
@@ -202,6 +204,31 @@ func TestCLIProfilesShow(t *testing.T) {
 	wantOutput(t, r, "profiles show --clock icount:4 xeon5130-1core", 0, "stdout", "-icount shift=4,sleep=off", "maxcpus=1")
 	r = cliRun(t, "profiles", "show")
 	wantOutput(t, r, "profiles show", 1, "stderr", "needs one NAME", "lab profiles")
+}
+
+// TestCLIProfilesShowUnknownParts: a profile file naming a CPU model
+// QEMU does not have, or a kernel lab neither fetches, builds nor holds,
+// is refused by `lab profiles show` with each named (issue 31: it
+// printed a command line that cannot boot).
+func TestCLIProfilesShowUnknownParts(t *testing.T) {
+	cliEnv(t)
+	p, err := images.Lookup("", "celeron-2.4")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.Name, p.CPU.Model, p.Kernel = "odd", "pentium9", "linux-9.9-nosuch"
+	b, err := yaml.Marshal(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(t.TempDir(), "odd.yaml")
+	if err := os.WriteFile(file, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := cliRun(t, "profiles", "show", "--profile-file", file, "odd")
+	wantOutput(t, r, "profiles show odd", 1, "stderr", "profile odd cannot boot",
+		`kernel: "linux-9.9-nosuch" is no kernel lab fetches (debian-6.1-686, debian-6.1-amd64), builds (`,
+		`cpu.model: qemu-system-i386 has no CPU model "pentium9"`, "fix its profile file")
 }
 
 func TestCLIUnknownProfile(t *testing.T) {

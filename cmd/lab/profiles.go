@@ -55,6 +55,18 @@ func profilesCommand(e *env) *cli.Command {
 				if err != nil {
 					return err
 				}
+				// What the profile names must exist: a command line
+				// that cannot boot is not one to show.
+				var problems []string
+				if err := e.roots.cache.CheckKernelKnown(p.Kernel); err != nil {
+					problems = append(problems, err.Error())
+				}
+				if err := vm.CheckCPUModel(p.Arch, p.CPU.Model); err != nil {
+					problems = append(problems, err.Error())
+				}
+				if len(problems) > 0 {
+					return fmt.Errorf("profile %s cannot boot:\n  %s\nfix its profile file", p.Name, strings.Join(problems, "\n  "))
+				}
 				cs := c.String("clock")
 				if cs == "" {
 					cs = p.Clock

@@ -223,6 +223,12 @@ func (m *matrixRun) emit(e Event) {
 // a matrix that could not start (Out holds another one, or cannot be
 // written).
 func (p *MatrixPlan) Run(ctx context.Context, opts MatrixOptions) (*Matrix, error) {
+	// One writer per --out: a second would run the same cells at once.
+	release, err := results.LockDir(p.Out, commandText(p.Command, "lab matrix"))
+	if err != nil {
+		return nil, err
+	}
+	defer release()
 	st := &matrix.State{Name: p.Spec.Name, SpecSHA256: matrix.SpecHash(p.Data), All: len(p.All)}
 	for _, c := range p.All {
 		st.AllIDs = append(st.AllIDs, c.ID)
@@ -467,4 +473,12 @@ func (m *matrixRun) cell(ctx context.Context, c matrix.Cell, attempt int) (*resu
 	}
 	r := run.Result
 	return r, r.Outcome.Status, r.Outcome.Reason, err
+}
+
+// commandText is argv as one line, or def when there is none.
+func commandText(argv []string, def string) string {
+	if len(argv) == 0 {
+		return def
+	}
+	return strings.Join(argv, " ")
 }

@@ -380,6 +380,12 @@ func Decided(verdict string) bool {
 // is kept either way.
 func (p *ReproducePlan) Run(ctx context.Context, opts MatrixOptions) (*Reproduced, error) {
 	t0 := time.Now()
+	// One writer per --out: a second would run the same cells at once.
+	release, err := results.LockDir(p.Out, commandText(p.Command, "lab reproduce"))
+	if err != nil {
+		return nil, err
+	}
+	defer release()
 	if opts.Cost == nil {
 		opts.Cost = p.Estimates.Cell
 	}

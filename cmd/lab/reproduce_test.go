@@ -2,8 +2,13 @@ package main
 
 import (
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+
+	"lab/results"
+	"lab/results/matrix"
 )
 
 // lab reproduce without a guest: its plan, and what it refuses.
@@ -54,5 +59,29 @@ func TestCLIReproduceRefuses(t *testing.T) {
 	} {
 		r := cliRun(t, append([]string{"reproduce", "--out", t.TempDir()}, tt.args...)...)
 		wantOutput(t, r, strings.Join(tt.args, " "), 1, "stderr", tt.want)
+	}
+}
+
+// TestCLIOneWriterPerOut: while one lab reproduce or lab matrix holds an
+// --out, another into it is refused before it runs anything, naming the
+// first (issue 31: two ran the same cell twice at once).
+func TestCLIOneWriterPerOut(t *testing.T) {
+	cliEnv(t)
+	out := t.TempDir()
+	release, err := results.LockDir(out, "lab reproduce E1.6 --out "+out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer release()
+	r := cliRun(t, "reproduce", "E1.6", "--out", out)
+	wantOutput(t, r, "reproduce E1.6 --out (held)", 1, "stderr", out+" is in use by `lab reproduce E1.6 --out "+out+"` (pid ", "give another --out")
+	file := filepath.Join(t.TempDir(), "m.yaml")
+	if err := os.WriteFile(file, []byte("name: one\ncells:\n  - plugin: forkbench\n    experiment: forktime\n    profiles: [celeron-2.4]\n    params: {n: 20}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r = cliRun(t, "matrix", file, "--out", out)
+	wantOutput(t, r, "matrix --out (held)", 1, "stderr", out+" is in use by `lab reproduce E1.6", "give another --out")
+	if st, ok, _ := matrix.LoadState(out); ok {
+		t.Errorf("the refused matrix wrote its state: %+v", st)
 	}
 }

@@ -329,10 +329,18 @@ func execute(ctx context.Context, plan *Plan, profile *images.Profile, clock vm.
 		}()
 	}
 	// What of the plugin's output lab dropped (its cap), said and kept.
+	// And what the plugin left in the guest that had to be cleaned up
+	// (known once it has exited: on a VM that stays up).
 	dropped := func() {
 		if d := sess.Dropped(); len(d) > 0 {
 			res.Harness.OutputDropped = d
 			for _, line := range d {
+				opts.emit(Warning{Text: line})
+			}
+		}
+		if l := sess.LeftBehind(); len(l) > 0 {
+			res.Harness.LeftBehind = l
+			for _, line := range l {
 				opts.emit(Warning{Text: line})
 			}
 		}

@@ -126,6 +126,9 @@ type Harness struct {
 	// OutputDropped says what of the plugin's stdout and stderr lab
 	// dropped past its cap (a line each), if any.
 	OutputDropped []string `json:"output_dropped,omitempty"`
+	// LeftBehind says what the plugin left in the guest that lab had to
+	// clean up after it: processes killed, a temporary directory removed.
+	LeftBehind []string `json:"left_behind,omitempty"`
 }
 
 // Summary is the statistics of one metric (and label set) across repeats.

@@ -73,3 +73,37 @@ func TestIntegrationRunOutputFlood(t *testing.T) {
 		}
 	})
 }
+
+// TestIntegrationRunLeavesGuestClean: a plugin that starts a process in
+// a session of its own (out of its process group) and leaves a file in
+// its temporary directory does not leave them in the guest: the process
+// is killed, the directory removed, and the result says both (issue 31:
+// the process outlived the run, unreported).
+func TestIntegrationRunLeavesGuestClean(t *testing.T) {
+	p := itProfile(t, "celeron-2.4")
+	itTestPlugins(t)
+	itBootEnv(t, p)
+	itUp(t, p.Name, "leave")
+	res, r := itRunJSON(t, 0, "labtest", "-e", "leave")
+	left := strings.Join(res.Harness.LeftBehind, "\n")
+	if !strings.Contains(left, "killed 1 process(es) the plugin left running outside its process group: ") || !strings.Contains(left, "(sleep)") ||
+		!strings.Contains(left, "removed what the plugin left in its temporary directory /tmp/lab-exec-") {
+		t.Errorf("harness.left_behind = %q, want the sleep killed and the directory removed", res.Harness.LeftBehind)
+	}
+	if !strings.Contains(r.stderr, "killed 1 process(es)") {
+		t.Errorf("lab run did not warn about what it cleaned up:\n%s", r.stderr)
+	}
+	ps := itMust(t, itCallTimeout, nil, "exec", "leave", "--", "ps")
+	if strings.Contains(ps.stdout, "sleep 600") {
+		t.Errorf("the plugin's sleep outlived the run:\n%s", ps.stdout)
+	}
+	ls := itMust(t, itCallTimeout, nil, "exec", "leave", "--", "ls", "/tmp")
+	if strings.Contains(ls.stdout, "lab-exec-") || strings.Contains(ls.stdout, "plugin") {
+		t.Errorf("the guest's /tmp holds what a run left: %q", ls.stdout)
+	}
+	// A plugin that leaves nothing gets no such note.
+	ok, _ := itRunJSON(t, 0, "labtest", "-e", "ok")
+	if len(ok.Harness.LeftBehind) != 0 {
+		t.Errorf("a clean run's left_behind = %q, want none", ok.Harness.LeftBehind)
+	}
+}

@@ -57,6 +57,15 @@ func (a *agent) exec(conn net.Conn, req *link.ExecRequest) {
 		dir = "/root"
 	}
 	_ = os.MkdirAll(dir, 0o755)
+	var c *containment
+	if req.Contain && req.KillGroup {
+		var err error
+		if c, err = newContainment(); err != nil {
+			_ = fw.WriteJSON(link.FrameExit, link.Exit{Code: 126, Error: err.Error()})
+			return
+		}
+		env = c.env(env)
+	}
 
 	outR, outW, err := os.Pipe()
 	if err != nil {
@@ -179,6 +188,11 @@ func (a *agent) exec(conn net.Conn, req *link.ExecRequest) {
 		grp.kill(unix.SIGKILL)
 	}
 	grp.reaped()
+	var leftovers []string
+	var removed string
+	if c != nil {
+		leftovers, removed = c.end()
+	}
 	if stdin != nil {
 		stdin.stop()
 		inW.Close() // unblocks the pump if the program left input unread
@@ -212,7 +226,7 @@ func (a *agent) exec(conn net.Conn, req *link.ExecRequest) {
 		return
 	}
 	code, sig := exitCode(ws)
-	_ = fw.WriteJSON(link.FrameExit, link.Exit{Code: code, Signal: sig})
+	_ = fw.WriteJSON(link.FrameExit, link.Exit{Code: code, Signal: sig, Leftovers: leftovers, Removed: removed})
 }
 
 // group is a program's process group, signalled until the program is

@@ -101,7 +101,7 @@ func (r *guestRunner) Start(ctx context.Context) error {
 	r.stdoutR, r.stderrR = outR, errR
 	// The link never waits for go-plugin to read (outputSink).
 	r.stdout, r.stderr = newOutputSink(outW, sinkMax, sinkMaxLine), newOutputSink(errW, sinkMax, sinkMaxLine)
-	p, err := r.lc.Start(ctx, &link.ExecRequest{Argv: []string{root + "/" + r.bundle.Name}, Env: env, Dir: "/tmp", KillGroup: true},
+	p, err := r.lc.Start(ctx, &link.ExecRequest{Argv: []string{root + "/" + r.bundle.Name}, Env: env, Dir: "/tmp", KillGroup: true, Contain: true},
 		link.StartOptions{
 			Stdout: r.stdout,
 			Stderr: io.MultiWriter(r.stderrTail, r.stderr),
@@ -742,6 +742,33 @@ func (s *Session) Close() {
 
 // killWait bounds Session.Close.
 const killWait = 15 * time.Second
+
+// LeftBehind says what the agent had to clean up once the plugin
+// exited: the processes it left running outside its process group (a
+// session of its own), killed, and its temporary directory if it left
+// anything there; nil if the plugin has not exited or left nothing.
+func (s *Session) LeftBehind() []string {
+	if s.runner == nil || s.runner.proc == nil {
+		return nil
+	}
+	select {
+	case <-s.runner.proc.Done():
+	default:
+		return nil
+	}
+	ex, err := s.runner.proc.Wait()
+	if err != nil {
+		return nil
+	}
+	var out []string
+	if len(ex.Leftovers) > 0 {
+		out = append(out, fmt.Sprintf("killed %d process(es) the plugin left running outside its process group: %s", len(ex.Leftovers), strings.Join(ex.Leftovers, ", ")))
+	}
+	if ex.Removed != "" {
+		out = append(out, "removed what the plugin left in its temporary directory "+ex.Removed)
+	}
+	return out
+}
 
 // Dropped says what of the plugin's stdout and stderr lab dropped, one
 // line each ("" for none): the output it queued past its cap.

@@ -12,6 +12,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
@@ -477,7 +478,7 @@ func TestClientExec(t *testing.T) {
 		}
 		// Wait again, and Done: the same answer.
 		<-p.Done()
-		if ex2, err2 := p.Wait(); ex2 != ex || err2 != err {
+		if ex2, err2 := p.Wait(); !reflect.DeepEqual(ex2, ex) || err2 != err {
 			t.Errorf("second Wait = %+v, %v; want %+v, %v", ex2, err2, ex, err)
 		}
 	}

@@ -64,6 +64,12 @@ type Exit struct {
 	Signal int `json:"signal,omitempty"`
 	// Error is set when the program could not be started.
 	Error string `json:"error,omitempty"`
+	// Leftovers, with KillGroup: the processes the program left behind
+	// outside its group (a session it started, a daemon), which the
+	// agent killed, "PID (COMM)" each; and Removed, the temporary
+	// directory it gave the program, if anything was left in it.
+	Leftovers []string `json:"leftovers,omitempty"`
+	Removed   string   `json:"removed,omitempty"`
 }
 
 // GetEnd is the payload of FrameEnd, the last frame of a get.

@@ -67,6 +67,12 @@ type ExecRequest struct {
 	// dropped. Whatever KillGroup says, the group is killed if the host end
 	// of the stream goes away while the program runs.
 	KillGroup bool `json:"kill_group,omitempty"`
+	// Contain, with KillGroup, leaves the guest as the program found it:
+	// the program gets a TMPDIR of its own, and its environment a mark
+	// (LAB_EXEC_ID) that whatever it starts inherits; when it exits, every
+	// process with the mark is killed, even in a session of its own, and
+	// the directory removed. Exit says what had to be (Leftovers, Removed).
+	Contain bool `json:"contain,omitempty"`
 }
 
 // PutRequest sends a file to the guest.

@@ -1,5 +1,6 @@
 // Command labtest is a plugin for lab's own tests: experiments that
-// succeed, crash, hang, run slowly or return samples no run can measure, to exercise the failure paths of
+// succeed, crash, hang, run slowly, flood their output, leave processes
+// behind or return samples no run can measure, to exercise the failure paths of
 // `lab run` through the real plugin path in a guest.
 package main
 
@@ -8,8 +9,11 @@ import (
 	_ "embed"
 	"fmt"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"lab/plugins"
@@ -73,6 +77,17 @@ func (b bench) Run(ctx context.Context, req *plugins.RunRequest, progress func(p
 		}
 		resp.Samples = append(resp.Samples, sample(0))
 		return resp, nil
+	case "leave":
+		// Leave a process in a session of its own and a file in the
+		// temporary directory behind.
+		cmd := exec.Command("/bin/sleep", "600")
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+		if err := cmd.Start(); err != nil {
+			return resp, err
+		}
+		_ = os.WriteFile(filepath.Join(os.TempDir(), "left-behind"), []byte("x"), 0o644)
+		resp.Samples = append(resp.Samples, sample(0))
+		return resp, nil
 	case "hang":
 		progress(plugins.Progress{Done: 0, Total: 1, Message: "hanging"})
 		select {}
@@ -85,8 +100,10 @@ func (b bench) Run(ctx context.Context, req *plugins.RunRequest, progress func(p
 				return resp, ctx.Err()
 			case <-time.After(time.Second):
 			}
-			resp.Samples = append(resp.Samples, sample(i))
-			progress(plugins.Progress{Done: i + 1, Total: n, Samples: []plugins.Sample{sample(i)}})
+			// One repeat: each second a sample of its own, labelled.
+			tick := plugins.Sample{Metric: "tick", Value: float64(i + 1), Unit: "x", Labels: map[string]string{"second": strconv.Itoa(i + 1)}}
+			resp.Samples = append(resp.Samples, tick)
+			progress(plugins.Progress{Done: i + 1, Total: n, Samples: []plugins.Sample{tick}})
 			// Tests read how far the run got from inside the guest.
 			_ = os.WriteFile(TicksFile, []byte(strconv.Itoa(i+1)), 0o644)
 		}

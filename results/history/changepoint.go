@@ -48,7 +48,25 @@ type Options struct {
 	// MinChange is the smallest change, in percent of the mean before,
 	// reported.
 	MinChange float64 `json:"min_change_pct"`
+	// MedianNoise is how much one night's median varies from its own
+	// repeats alone, in percent (their spread over the root of their
+	// number); 0 when not known. It bounds from below the noise a single
+	// night off is held against (SingleNightZ).
+	MedianNoise float64 `json:"-"`
 }
+
+// SingleNightZ: a change point one of whose sides is a single night (the
+// last night alone, a spike) is kept only if that night lies this many
+// standard deviations of the series' noise from the other side's mean:
+// the other side's night-to-night spread, or the night's own repeat
+// noise (Options.MedianNoise) if larger, and the other side must hold at
+// least minNoiseNights nights to say what its spread is. A single night
+// off on a noisy series is not a new level (Otava's minimum segment
+// length exists for this: "single spikes cause changepoints"); one far
+// outside the noise is found the night it comes.
+const SingleNightZ = 6
+
+const minNoiseNights = 4
 
 // Defaults are DefaultAlpha and DefaultMinChange.
 func Defaults() Options { return Options{Alpha: DefaultAlpha, MinChange: DefaultMinChange} }
@@ -102,7 +120,7 @@ func Detect(x []float64, o Options) []ChangePoint {
 		cps := describe(x, cuts)
 		worst := -1
 		for i, c := range cps {
-			if c.P < o.Alpha && math.Abs(c.Change) >= o.MinChange {
+			if c.P < o.Alpha && math.Abs(c.Change) >= o.MinChange && farIfSingle(x, cuts, i, o) {
 				continue
 			}
 			if worst < 0 || c.P > cps[worst].P || (c.P == cps[worst].P && math.Abs(c.Change) < math.Abs(cps[worst].Change)) {
@@ -114,6 +132,41 @@ func Detect(x []float64, o Options) []ChangePoint {
 		}
 		cuts = slices.Delete(cuts, worst, worst+1)
 	}
+}
+
+// farIfSingle says whether cut i of x stands: always when both its sides
+// hold two nights or more; when one is a single night, only when that
+// night lies SingleNightZ standard deviations from the other side's mean
+// (see SingleNightZ).
+func farIfSingle(x []float64, cuts []int, i int, o Options) bool {
+	lo, hi := 0, len(x)
+	if i > 0 {
+		lo = cuts[i-1]
+	}
+	if i+1 < len(cuts) {
+		hi = cuts[i+1]
+	}
+	a, b := x[lo:cuts[i]], x[cuts[i]:hi]
+	if len(a) > 1 && len(b) > 1 {
+		return true
+	}
+	one, rest := a, b
+	if len(b) == 1 {
+		one, rest = b, a
+	}
+	if len(rest) < minNoiseNights {
+		return false
+	}
+	m := mean(rest)
+	if m == 0 {
+		return false
+	}
+	ss := 0.0
+	for _, v := range rest {
+		ss += (v - m) * (v - m)
+	}
+	sd := math.Max(math.Sqrt(ss/float64(len(rest)-1)), math.Abs(m)*o.MedianNoise/100)
+	return math.Abs(one[0]-m) >= SingleNightZ*sd
 }
 
 // describe tests each cut between the segments on either side of it.

@@ -59,6 +59,12 @@ func TestDetectSays(t *testing.T) {
 		{"the same 1% step at 0.5%", step(20, 10, 0.001, 1), Options{Alpha: DefaultAlpha, MinChange: 0.5}, []int{10}},
 		{"two nights: cannot tell", []float64{100, 200}, Defaults(), []int{}},
 		{"a 2% step in 5% noise", step(30, 15, 0.05, 2), Defaults(), []int{}},
+		// issue 31: a single night off is a change only far outside the
+		// noise (SingleNightZ), and with enough nights to know it.
+		{"the last night 40% off nights that repeat exactly", []float64{10, 10, 10, 10, 10, 14}, Options{Alpha: DefaultAlpha, MinChange: DefaultMinChange, MedianNoise: 12}, []int{}},
+		{"the same with no repeat noise known", []float64{10, 10, 10, 10, 10, 14}, Defaults(), []int{5}},
+		{"one night off after 3", []float64{10, 10.1, 10.05, 14}, Defaults(), []int{}},
+		{"a spike in the middle", func() []float64 { x := noisy(5, 21, 100, 0.02); x[10] *= 1.15; return x }(), Defaults(), []int{}},
 	}
 	for _, c := range cases {
 		got := indexes(Detect(c.x, c.o))

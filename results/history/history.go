@@ -3,6 +3,7 @@ package history
 import (
 	"fmt"
 	"maps"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -280,13 +281,21 @@ func Build(nights []Night, o Options, judge Judge) *History {
 			s.Points = append(s.Points, p)
 			med = append(med, p.Median)
 		}
-		cps := Detect(med, o)
+		// A single night off is held against the noise of a night's
+		// median from its own repeats too: quantised values (CPU times
+		// sampled at the timer tick) can repeat night after night and
+		// make a spread of 0.
+		s.RepeatNoise = repeatNoise(vals[k])
+		od := o
+		if n := medianRepeats(s.Points); n > 0 {
+			od.MedianNoise = s.RepeatNoise / math.Sqrt(n)
+		}
+		cps := Detect(med, od)
 		s.Changes = []Change{}
 		for _, c := range cps {
 			s.Changes = append(s.Changes, Change{ChangePoint: c, Night: s.Points[c.Index].Night, Worse: Worse(c, s.HigherIsBetter)})
 		}
 		s.Noise = Noise(med, cps)
-		s.RepeatNoise = repeatNoise(vals[k])
 		s.Unstable = len(med) >= 3 && (Unstable(s.Noise, o) || Unstable(s.RepeatNoise, o))
 		h.Series = append(h.Series, s)
 	}
@@ -367,4 +376,17 @@ func (h *History) Changed() []Series {
 		}
 	}
 	return out
+}
+
+// medianRepeats is the median number of samples a night of the series
+// holds.
+func medianRepeats(ps []Point) float64 {
+	var ns []float64
+	for _, p := range ps {
+		ns = append(ns, float64(p.N))
+	}
+	if len(ns) == 0 {
+		return 0
+	}
+	return stats.Median(ns)
 }

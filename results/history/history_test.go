@@ -153,10 +153,16 @@ func TestHistoryBetterAndUnstable(t *testing.T) {
 	if a := h.Alarms(8); len(a) != 0 {
 		t.Errorf("alarms %+v, want none", a)
 	}
-	// The unstable series' changes are shown as not gated: jumpy's, and
-	// user_s's tick-sampling jump.
-	if u := h.Ungated(8); len(u) != 2 || u[0].Series != "jumpy" || u[1].Series != "user_s" {
-		t.Errorf("ungated %+v, want jumpy's change and user_s's", u)
+	// The unstable series' changes are shown as not gated: jumpy's (three
+	// nights on its new level). user_s's tick-sampling jump on the last
+	// night alone (+27%, its night's median varying 9% by its repeats
+	// alone) is no change point at all (issue 31: it failed make test
+	// under load): a single night needs 6 of its noise.
+	if u := h.Ungated(8); len(u) != 1 || u[0].Series != "jumpy" {
+		t.Errorf("ungated %+v, want jumpy's change only", u)
+	}
+	if len(user.Changes) != 0 {
+		t.Errorf("user_s: changes %+v, want none from its last night alone", user.Changes)
 	}
 }
 

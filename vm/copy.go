@@ -2,6 +2,7 @@ package vm
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path"
@@ -50,7 +51,13 @@ func (h *Handle) CopyOut(ctx context.Context, src, dst string) error {
 	}
 	tmp, err := os.CreateTemp(filepath.Dir(dst), "."+filepath.Base(dst)+".lab-*")
 	if err != nil {
-		return err
+		// The temporary file is ours; the user's problem is dst's
+		// directory.
+		var pe *os.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err
+		}
+		return fmt.Errorf("cannot write %s: its directory %s: %v; choose a destination you can write", dst, filepath.Dir(dst), err)
 	}
 	defer os.Remove(tmp.Name())
 	mode, err := h.Link().Get(ctx, src, tmp)

@@ -21,7 +21,9 @@ func downCommand(e *env) *cli.Command {
 			"--timeout, QEMU is told to quit, then killed.\n\n" +
 			"A VM a `lab run` is measuring on is left alone, saying which run: --wait\n" +
 			"waits for the run to end first, --force takes the VM down under it (the run\n" +
-			"saves what it measured, its outcome saying the VM was taken down by lab down).\n\n" +
+			"saves what it measured, its outcome saying the VM was taken down by lab down).\n" +
+			"A `lab exec` or `lab cp` using the VM is waited for (at most --timeout, saying\n" +
+			"so), so that a copy in flight ends whole; --force does not wait.\n\n" +
 			"Examples:\n   lab down celeron-2.4\n   lab down --all\n   lab down --wait celeron-2.4",
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "all", Usage: "power off every VM"},
@@ -64,8 +66,14 @@ func downCommand(e *env) *cli.Command {
 					errs = append(errs, err)
 					continue
 				}
+				unlock := func() {}
+				if !c.Bool("force") {
+					unlock = e.waitForUsers(c.Context, h, c.Duration("timeout"))
+				}
 				t := time.Now()
-				if err := h.Down(c.Context, c.Duration("timeout")); err != nil {
+				err = h.Down(c.Context, c.Duration("timeout"))
+				unlock()
+				if err != nil {
 					errs = append(errs, err)
 					continue
 				}
@@ -90,4 +98,24 @@ func (e *env) waitForRun(ctx context.Context, h *vm.Handle, force, wait bool) er
 	}
 	fmt.Fprintf(e.stderr, "vm %s: waiting for %s to end...\n", h.Name, what)
 	return h.WaitRun(ctx)
+}
+
+// waitForUsers waits, up to timeout, for the `lab exec` and `lab cp`
+// commands using h to finish (they hold its run lock shared), saying so,
+// and holds the lock until unlock so that none starts under the power
+// off: a copy in flight must not end in a broken pipe. Past the timeout
+// it goes ahead, saying so.
+func (e *env) waitForUsers(ctx context.Context, h *vm.Handle, timeout time.Duration) (unlock func()) {
+	wctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	unlock, err := h.LockRun(wctx, []string{"lab", "down", h.Name}, func(*vm.RunHolder) {
+		fmt.Fprintf(e.stderr, "vm %s: waiting for the `lab exec`/`lab cp` using it to finish (at most %s)...\n", h.Name, timeout)
+	})
+	if err != nil {
+		if ctx.Err() == nil {
+			fmt.Fprintf(e.stderr, "vm %s: still in use after %s; taking it down under them\n", h.Name, timeout)
+		}
+		return func() {}
+	}
+	return unlock
 }

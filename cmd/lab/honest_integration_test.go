@@ -1,6 +1,8 @@
 package main
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -105,5 +107,31 @@ func TestIntegrationRunLeavesGuestClean(t *testing.T) {
 	ok, _ := itRunJSON(t, 0, "labtest", "-e", "ok")
 	if len(ok.Harness.LeftBehind) != 0 {
 		t.Errorf("a clean run's left_behind = %q, want none", ok.Harness.LeftBehind)
+	}
+}
+
+// TestIntegrationDownWaitsForCopy: lab down lets a `lab cp` in flight
+// finish before it powers the guest off, saying it waits (issue 31: the
+// copy failed with "broken pipe").
+func TestIntegrationDownWaitsForCopy(t *testing.T) {
+	p := itProfile(t, "celeron-2.4")
+	itBootEnv(t, p)
+	itUp(t, p.Name, "downcp")
+	// A source that takes 3 s to end: a FIFO fed slowly.
+	itMust(t, itCallTimeout, nil, "exec", "downcp", "--", "sh", "-c",
+		"rm -f /tmp/slow; mkfifo /tmp/slow || exit; { for i in $(seq 1 30); do echo line $i; sleep 0.1; done >/tmp/slow; } </dev/null >/dev/null 2>&1 &")
+	out := filepath.Join(t.TempDir(), "slow")
+	cp := make(chan labResult, 1)
+	go func() { cp <- itLab(t, itCallTimeout, nil, "cp", "downcp:/tmp/slow", out) }()
+	// Down once the copy holds the VM: its lock is shared while it runs.
+	time.Sleep(1500 * time.Millisecond)
+	down := itMust(t, itUpTimeout, nil, "down", "downcp")
+	if !strings.Contains(down.stderr, "waiting for the `lab exec`/`lab cp` using it to finish") {
+		t.Errorf("lab down did not say it waits for the copy: %q", down.stderr)
+	}
+	r := <-cp
+	b, err := os.ReadFile(out)
+	if r.code != 0 || err != nil || !strings.HasSuffix(string(b), "line 30\n") {
+		t.Errorf("lab cp under lab down: exit %d, stderr %q, copied %q (%v); want the whole file", r.code, r.stderr, b, err)
 	}
 }

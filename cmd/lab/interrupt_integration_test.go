@@ -103,3 +103,47 @@ func itInterrupt(t *testing.T, cmd *exec.Cmd, done <-chan error, stderr *labtest
 	}
 	t.Logf("ended %.1fs after SIGINT", time.Since(sent).Seconds())
 }
+
+// TestIntegrationRunSIGTERMFlood: SIGTERM ends a `lab run` whose plugin
+// floods its own descriptor 1 and ignores everything, within a few
+// seconds, saving what it has as interrupted, and frees the VM (issue 31:
+// SIGTERM did nothing, only SIGKILL ended it, and the run lock stayed).
+func TestIntegrationRunSIGTERMFlood(t *testing.T) {
+	p := itProfile(t, "celeron-2.4")
+	itTestPlugins(t)
+	itBootEnv(t, p)
+	labBin := filepath.Join(labtest.LibDir(), "lab")
+	if _, err := os.Stat(labBin); err != nil {
+		labtest.Unavailable(t, "%s missing: run `make build`", labBin)
+	}
+	itUp(t, p.Name, "term")
+	cmd, _, stderr, done := itStartLab(t, labBin, "run", "labtest", "--vm", "term", "--out", t.TempDir(), "-e", "flood", "-p", "mib=4096", "-p", "stream=fd1", "--timeout", "10m")
+	itAwait(t, stderr, "plugin labtest started", 2*time.Minute)
+	time.Sleep(2 * time.Second) // flooding by now
+	sent := time.Now()
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-done:
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) || ee.ExitCode() != 130 {
+			t.Errorf("lab run after SIGTERM: %v, want exit status 130\n%s", err, stderr.String())
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatalf("lab run still running 20 s after SIGTERM\n%s", stderr.String())
+	}
+	t.Logf("ended %.1fs after SIGTERM", time.Since(sent).Seconds())
+	saved, err := results.Load(itPrinted(t, stderr.String(), "result: "))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if saved.Outcome.Status != results.StatusInterrupted {
+		t.Errorf("outcome %+v, want interrupted", saved.Outcome)
+	}
+	start := time.Now()
+	itMust(t, itCallTimeout, nil, "exec", "term", "--", "true")
+	if took := time.Since(start); took > 10*time.Second {
+		t.Errorf("lab exec after the SIGTERM waited %v for the VM", took)
+	}
+}

@@ -937,6 +937,16 @@ func TestJudgeRefusesNonFinite(t *testing.T) {
 		{"ratio", ratio, []*results.Result{huge}, false, results.Inconclusive,
 			[]string{"refused", "proc_ms / thr_ms", "+Inf", "not a finite number"}},
 	})
+	// Negative times have no ratio: the reason says they were left out,
+	// not only that more repeats are needed (issue 31: "--repeat 5 or
+	// more" on a run that had 6).
+	neg := newRun("n", "celeron-2.4", "host", 0)
+	add(neg, "proc_ms", "ms", nil, 5, 5, 5, 5, 5, 5)
+	add(neg, "thr_ms", "ms", nil, -1, -1, -1, -1, -1, -1)
+	checkJudged(t, []judgeCase{
+		{"negative", ratio, []*results.Result{neg}, false, results.Inconclusive,
+			[]string{"6 pairs left out, a value not above 0 (first: run n repeat 0: 5 over -1)"}},
+	})
 	v := judge(ratio, rclaims.Options{}, huge)
 	for _, n := range append(v.Numbers, v.Strata[0].Numbers...) {
 		if math.IsInf(n.Value, 0) || math.IsNaN(n.Value) {

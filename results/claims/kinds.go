@@ -128,8 +128,27 @@ func pairedBand(pairs []Pair, what, claimed string, lo, hi *bound) Decision {
 	}
 	base := fmt.Sprintf("%s = %s (median of per-repeat ratios, %d %s), claimed %s", what,
 		perPoint(points, func(p string) string { return results.FormatValue(expMedian(logRatios(groups[p]))) }),
-		n, plural(n, "pair", "pairs"), claimed)
+		n, plural(n, "pair", "pairs"), claimed) + leftOut(pairs)
 	return settle(base, tests, nums, stats.MinSignedRankN(stats.Alpha, refuting(tests)), repeatsShort("pairs"))
+}
+
+// leftOut says which pairs have no ratio (a value not above 0: a time
+// cannot be), "" when none: a rule short of pairs for that reason must
+// not only ask for more repeats.
+func leftOut(pairs []Pair) string {
+	var bad []Pair
+	for _, p := range pairs {
+		if !(p.Num > 0 && p.Den > 0) {
+			bad = append(bad, p)
+		}
+	}
+	if len(bad) == 0 {
+		return ""
+	}
+	slices.SortFunc(bad, func(a, b Pair) int { return compareKeys(a.Key, b.Key) })
+	f := bad[0]
+	return fmt.Sprintf("; %d %s left out, a value not above 0 (first: run %s repeat %d%s: %s over %s)", len(bad), plural(len(bad), "pair", "pairs"),
+		f.Run, f.Repeat, at(f.Point), results.FormatValue(f.Num), results.FormatValue(f.Den))
 }
 
 // RangeRule is "Metric within Bounds" for one value a repeat.

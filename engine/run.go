@@ -272,6 +272,11 @@ func execute(ctx context.Context, plan *Plan, profile *images.Profile, clock vm.
 		Plugin:  desc.Name, PluginVersion: desc.Version,
 		Experiment: exp.Name, Parameters: map[string]string{"repeat": fmt.Sprint(plan.Repeat)},
 	}
+	for _, m := range exp.Metrics {
+		if m.TickSampled {
+			res.TickSampled = append(res.TickSampled, m.Name)
+		}
+	}
 	for k, v := range plan.Resolved {
 		res.Parameters[k] = v
 	}

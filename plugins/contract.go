@@ -192,6 +192,11 @@ type Metric struct {
 	// and may be negative; the host refuses a negative sample of any
 	// other metric (a time, a count, a size, a ratio cannot be).
 	Signed bool `json:"signed,omitempty"`
+	// TickSampled says the metric counts timer ticks (a CPU time from
+	// rusage): quantised at the tick, so a night's value can jump by a
+	// tick's share; lab history shows its changes but no gate fails on
+	// them.
+	TickSampled bool `json:"tick_sampled,omitempty"`
 }
 
 // SignedMetric says whether metric is one of e's that may be negative.

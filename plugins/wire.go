@@ -59,7 +59,7 @@ func descriptionToWire(d *Description) *wire.Description {
 			we.Params = append(we.Params, wp)
 		}
 		for _, m := range e.Metrics {
-			we.Metrics = append(we.Metrics, &wire.Metric{Name: m.Name, Unit: m.Unit, Help: m.Help, Signed: m.Signed})
+			we.Metrics = append(we.Metrics, &wire.Metric{Name: m.Name, Unit: m.Unit, Help: m.Help, Signed: m.Signed, TickSampled: m.TickSampled})
 		}
 		we.References = referencesToWire(e.References)
 		for _, c := range e.Claims {
@@ -105,7 +105,7 @@ func descriptionFromWire(w *wire.Description) *Description {
 			e.Params = append(e.Params, ep)
 		}
 		for _, m := range we.GetMetrics() {
-			e.Metrics = append(e.Metrics, Metric{Name: m.GetName(), Unit: m.GetUnit(), Help: m.GetHelp(), Signed: m.GetSigned()})
+			e.Metrics = append(e.Metrics, Metric{Name: m.GetName(), Unit: m.GetUnit(), Help: m.GetHelp(), Signed: m.GetSigned(), TickSampled: m.GetTickSampled()})
 		}
 		e.References = referencesFromWire(we.GetReferences())
 		for _, c := range we.GetClaims() {

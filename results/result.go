@@ -100,6 +100,9 @@ type Result struct {
 	// measured there (`lab exec --no-wait`, `lab cp --no-wait`): the
 	// numbers may be disturbed by them.
 	Interference []Interference `json:"interference,omitempty"`
+	// TickSampled names the metrics of the run that count timer ticks
+	// (the experiment declares them): lab history gates on none of them.
+	TickSampled []string `json:"tick_sampled,omitempty"`
 }
 
 // Interference is one command that ran in the guest during a run.

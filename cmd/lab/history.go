@@ -29,7 +29,9 @@ func historyCommand(e *env) *cli.Command {
 			"(Apache Otava) does: a change point is significant (p < --alpha) and at least\n" +
 			"--min-change percent. The same nights always give the same change points. A\n" +
 			"series whose nights vary (around its levels) by more than half --min-change\n" +
-			"is marked unstable: its changes are shown, but no gate fails on them. Per\n" +
+			"is marked unstable, and a metric counting timer ticks (a CPU time from rusage,\n" +
+			"as its plugin declares) tick-sampled: their changes are shown, but no gate\n" +
+			"fails on them. Per\n" +
 			"claim: its verdict from each night's runs alone, and where it flipped.\n" +
 			"docs/history.md has the false-alarm and detection rates behind the defaults.\n\n" +
 			"With --fail-on-change the command exits 1 when a series that is not unstable\n" +
@@ -91,7 +93,7 @@ func historyCommand(e *env) *cli.Command {
 				fmt.Fprintf(e.stderr, "note: %d night(s): a change point needs 3 or more; the gate cannot tell yet and passes\n", len(h.Nights))
 			}
 			for _, a := range h.Ungated(last) {
-				fmt.Fprintf(e.stderr, "note: not gated, the series is unstable: %s\n", a)
+				fmt.Fprintf(e.stderr, "note: not gated, %s: %s\n", a.Ungated, a)
 			}
 			if alarms := h.Alarms(last); len(alarms) > 0 {
 				var names []string

@@ -1001,7 +1001,10 @@ type Metric struct {
 	Help  string                 `protobuf:"bytes,3,opt,name=help,proto3" json:"help,omitempty"`
 	// The metric is a difference and may be negative; every other metric's
 	// samples are refused below zero.
-	Signed        bool `protobuf:"varint,4,opt,name=signed,proto3" json:"signed,omitempty"`
+	Signed bool `protobuf:"varint,4,opt,name=signed,proto3" json:"signed,omitempty"`
+	// The metric counts timer ticks (a CPU time from rusage): quantised at
+	// the tick, so lab history shows its changes but gates on none.
+	TickSampled   bool `protobuf:"varint,5,opt,name=tick_sampled,json=tickSampled,proto3" json:"tick_sampled,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1060,6 +1063,13 @@ func (x *Metric) GetHelp() string {
 func (x *Metric) GetSigned() bool {
 	if x != nil {
 		return x.Signed
+	}
+	return false
+}
+
+func (x *Metric) GetTickSampled() bool {
+	if x != nil {
+		return x.TickSampled
 	}
 	return false
 }
@@ -3465,12 +3475,13 @@ const file_benchmark_proto_rawDesc = "" +
 	"\x04Need\x12\x16\n" +
 	"\x06values\x18\x01 \x03(\tR\x06values\x12\x1a\n" +
 	"\bconsoles\x18\x02 \x03(\tR\bconsoles\x12\x10\n" +
-	"\x03why\x18\x03 \x01(\tR\x03why\"\\\n" +
+	"\x03why\x18\x03 \x01(\tR\x03why\"\x7f\n" +
 	"\x06Metric\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x12\n" +
 	"\x04unit\x18\x02 \x01(\tR\x04unit\x12\x12\n" +
 	"\x04help\x18\x03 \x01(\tR\x04help\x12\x16\n" +
-	"\x06signed\x18\x04 \x01(\bR\x06signed\"\xc6\x02\n" +
+	"\x06signed\x18\x04 \x01(\bR\x06signed\x12!\n" +
+	"\ftick_sampled\x18\x05 \x01(\bR\vtickSampled\"\xc6\x02\n" +
 	"\tReference\x12\x1e\n" +
 	"\n" +
 	"experiment\x18\x01 \x01(\tR\n" +

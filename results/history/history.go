@@ -64,7 +64,13 @@ type Series struct {
 	Noise       float64 `json:"noise_pct"`
 	RepeatNoise float64 `json:"repeat_noise_pct"`
 	Unstable    bool    `json:"unstable"`
+	// TickSampled: the metric counts timer ticks (a night's run says
+	// so): its changes are shown, and no gate fails on them.
+	TickSampled bool `json:"tick_sampled,omitempty"`
 }
+
+// gated says whether a gate fails on the series' changes.
+func (s *Series) gated() bool { return !s.Unstable && !s.TickSampled }
 
 // Name is the series' metric with its labels: "real_s {mode=thread}".
 func (s *Series) Name() string { return results.SeriesBraced(s.Metric, s.Labels) }
@@ -111,6 +117,9 @@ type Alarm struct {
 	Series string `json:"series"`
 	Night  string `json:"night"`
 	Change Change `json:"change"`
+	// Ungated says why no gate fails on it ("unstable", "tick-sampled");
+	// empty for an alarm.
+	Ungated string `json:"ungated,omitempty"`
 }
 
 func (a Alarm) String() string {
@@ -249,6 +258,7 @@ func Build(nights []Night, o Options, judge Judge) *History {
 	type key struct{ cell, series string }
 	vals := map[key]map[int][]float64{}
 	proto := map[key]Series{}
+	ticked := map[key]bool{}
 	for i, n := range nights {
 		for _, r := range n.runs {
 			cell := results.CellKey(r)
@@ -260,6 +270,9 @@ func Build(nights []Night, o Options, judge Judge) *History {
 						HigherIsBetter: compare.HigherIsBetter(x.Metric, x.Unit)}
 				}
 				vals[k][i] = append(vals[k][i], x.Value)
+				if slices.Contains(r.TickSampled, x.Metric) {
+					ticked[k] = true
+				}
 			}
 		}
 	}
@@ -297,6 +310,7 @@ func Build(nights []Night, o Options, judge Judge) *History {
 		}
 		s.Noise = Noise(med, cps)
 		s.Unstable = len(med) >= 3 && (Unstable(s.Noise, o) || Unstable(s.RepeatNoise, o))
+		s.TickSampled = ticked[k]
 		h.Series = append(h.Series, s)
 	}
 	if judge != nil {
@@ -347,20 +361,27 @@ func claimHistories(nights []Night, judge Judge) []ClaimHistory {
 func (h *History) Alarms(last int) []Alarm { return h.inGate(last, false) }
 
 // Ungated are the change points the worse way in the last `last` nights
-// of unstable series: shown, but no gate fails on them.
+// of unstable or tick-sampled series: shown, but no gate fails on them.
 func (h *History) Ungated(last int) []Alarm { return h.inGate(last, true) }
 
 // inGate are the worse changes that began in the last `last` nights, of
-// the series that are unstable or not as asked.
-func (h *History) inGate(last int, unstable bool) []Alarm {
+// the series that are gated or not as asked.
+func (h *History) inGate(last int, ungated bool) []Alarm {
 	var out []Alarm
 	for _, s := range h.Series {
-		if s.Unstable != unstable {
+		if s.gated() == ungated {
 			continue
 		}
 		for _, c := range s.Changes {
 			if c.Worse && c.Night >= len(h.Nights)-last {
-				out = append(out, Alarm{Cell: s.Cell, Series: s.Name(), Night: h.Nights[c.Night].Name, Change: c})
+				a := Alarm{Cell: s.Cell, Series: s.Name(), Night: h.Nights[c.Night].Name, Change: c}
+				if ungated {
+					a.Ungated = "the series is unstable"
+					if s.TickSampled {
+						a.Ungated = "the metric is tick-sampled"
+					}
+				}
+				out = append(out, a)
 			}
 		}
 	}

@@ -259,3 +259,49 @@ func TestClaimFlips(t *testing.T) {
 		t.Errorf("claims table:\n%s", out.String())
 	}
 }
+
+// TestHistoryTickSampledNotGated: a metric the run says counts timer
+// ticks (rusage CPU times) keeps its change points on show, and no gate
+// fails on them; the same change in a metric that does not is an alarm
+// (issue 31: tick-sampled times are not gated on).
+func TestHistoryTickSampledNotGated(t *testing.T) {
+	root := t.TempDir()
+	var dirs []string
+	for i := 0; i < 8; i++ {
+		f := 1.0
+		if i >= 5 {
+			f = 1.5
+		}
+		r := fixture.Run("", "celeron-2.4", "icount:0", fixture.Series("sys_s", "s", nil, 0.2*f, 0.2*f, 0.2*f), fixture.Series("real_s", "s", nil, 0.3*f, 0.3*f, 0.3*f))
+		r.TickSampled = []string{"sys_s"}
+		dirs = append(dirs, night(t, root, i, r))
+	}
+	ns, _, err := LoadNights(dirs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := Build(ns, Defaults(), nil)
+	var sys, real *Series
+	for i := range h.Series {
+		switch h.Series[i].Metric {
+		case "sys_s":
+			sys = &h.Series[i]
+		case "real_s":
+			real = &h.Series[i]
+		}
+	}
+	if sys == nil || real == nil || !sys.TickSampled || real.TickSampled || len(sys.Changes) != 1 || len(real.Changes) != 1 {
+		t.Fatalf("series sys_s %+v, real_s %+v; want both with their change, sys_s tick-sampled", sys, real)
+	}
+	a, u := h.Alarms(5), h.Ungated(5)
+	if len(a) != 1 || a[0].Series != "real_s" || len(u) != 1 || u[0].Series != "sys_s" {
+		t.Errorf("alarms %+v, ungated %+v; want real_s gated, sys_s not", a, u)
+	}
+	var b strings.Builder
+	if err := WriteText(&b, h, false); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), "tick-sampled") {
+		t.Errorf("lab history's table does not mark sys_s tick-sampled:\n%s", b.String())
+	}
+}

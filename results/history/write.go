@@ -45,6 +45,9 @@ func WriteText(w io.Writer, h *History, all bool) error {
 		if s.Unstable {
 			noise += " unstable"
 		}
+		if s.TickSampled {
+			noise += " tick-sampled"
+		}
 		fmt.Fprintf(tw, "  %s\t%d\t%s\t%s\t%s\n", s.Name(), len(s.Points), medianRange(last, s.Unit), noise, changes(h, s))
 	}
 	if err := tw.Flush(); err != nil {

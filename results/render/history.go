@@ -303,6 +303,9 @@ func historyPlot(h *history.History, s history.Series) (*figure, error) {
 	if s.Unstable {
 		caption = append(caption, fmt.Sprintf("unstable: the nights vary by %.2g%% around their levels, more than half the smallest change asked for; no gate fails on it", s.Noise))
 	}
+	if s.TickSampled {
+		caption = append(caption, "tick-sampled: the metric counts timer ticks (a CPU time from rusage); no gate fails on it")
+	}
 	return &figure{plot: p, legend: legend, caption: wrapCaption(caption), height: historyPlotHeight}, nil
 }
 

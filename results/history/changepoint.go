@@ -116,11 +116,12 @@ func Detect(x []float64, o Options) []ChangePoint {
 	}
 	split(0, len(x))
 	slices.Sort(cuts)
+	cuts = joinSingles(x, cuts, o)
 	for {
 		cps := describe(x, cuts)
 		worst := -1
 		for i, c := range cps {
-			if c.P < o.Alpha && math.Abs(c.Change) >= o.MinChange && farIfSingle(x, cuts, i, o) {
+			if c.P < o.Alpha && math.Abs(c.Change) >= o.MinChange {
 				continue
 			}
 			if worst < 0 || c.P > cps[worst].P || (c.P == cps[worst].P && math.Abs(c.Change) < math.Abs(cps[worst].Change)) {
@@ -134,39 +135,73 @@ func Detect(x []float64, o Options) []ChangePoint {
 	}
 }
 
-// farIfSingle says whether cut i of x stands: always when both its sides
-// hold two nights or more; when one is a single night, only when that
-// night lies SingleNightZ standard deviations from the other side's mean
-// (see SingleNightZ).
-func farIfSingle(x []float64, cuts []int, i int, o Options) bool {
-	lo, hi := 0, len(x)
-	if i > 0 {
-		lo = cuts[i-1]
+// joinSingles joins each single night the split left on a segment of
+// its own to the neighbour it lies nearer to, unless it lies far
+// (SingleNightZ) from every neighbour: before the merge tests each cut
+// between its neighbours, so that a night a hair off beside a step does
+// not leave the step's cut with one night on a side. Joining only grows
+// segments, so the merge makes no new single night.
+func joinSingles(x []float64, cuts []int, o Options) []int {
+	cuts = slices.Clone(cuts)
+	for {
+		bounds := append(append([]int{0}, cuts...), len(x))
+		joined := false
+		for j := 0; j+1 < len(bounds); j++ {
+			if bounds[j+1]-bounds[j] != 1 {
+				continue
+			}
+			v := x[bounds[j]]
+			best, bestDist, far := -1, math.Inf(1), true
+			if j > 0 { // the segment before: drop the cut starting this one
+				d, f := nightFrom(v, x[bounds[j-1]:bounds[j]], o)
+				far = far && f
+				if d < bestDist {
+					best, bestDist = j-1, d
+				}
+			}
+			if j+1 < len(bounds)-1 { // the segment after: drop the cut ending it
+				d, f := nightFrom(v, x[bounds[j+1]:bounds[j+2]], o)
+				far = far && f
+				if d < bestDist {
+					best, bestDist = j, d
+				}
+			}
+			if best < 0 || far {
+				continue
+			}
+			cuts = slices.Delete(cuts, best, best+1)
+			joined = true
+			break
+		}
+		if !joined {
+			return cuts
+		}
 	}
-	if i+1 < len(cuts) {
-		hi = cuts[i+1]
-	}
-	a, b := x[lo:cuts[i]], x[cuts[i]:hi]
-	if len(a) > 1 && len(b) > 1 {
-		return true
-	}
-	one, rest := a, b
-	if len(b) == 1 {
-		one, rest = b, a
-	}
-	if len(rest) < minNoiseNights {
-		return false
-	}
+}
+
+// nightFrom is how far v lies from the nights rest, in their standard
+// deviations (the larger of their spread and o.MedianNoise of their
+// mean), and whether that is far: at least SingleNightZ, with at least
+// minNoiseNights nights to say what their spread is.
+func nightFrom(v float64, rest []float64, o Options) (z float64, far bool) {
 	m := mean(rest)
-	if m == 0 {
-		return false
-	}
 	ss := 0.0
-	for _, v := range rest {
-		ss += (v - m) * (v - m)
+	for _, r := range rest {
+		ss += (r - m) * (r - m)
 	}
-	sd := math.Max(math.Sqrt(ss/float64(len(rest)-1)), math.Abs(m)*o.MedianNoise/100)
-	return math.Abs(one[0]-m) >= SingleNightZ*sd
+	sd := math.Abs(m) * o.MedianNoise / 100
+	if len(rest) > 1 {
+		sd = math.Max(sd, math.Sqrt(ss/float64(len(rest)-1)))
+	}
+	diff := math.Abs(v - m)
+	if sd == 0 {
+		if diff == 0 {
+			return 0, false
+		}
+		return math.Inf(1), len(rest) >= minNoiseNights
+	}
+	z = diff / sd
+	return z, len(rest) >= minNoiseNights && z >= SingleNightZ
 }
 
 // describe tests each cut between the segments on either side of it.

@@ -81,6 +81,21 @@ type AbsoluteRule struct {
 // repeats differ by a few parts in ten thousand, so this is the median
 // to the precision that matters, and never narrower than the evidence).
 func Calibrated(values []Value, shift int, r AbsoluteRule, cal contract.Calibration, source string) Decision {
+	// A time is above 0: a value that is not has no instruction count
+	// and decides nothing (a stored file can hold one).
+	var dropped []Value
+	values = slices.DeleteFunc(slices.Clone(values), func(v Value) bool {
+		if v.X > 0 {
+			return false
+		}
+		dropped = append(dropped, v)
+		return true
+	})
+	if len(dropped) > 0 && len(values) == 0 {
+		d := dropped[0]
+		return Decision{Verdict: results.Inconclusive, Need: 1, Reason: fmt.Sprintf("%d %s of %s left out, a time not above 0 (first: run %s repeat %d: %s %s); no sample decides it",
+			len(dropped), plural(len(dropped), "sample", "samples"), r.Metric, d.Run, d.Repeat, results.FormatValue(d.X), r.Unit)}
+	}
 	if len(values) == 0 {
 		return noEvidence("samples of "+r.Metric, 1, "run it under --clock icount:0")
 	}
@@ -107,6 +122,9 @@ func Calibrated(values []Value, shift int, r AbsoluteRule, cal contract.Calibrat
 		source, cal.Basis, pred, r.Unit, how)
 	if verdict == results.NotComparable {
 		reason += ", so the calibration cannot decide it"
+	}
+	if len(dropped) > 0 {
+		reason += fmt.Sprintf("; %d %s left out, a time not above 0", len(dropped), plural(len(dropped), "sample", "samples"))
 	}
 	return Decision{Verdict: verdict, Reason: reason, Need: 1, Numbers: []results.Number{
 		{Name: "median " + r.Metric, Value: med, Unit: r.Unit},

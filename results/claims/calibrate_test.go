@@ -76,4 +76,13 @@ func TestCalibrated(t *testing.T) {
 	checkDecision(t, "icount:1", d, want{results.NotComparable, []string{"108400..108600 instructions"}, nil})
 	d = Calibrated(nil, 0, AbsoluteRule{Metric: "process_ms", Unit: "ms", Bounds: Bounds{&lo, &hi}}, cel, "celeron-2.4's")
 	checkDecision(t, "none", d, want{results.Inconclusive, []string{"no samples of process_ms"}, nil})
+	// Times not above 0 decide nothing (issue 31: a stored -1 ms made
+	// "slower than the whole predicted" impossible to trust): left out,
+	// and said.
+	lo, hi = 0.9, 1.1
+	neg := valuesAt("", []float64{-1, -1, -1, -1, -1, -1})
+	d = Calibrated(neg, 0, AbsoluteRule{Metric: "process_ms", Unit: "ms", Bounds: Bounds{&lo, &hi}}, cel, "celeron-2.4's")
+	checkDecision(t, "negative", d, want{results.Inconclusive, []string{"6 samples of process_ms left out, a time not above 0", "no sample decides it"}, nil})
+	d = Calibrated(append(neg[:1], vals...), 0, AbsoluteRule{Metric: "process_ms", Unit: "ms", Bounds: Bounds{&lo, &hi}}, cel, "celeron-2.4's")
+	checkDecision(t, "one negative", d, want{results.NotReproduced, []string{"slower than the whole predicted", "1 sample left out, a time not above 0", "(6 samples"}, nil})
 }

@@ -5,7 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"syscall"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"lab/plugins"
 	"lab/plugins/host"
@@ -82,7 +85,7 @@ type brokenRun struct {
 func classify(ctx, runCtx context.Context, h *vm.Handle, err error, timeout time.Duration) *Failure {
 	switch {
 	case ctx.Err() != nil:
-		return &Failure{Kind: Interrupted, Reason: "interrupted (Ctrl-C)", VM: h.Name, Err: err}
+		return &Failure{Kind: Interrupted, Reason: "interrupted (" + InterruptedBy(ctx) + ")", VM: h.Name, Err: err}
 	case errors.Is(runCtx.Err(), context.DeadlineExceeded):
 		return &Failure{Kind: TimedOut, Reason: fmt.Sprintf("timed out after %v (--timeout); the plugin was killed", timeout), VM: h.Name, Err: err}
 	}
@@ -174,4 +177,15 @@ func failureOf(res *results.Result, broke *Failure) *Failure {
 	}
 	f.Reason = res.Outcome.Reason
 	return f
+}
+
+// InterruptedBy names what cancelled ctx for a reason: "Ctrl-C" for
+// SIGINT (or a cancellation that names no signal), else the signal
+// ("SIGTERM", "SIGHUP").
+func InterruptedBy(ctx context.Context) string {
+	var sig interface{ Signal() syscall.Signal }
+	if errors.As(context.Cause(ctx), &sig) && sig.Signal() != syscall.SIGINT {
+		return unix.SignalName(sig.Signal())
+	}
+	return "Ctrl-C"
 }

@@ -4,10 +4,12 @@ package engine
 // boots.
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -144,3 +146,23 @@ func TestUndecided(t *testing.T) {
 		t.Errorf("Undecided with no claim in scope = %q, want none", got)
 	}
 }
+
+// TestInterruptedBy: an interrupted run says what interrupted it:
+// Ctrl-C for SIGINT or a plain cancel, the signal's name for another.
+func TestInterruptedBy(t *testing.T) {
+	for _, tc := range []struct {
+		cause error
+		want  string
+	}{{nil, "Ctrl-C"}, {sigCause(syscall.SIGINT), "Ctrl-C"}, {sigCause(syscall.SIGTERM), "SIGTERM"}, {sigCause(syscall.SIGHUP), "SIGHUP"}} {
+		ctx, cancel := context.WithCancelCause(context.Background())
+		cancel(tc.cause)
+		if got := InterruptedBy(ctx); got != tc.want {
+			t.Errorf("cancelled by %v: %q, want %q", tc.cause, got, tc.want)
+		}
+	}
+}
+
+type sigCause syscall.Signal
+
+func (s sigCause) Error() string          { return syscall.Signal(s).String() }
+func (s sigCause) Signal() syscall.Signal { return syscall.Signal(s) }

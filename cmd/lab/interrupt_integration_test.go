@@ -138,8 +138,8 @@ func TestIntegrationRunSIGTERMFlood(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if saved.Outcome.Status != results.StatusInterrupted {
-		t.Errorf("outcome %+v, want interrupted", saved.Outcome)
+	if saved.Outcome.Status != results.StatusInterrupted || !strings.Contains(saved.Outcome.Reason, "interrupted (SIGTERM)") {
+		t.Errorf("outcome %+v, want interrupted (SIGTERM)", saved.Outcome)
 	}
 	start := time.Now()
 	itMust(t, itCallTimeout, nil, "exec", "term", "--", "true")

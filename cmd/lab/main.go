@@ -50,5 +50,8 @@ type signalled struct{ sig syscall.Signal }
 
 func (s *signalled) Error() string { return s.sig.String() + " received" }
 
+// Signal is the signal that ended the command (engine.InterruptedBy).
+func (s *signalled) Signal() syscall.Signal { return s.sig }
+
 // Is makes errors.Is(err, context.Canceled) hold, as for any cancellation.
 func (s *signalled) Is(target error) bool { return target == context.Canceled }

@@ -31,7 +31,7 @@ func historyCommand(e *env) *cli.Command {
 			"series whose nights vary (around its levels) by more than half --min-change\n" +
 			"is marked unstable, and a metric counting timer ticks (a CPU time from rusage,\n" +
 			"as its plugin declares) tick-sampled: their changes are shown, but no gate\n" +
-			"fails on them. Per\n" +
+			"fails on them (on an unstable series, none within 6 times its noise). Per\n" +
 			"claim: its verdict from each night's runs alone, and where it flipped.\n" +
 			"docs/history.md has the false-alarm and detection rates behind the defaults.\n\n" +
 			"With --fail-on-change the command exits 1 when a series that is not unstable\n" +

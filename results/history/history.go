@@ -69,8 +69,17 @@ type Series struct {
 	TickSampled bool `json:"tick_sampled,omitempty"`
 }
 
-// gated says whether a gate fails on the series' changes.
-func (s *Series) gated() bool { return !s.Unstable && !s.TickSampled }
+// gated says whether a gate fails on the series' change c: never on a
+// tick-sampled metric; on an unstable series only when c lies far
+// outside its noise, SingleNightZ times the larger of the nights' and
+// the repeats' (a doubling on a series whose repeats vary 5% under load
+// is no noise).
+func (s *Series) gated(c ChangePoint) bool {
+	if s.TickSampled {
+		return false
+	}
+	return !s.Unstable || math.Abs(c.Change) >= SingleNightZ*math.Max(s.Noise, s.RepeatNoise)
+}
 
 // Name is the series' metric with its labels: "real_s {mode=thread}".
 func (s *Series) Name() string { return results.SeriesBraced(s.Metric, s.Labels) }
@@ -369,10 +378,10 @@ func (h *History) Ungated(last int) []Alarm { return h.inGate(last, true) }
 func (h *History) inGate(last int, ungated bool) []Alarm {
 	var out []Alarm
 	for _, s := range h.Series {
-		if s.gated() == ungated {
-			continue
-		}
 		for _, c := range s.Changes {
+			if s.gated(c.ChangePoint) == ungated {
+				continue
+			}
 			if c.Worse && c.Night >= len(h.Nights)-last {
 				a := Alarm{Cell: s.Cell, Series: s.Name(), Night: h.Nights[c.Night].Name, Change: c}
 				if ungated {

@@ -88,20 +88,26 @@ func itAwait(t *testing.T, stderr *labtest.SyncBuffer, s string, d time.Duration
 // itInterrupt sends cmd SIGINT and checks it exits 130 within 45 s.
 func itInterrupt(t *testing.T, cmd *exec.Cmd, done <-chan error, stderr *labtest.SyncBuffer) {
 	t.Helper()
+	itSignal(t, cmd, done, stderr, syscall.SIGINT, 45*time.Second)
+}
+
+// itSignal sends cmd sig and checks it exits 130 within d.
+func itSignal(t *testing.T, cmd *exec.Cmd, done <-chan error, stderr *labtest.SyncBuffer, sig syscall.Signal, d time.Duration) {
+	t.Helper()
 	sent := time.Now()
-	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
+	if err := cmd.Process.Signal(sig); err != nil {
 		t.Fatal(err)
 	}
 	select {
 	case err := <-done:
 		var ee *exec.ExitError
 		if !errors.As(err, &ee) || ee.ExitCode() != 130 {
-			t.Errorf("lab run interrupted: %v, want exit status 130\n%s", err, stderr.String())
+			t.Errorf("lab run after %v: %v, want exit status 130\n%s", sig, err, stderr.String())
 		}
-	case <-time.After(45 * time.Second):
-		t.Fatalf("lab run still running 45 s after SIGINT\n%s", stderr.String())
+	case <-time.After(d):
+		t.Fatalf("lab run still running %v after %v\n%s", d, sig, stderr.String())
 	}
-	t.Logf("ended %.1fs after SIGINT", time.Since(sent).Seconds())
+	t.Logf("ended %.1fs after %v", time.Since(sent).Seconds(), sig)
 }
 
 // TestIntegrationRunSIGTERMFlood: SIGTERM ends a `lab run` whose plugin
@@ -120,20 +126,7 @@ func TestIntegrationRunSIGTERMFlood(t *testing.T) {
 	cmd, _, stderr, done := itStartLab(t, labBin, "run", "labtest", "--vm", "term", "--out", t.TempDir(), "-e", "flood", "-p", "mib=4096", "-p", "stream=fd1", "--timeout", "10m")
 	itAwait(t, stderr, "plugin labtest started", 2*time.Minute)
 	time.Sleep(2 * time.Second) // flooding by now
-	sent := time.Now()
-	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
-		t.Fatal(err)
-	}
-	select {
-	case err := <-done:
-		var ee *exec.ExitError
-		if !errors.As(err, &ee) || ee.ExitCode() != 130 {
-			t.Errorf("lab run after SIGTERM: %v, want exit status 130\n%s", err, stderr.String())
-		}
-	case <-time.After(20 * time.Second):
-		t.Fatalf("lab run still running 20 s after SIGTERM\n%s", stderr.String())
-	}
-	t.Logf("ended %.1fs after SIGTERM", time.Since(sent).Seconds())
+	itSignal(t, cmd, done, stderr, syscall.SIGTERM, 20*time.Second)
 	saved, err := results.Load(itPrinted(t, stderr.String(), "result: "))
 	if err != nil {
 		t.Fatal(err)

@@ -257,13 +257,16 @@ func Args(o Options) ([]string, error) {
 
 // Files in a VM's state directory.
 const (
-	ConsoleLog    = "console.log"
-	LinkSock      = "link.sock"
-	QMPSock       = "qmp.sock"
-	CtlSock       = "ctl.sock"
-	StateFile     = "state.json"
-	ConfigFile    = "config.json"
-	SupervisorLog = "supervisor.log"
+	ConsoleLog = "console.log"
+	// StalledConsoleLog is the console of a cold boot that stalled and
+	// was booted again (stall.go).
+	StalledConsoleLog = "console.stalled.log"
+	LinkSock          = "link.sock"
+	QMPSock           = "qmp.sock"
+	CtlSock           = "ctl.sock"
+	StateFile         = "state.json"
+	ConfigFile        = "config.json"
+	SupervisorLog     = "supervisor.log"
 )
 
 // CheckCPUModel says why QEMU for arch has no CPU model named model

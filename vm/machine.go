@@ -46,6 +46,10 @@ type Config struct {
 	Initrd        string            `json:"initrd"`
 	// BootTimeout bounds QEMU start to agent ready.
 	BootTimeout time.Duration `json:"boot_timeout"`
+	// StallTimeout, if non-zero, ends a cold boot whose agent has printed
+	// nothing by then as stalled (stall.go); Start boots it cold once
+	// more.
+	StallTimeout time.Duration `json:"stall_timeout,omitempty"`
 	// Snapshot is the booted-state file of this configuration (see
 	// snapshot.go): restored from if it exists, else saved on this boot.
 	// Empty for cold boots (--cold).
@@ -129,10 +133,17 @@ type BootError struct {
 	Name    string
 	Reason  string
 	Console string // last console lines
+	// Stalled is a cold boot that never reached /init (stall.go); VCPUs
+	// says what its vCPUs were doing.
+	Stalled bool
+	VCPUs   string
 }
 
 func (e *BootError) Error() string {
 	msg := fmt.Sprintf("machine %s failed to boot: %s", e.Name, e.Reason)
+	if e.VCPUs != "" {
+		msg += "; " + e.VCPUs
+	}
 	if e.Console != "" {
 		msg += "\nlast console lines:\n" + e.Console
 	}
@@ -185,6 +196,22 @@ func Start(ctx context.Context, dir string, cfg Config, opt StartOptions) (*Mach
 		}
 	}
 	m, err := start(ctx, dir, cfg, false, opt)
+	var be *BootError
+	if errors.As(err, &be) && be.Stalled && ctx.Err() == nil {
+		// Nothing was measured yet: keep the stalled boot's console and
+		// boot cold once more.
+		opt.Log("machine %s: %v; booting cold again", cfg.Name, err)
+		kept := filepath.Join(dir, StalledConsoleLog)
+		_ = os.Rename(filepath.Join(dir, ConsoleLog), kept)
+		m, err = start(ctx, dir, cfg, false, opt)
+		if err != nil && errors.As(err, &be) {
+			be.Reason = "booted cold twice, both stalled; the second: " + be.Reason
+		}
+		if m != nil {
+			m.Notes = append(m.Notes, fmt.Sprintf("the first cold boot stalled before /init (%s; %s) and was booted again; its console is kept in %s",
+				strings.TrimPrefix(be.Reason, "the kernel "), be.VCPUs, kept))
+		}
+	}
 	if m != nil && note != "" {
 		m.Notes = append(m.Notes, note)
 	}
@@ -422,13 +449,21 @@ func (m *Machine) watchBoot(ctx context.Context, fail chan<- error) {
 				fail <- &BootError{Name: m.cfg.Name, Reason: marker, Console: m.ConsoleTail(20)}
 				return
 			}
+			if con := m.consoleText(); m.stalled(con) {
+				fail <- m.stallError(ctx, con)
+				return
+			}
 		}
 	}
 }
 
-func (m *Machine) consoleMarker() string {
+func (m *Machine) consoleText() string {
 	b, _ := os.ReadFile(filepath.Join(m.dir, ConsoleLog))
-	for _, line := range strings.Split(string(b), "\n") {
+	return string(b)
+}
+
+func (m *Machine) consoleMarker() string {
+	for _, line := range strings.Split(m.consoleText(), "\n") {
 		for _, mk := range panicMarkers {
 			if strings.Contains(line, mk) {
 				return strings.TrimSpace(line)

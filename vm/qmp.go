@@ -14,7 +14,8 @@ import (
 // qmpMonitor is a machine's one QMP connection, held by its supervisor for
 // QEMU's whole life: QEMU's QMP socket serves one client at a time, and
 // events (STOP, RESUME, MIGRATION) only reach a connection that stays open.
-// Commands go through go-qemu's generated raw.Monitor; go-qemu takes no
+// Commands go through go-qemu's generated raw.Monitor over a
+// socketMonitor; go-qemu takes no
 // contexts, so each command runs in a goroutine and a cancelled context
 // closes the connection (a command QEMU does not answer leaves it unusable
 // anyway; the machine dials a new one on next use).
@@ -50,7 +51,7 @@ const qmpSubBuffer = 64
 // the first milliseconds), until ctx ends or exited is closed.
 func dialQMP(ctx context.Context, name, sock string, exited <-chan struct{}) (*qmpMonitor, error) {
 	for {
-		sm, err := qmp.NewSocketMonitor("unix", sock, 2*time.Second)
+		sm, err := dialSocketMonitor(sock, 2*time.Second)
 		if err == nil {
 			return newQMPMonitor(ctx, name, sm)
 		}
@@ -264,4 +265,18 @@ func (q *qmpMonitor) awaitMigration(ctx context.Context, events <-chan qmp.Event
 			return fmt.Errorf("machine %s: waiting for the migration: %w", q.name, ctx.Err())
 		}
 	}
+}
+
+// HMP runs a human monitor command (e.g. "info registers -a") and returns
+// what it printed.
+func (q *qmpMonitor) HMP(ctx context.Context, command string) (string, error) {
+	var out string
+	err := q.do(ctx, "human-monitor-command "+command, func() (err error) {
+		out, err = q.raw.HumanMonitorCommand(command, nil)
+		return err
+	})
+	if err != nil {
+		return "", err // on a cancel, the call may still be writing out
+	}
+	return out, nil
 }

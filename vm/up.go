@@ -133,9 +133,9 @@ func Prepare(ctx context.Context, o UpOptions) (*Config, error) {
 	if o.MemoryMB > 0 {
 		p.MemoryMB = o.MemoryMB
 	}
-	timeout := 30 * time.Second
+	timeout, stall := 30*time.Second, time.Duration(0)
 	if accel == "tcg" {
-		timeout = 120 * time.Second
+		timeout, stall = 120*time.Second, stallTimeoutTCG
 	}
 	version := <-versionc
 	snapshot := ""
@@ -152,7 +152,7 @@ func Prepare(ctx context.Context, o UpOptions) (*Config, error) {
 		Accel: accel, Clock: o.Clock,
 		KernelID: k.ID, Link: linkKind, KernelSHA256: kernelSHA, KernelEntry: entry, KernelPackage: k.Package + " " + k.Version, KernelRelease: k.Release,
 		KernelConfig: k.Config, KernelNotable: k.Notable,
-		Initrd: initrd, BootTimeout: timeout, Throwaway: o.Throwaway,
+		Initrd: initrd, BootTimeout: timeout, StallTimeout: stall, Throwaway: o.Throwaway,
 	}, nil
 }
 

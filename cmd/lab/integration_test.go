@@ -102,6 +102,9 @@ func itUp(t *testing.T, profile, name string, extra ...string) *vm.State {
 			st.Name, st.SupervisorPID, st.QEMUPID, st.Accel, st.Phase, st.Guest)
 	}
 	t.Logf("%s up in %.2fs (guest uptime at /init %.2fs)", name, st.BootSeconds, st.Guest.UptimeAtInit)
+	for _, n := range st.Notes {
+		t.Logf("%s: note: %s", name, n)
+	}
 	return &st
 }
 

@@ -25,7 +25,7 @@ $(BIN)/lab: FORCE
 agents: $(foreach a,$(ARCHES),$(BIN)/agent-$(a))
 
 $(BIN)/agent-%: FORCE
-	CGO_ENABLED=0 GOOS=linux GOARCH=$(GOARCH_$*) GO386=softfloat $(GO) build $(GOFLAGS_GUEST) -o $@ ./images/agent
+	CGO_ENABLED=0 GOOS=linux GOARCH=$(GOARCH_$*) GO386=softfloat $(GO) build $(GOFLAGS_GUEST) -o $@ ./guest/agent
 
 # Each plugin, through `lab plugin build` as users build theirs: its
 # description.json validated, the Go binary per guest arch plus its C
@@ -92,11 +92,11 @@ demo: deps-boot build
 # each other's timer calibration).
 # The packages with goroutines of their own (the agent, the link, the
 # supervisor and machine, the plugin runner) run under the race detector.
-RACE_PKGS = ./images/agent/ ./vm/... ./plugins/...
+RACE_PKGS = ./guest/agent/ ./vm/... ./plugins/...
 test: setup-all
 	$(GO) vet ./...
 	LAB_LIBDIR=$(CURDIR)/$(BIN) $(GO) test -p 1 -race -timeout 60m $(RACE_PKGS)
-	LAB_LIBDIR=$(CURDIR)/$(BIN) $(GO) test -p 1 -timeout 60m $$($(GO) list ./... | grep -v -e '/images/agent$$' -e '/vm$$' -e '/vm/' -e '/plugins$$' -e '/plugins/')
+	LAB_LIBDIR=$(CURDIR)/$(BIN) $(GO) test -p 1 -timeout 60m $$($(GO) list ./... | grep -v -e '/guest/agent$$' -e '/vm$$' -e '/vm/' -e '/plugins$$' -e '/plugins/')
 
 test-short: build
 	$(GO) test -short ./...

@@ -31,7 +31,7 @@ import (
 // They cost the guest their size in RAM (the cache lives in the
 // initramfs's tmpfs), counted in the agent's cache budget.
 
-// GuestBlobDir is the agent's content cache (images/agent blobDir): a put
+// GuestBlobDir is the agent's content cache (guest/agent blobDir): a put
 // to GuestBlobDir/SHA256 stores content without installing it.
 const GuestBlobDir = "/var/lib/lab/blobs"
 

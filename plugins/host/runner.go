@@ -62,7 +62,7 @@ type guestRunner struct {
 var _ runner.Runner = (*guestRunner)(nil)
 
 // guestRoot is where bundles are placed in the guest, by content hash:
-// guestRoot/NAME/SUM/. The agent's cache (images/agent/cache.go) evicts
+// guestRoot/NAME/SUM/. The agent's cache (guest/agent/cache.go) evicts
 // each such directory as one bundle, least recently installed into first,
 // never while a program runs from it.
 const guestRoot = "/var/lib/lab/plugins"

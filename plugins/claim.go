@@ -1,13 +1,13 @@
 package plugins
 
 import (
-	"lab/plugins/contract"
-
+	"encoding/json"
 	"fmt"
-	"maps"
 	"regexp"
 	"slices"
 	"strings"
+
+	"lab/plugins/contract"
 )
 
 // Claim kinds, as Claim.Kind names them.
@@ -74,16 +74,8 @@ func validateClaim(c *Claim, e *Experiment, where string) error {
 		return fmt.Errorf("%s needs a statement and a source", where)
 	}
 	if k := c.Kinds(); len(k) != 1 {
-		return fmt.Errorf("%s sets %d kinds (%s); set exactly one of ratio, range, crossover, speedup, crash, order, equivalence, diffratio, trend, untestable",
-			where, len(k), strings.Join(k, ", "))
-	}
-	metric := func(names ...string) error {
-		for _, name := range names {
-			if e.metric(name) == nil {
-				return fmt.Errorf("%s names unknown metric %q; the experiment's metrics: %s", where, name, e.metricList())
-			}
-		}
-		return nil
+		return fmt.Errorf("%s sets %d kinds (%s); set exactly one of %s",
+			where, len(k), strings.Join(k, ", "), strings.Join(contract.KindNames(), ", "))
 	}
 	for _, name := range c.Conventions {
 		if _, ok := contract.ConventionNamed(name); !ok {
@@ -97,131 +89,11 @@ func validateClaim(c *Claim, e *Experiment, where string) error {
 	if k := c.Calibration; k != nil && !(k.InstrPerNsLo > 0 && k.InstrPerNsHi >= k.InstrPerNsLo && k.Basis != "") {
 		return fmt.Errorf("%s: calibration needs 0 < instr_per_ns_lo <= instr_per_ns_hi and a basis (where the interval comes from)", where)
 	}
-	switch {
-	case c.Ratio != nil:
-		r := c.Ratio
-		if err := metric(r.Numerator, r.Denominator); err != nil {
-			return err
-		}
-		if r.Min <= 0 || (r.Max != nil && *r.Max < r.Min) {
-			return fmt.Errorf("%s: ratio needs min > 0 and max (if set) >= min (got min %v)", where, r.Min)
-		}
-	case c.Range != nil:
-		r := c.Range
-		if err := metric(r.Metric); err != nil {
-			return err
-		}
-		if r.Min == nil && r.Max == nil || r.Min != nil && r.Max != nil && *r.Max < *r.Min {
-			return fmt.Errorf("%s: range needs min or max, and max >= min", where)
-		}
-		if r.ShareWith != "" {
-			if err := metric(r.ShareWith); err != nil {
-				return err
-			}
-			if r.Unit != "share" || r.Min != nil && (*r.Min < 0 || *r.Min > 1) || r.Max != nil && (*r.Max < 0 || *r.Max > 1) {
-				return fmt.Errorf("%s: a range with share_with bounds a share: unit \"share\", bounds in [0, 1]", where)
-			}
-		} else if err := unitMatches(e, r.Metric, r.Unit, where); err != nil {
-			return err
-		}
-	case c.Crossover != nil:
-		x := c.Crossover
-		if err := metric(x.First, x.Second); err != nil {
-			return err
-		}
-		if x.Sweep == "" || !(x.BandStart <= x.BandEnd) || x.BandStart == 0 && x.BandEnd == 0 {
-			return fmt.Errorf("%s: crossover needs the sweep label and a band, band_start <= band_end (the sweep points that bracket the crossing)", where)
-		}
-		if x.Before != BeforeBelow && x.Before != BeforeNotAbove {
-			return fmt.Errorf("%s: crossover's before is %q; use %q (first below second before the band) or %q (not above it beyond margin)",
-				where, x.Before, BeforeBelow, BeforeNotAbove)
-		}
-		if x.Before == BeforeNotAbove && x.Margin <= 0 {
-			return fmt.Errorf("%s: crossover before %q needs a margin > 0 (0.1: the \"close\" convention)", where, BeforeNotAbove)
-		}
-		if x.First == x.Second && maps.Equal(x.FirstLabels, x.SecondLabels) {
-			return fmt.Errorf("%s: crossover's two curves are the same series (%s); tell them apart with first_labels and second_labels", where, x.First)
-		}
-	case c.Speedup != nil:
-		s := c.Speedup
-		if err := metric(s.Metric); err != nil {
-			return err
-		}
-		if s.Baseline == "" || s.Profile == "" || s.Baseline == s.Profile {
-			return fmt.Errorf("%s: speedup needs two different profiles, baseline and profile", where)
-		}
-		if s.Min <= 0 || (s.Max != nil && *s.Max < s.Min) {
-			return fmt.Errorf("%s: speedup needs min > 0 and max (if set) >= min", where)
-		}
-	case c.Crash != nil:
-		k := c.Crash
-		if e.param(k.Param) == nil || k.Never == (k.Signal != "") {
-			return fmt.Errorf("%s: crash needs the size parameter (one of the experiment's) and either a signal with from, or never; %s", where, e.paramList())
-		}
-	case c.Order != nil:
-		o := c.Order
-		if err := metric(o.Metric); err != nil {
-			return err
-		}
-		if o.Label == "" || (len(o.Above) == 0 || len(o.Below) == 0) && len(o.Pairs) == 0 {
-			return fmt.Errorf("%s: order needs the label that tells the series apart and values above and below, or pairs", where)
-		}
-		for _, a := range o.Above {
-			if slices.Contains(o.Below, a) {
-				return fmt.Errorf("%s: order puts %s=%s both above and below", where, o.Label, a)
-			}
-		}
-		for _, p := range o.Pairs {
-			if p.Above == "" || p.Below == "" || p.Above == p.Below {
-				return fmt.Errorf("%s: order pair %q > %q: name two different values of %s", where, p.Above, p.Below, o.Label)
-			}
-		}
-		if _, ok := o.Labels[o.Label]; ok {
-			return fmt.Errorf("%s: order's labels fix %s, the label it orders by; leave it out of labels", where, o.Label)
-		}
-		if o.Min <= 0 {
-			return fmt.Errorf("%s: order needs min > 0 (1: greater; 5: at least five times), got %v", where, o.Min)
-		}
-	case c.Equivalence != nil:
-		q := c.Equivalence
-		if err := metric(q.Numerator, q.Denominator); err != nil {
-			return err
-		}
-		if q.Margin <= 0 || q.Sides != SidesBoth && q.Sides != SidesLower {
-			return fmt.Errorf("%s: equivalence needs a margin > 0 (0.1: the \"close\" convention) and sides %q or %q", where, SidesBoth, SidesLower)
-		}
-		if (q.Baseline == "") != (q.Profile == "") || q.Baseline != "" && q.Baseline == q.Profile {
-			return fmt.Errorf("%s: equivalence across profiles needs both baseline and profile, different", where)
-		}
-		if (q.Label == "") != (len(q.Numerators) == 0 || len(q.Denominators) == 0) {
-			return fmt.Errorf("%s: equivalence by label needs label, numerators and denominators together", where)
-		}
-	case c.DiffRatio != nil:
-		d := c.DiffRatio
-		if err := metric(d.Metric); err != nil {
-			return err
-		}
-		if d.Label == "" || d.Numerator == "" || d.Baseline == "" || len(d.Denominators) == 0 || d.Factor <= 0 {
-			return fmt.Errorf("%s: diffratio needs label, numerator, denominators, baseline and a factor > 0", where)
-		}
-	case c.Trend != nil:
-		t := c.Trend
-		if err := metric(t.Numerator, t.Denominator); err != nil {
-			return err
-		}
-		if t.Sweep == "" || t.Margin <= 0 {
-			return fmt.Errorf("%s: trend needs the sweep label and a margin > 0 (0.1: the \"close\" convention)", where)
-		}
-	case c.Untestable != nil:
-		u := c.Untestable
-		if u.Property == "" {
-			return fmt.Errorf("%s: untestable needs the property of the original platform a guest cannot show", where)
-		}
-		if u.Instead != "" {
-			if err := metric(u.Instead); err != nil {
-				return err
-			}
-		}
+	if _, err := json.Marshal(c.Rule()); err != nil {
+		return fmt.Errorf("%s: its %s rule's numbers must be finite: %v", where, c.Kind(), err)
+	}
+	if err := c.Rule().Validate(declared{e}); err != nil {
+		return fmt.Errorf("%s: %w", where, err)
 	}
 	return nil
 }
@@ -276,14 +148,36 @@ func validateScope(s *Scope, e *Experiment, where string) error {
 	return nil
 }
 
-// unitMatches refuses a bound in another unit than its metric's: a
-// range in ms on a metric in µs would decide nonsense.
-func unitMatches(e *Experiment, metric, unit, where string) error {
-	if m := e.metric(metric); m != nil && unit != m.Unit {
-		return fmt.Errorf("%s: unit %q is not metric %s's unit %q; give the bounds in %s", where, unit, metric, m.Unit, m.Unit)
+// declared is what an experiment declares, as its claims' rules check
+// the names they take from it (contract.Declared).
+type declared struct{ e *Experiment }
+
+func (d declared) Metric(names ...string) error {
+	for _, name := range names {
+		if d.e.metric(name) == nil {
+			return fmt.Errorf("the rule names unknown metric %q; the experiment's metrics: %s", name, d.e.metricList())
+		}
 	}
 	return nil
 }
+
+// Unit refuses a bound in another unit than its metric's: a
+// range in ms on a metric in µs would decide nonsense.
+func (d declared) Unit(metric, unit string) error {
+	if m := d.e.metric(metric); m != nil && unit != m.Unit {
+		return fmt.Errorf("unit %q is not metric %s's unit %q; give the bounds in %s", unit, metric, m.Unit, m.Unit)
+	}
+	return nil
+}
+
+func (d declared) Param(name string) error {
+	if d.e.param(name) == nil {
+		return fmt.Errorf("unknown parameter %q; %s", name, d.e.paramList())
+	}
+	return nil
+}
+
+func (d declared) ParamList() string { return d.e.paramList() }
 
 func (e *Experiment) metric(name string) *Metric {
 	for i := range e.Metrics {

@@ -1,9 +1,12 @@
 package plugins
 
 import (
+	"math"
 	"reflect"
 	"strings"
 	"testing"
+
+	"lab/plugins/contract"
 )
 
 // everyKind is a description whose first experiment declares one claim of
@@ -125,6 +128,8 @@ func TestClaimsValidate(t *testing.T) {
 		{"calibration upside down", func(_ *Claim, d *Description) { claim(d, "E1.7").Calibration.InstrPerNsHi = 0.1 }, "calibration needs"},
 		{"repeated id", func(_ *Claim, d *Description) { claim(d, "E1.7").ID = "E1.6" }, "claim id E1.6 is declared twice"},
 		{"range unit", func(_ *Claim, d *Description) { claim(d, "E1.7").Range.Unit = "ms" }, `unit "ms" is not metric t's unit "s"`},
+		{"ratio NaN", func(_ *Claim, d *Description) { claim(d, "E1.6").Ratio.Min = math.NaN() }, "rule's numbers must be finite"},
+		{"crossover infinite band", func(_ *Claim, d *Description) { claim(d, "E1.1").Crossover.BandEnd = math.Inf(1) }, "rule's numbers must be finite"},
 		{"range no bound", func(_ *Claim, d *Description) { claim(d, "E1.3a").Range.Min, claim(d, "E1.3a").Range.Max = nil, nil }, "range needs min or max"},
 		{"share above 1", func(_ *Claim, d *Description) { claim(d, "E3.1b").Range.Min = Ptr(2) }, "bounds a share"},
 		{"share unknown", func(_ *Claim, d *Description) { claim(d, "E3.1b").Range.ShareWith = "v" }, `unknown metric "v"`},
@@ -186,5 +191,33 @@ func TestPeerWants(t *testing.T) {
 	var none *Peer
 	if none.Wants(map[string]string{"clients": "peer"}) {
 		t.Error("an experiment without a peer wants one")
+	}
+}
+
+// TestEveryKindCrossesTheWire: each kind the contract has is a field of
+// the wire schema's oneof kind, and a claim of it comes back whole.
+func TestEveryKindCrossesTheWire(t *testing.T) {
+	d := everyKind()
+	seen := map[string]bool{}
+	for _, c := range d.Experiments[0].Claims {
+		seen[c.Kind()] = true
+		back := claimFromWire(claimToWire(c))
+		if !reflect.DeepEqual(back, c) {
+			t.Errorf("claim %s (%s) over the wire: got %+v", c.ID, c.Kind(), back.Rule())
+		}
+	}
+	for _, k := range contract.KindNames() {
+		if !seen[k] {
+			t.Errorf("everyKind declares no %s claim: add one, so its wire form is tested", k)
+		}
+		if contract.NewRule(k) == nil {
+			t.Errorf("contract.NewRule(%q) = nil", k)
+		}
+	}
+	var c Claim
+	c.SetRule(&RatioClaim{Min: 2})
+	c.SetRule(&TrendClaim{Margin: 0.1})
+	if c.Ratio != nil || c.Trend == nil || c.Kind() != KindTrend || len(c.Rules()) != 1 {
+		t.Errorf("SetRule left %v", c.Kinds())
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"maps"
 
 	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/reflect/protoreflect"
 
 	"lab/plugins/contract"
 	"lab/plugins/wire"
@@ -187,57 +188,51 @@ func claimToWire(c Claim) *wire.Claim {
 	if k := c.Calibration; k != nil {
 		w.Calibration = &wire.Calibration{InstrPerNsLo: k.InstrPerNsLo, InstrPerNsHi: k.InstrPerNsHi, Basis: k.Basis, Confidence: k.Confidence}
 	}
-	switch {
-	case c.Ratio != nil:
-		r := c.Ratio
-		w.Kind = &wire.Claim_Ratio{Ratio: &wire.RatioClaim{Numerator: r.Numerator, Denominator: r.Denominator,
-			Min: r.Min, Max: clonePtr(r.Max), Labels: maps.Clone(r.Labels),
-			NumeratorLabels: maps.Clone(r.NumeratorLabels), DenominatorLabels: maps.Clone(r.DenominatorLabels)}}
-	case c.Range != nil:
-		r := c.Range
-		w.Kind = &wire.Claim_Range{Range: &wire.RangeClaim{Metric: r.Metric, Min: clonePtr(r.Min), Max: clonePtr(r.Max),
-			Unit: r.Unit, Labels: maps.Clone(r.Labels), ShareWith: r.ShareWith}}
-	case c.Crossover != nil:
-		x := c.Crossover
-		w.Kind = &wire.Claim_Crossover{Crossover: &wire.CrossoverClaim{First: x.First, Second: x.Second, Sweep: x.Sweep,
-			FirstLabels: maps.Clone(x.FirstLabels), SecondLabels: maps.Clone(x.SecondLabels),
-			BandStart: x.BandStart, BandEnd: x.BandEnd, Before: x.Before, Margin: x.Margin}}
-	case c.Speedup != nil:
-		s := c.Speedup
-		w.Kind = &wire.Claim_Speedup{Speedup: &wire.SpeedupClaim{Metric: s.Metric, Baseline: s.Baseline, Profile: s.Profile,
-			Min: s.Min, Max: clonePtr(s.Max), Labels: maps.Clone(s.Labels)}}
-	case c.Crash != nil:
-		k := c.Crash
-		w.Kind = &wire.Claim_Crash{Crash: &wire.CrashClaim{Signal: k.Signal, Param: k.Param, From: k.From, Never: k.Never}}
-	case c.Order != nil:
-		o := c.Order
-		wo := &wire.OrderClaim{Metric: o.Metric, Label: o.Label, Above: clone(o.Above),
-			Below: clone(o.Below), Min: o.Min, Labels: maps.Clone(o.Labels)}
-		for _, p := range o.Pairs {
-			wo.Pairs = append(wo.Pairs, &wire.OrderPair{Above: p.Above, Below: p.Below})
-		}
-		w.Kind = &wire.Claim_Order{Order: wo}
-	case c.Equivalence != nil:
-		q := c.Equivalence
-		w.Kind = &wire.Claim_Equivalence{Equivalence: &wire.EquivalenceClaim{Numerator: q.Numerator, Denominator: q.Denominator,
-			Labels: maps.Clone(q.Labels), NumeratorLabels: maps.Clone(q.NumeratorLabels), DenominatorLabels: maps.Clone(q.DenominatorLabels),
-			Margin: q.Margin, Sides: q.Sides, Baseline: q.Baseline, Profile: q.Profile, Label: q.Label,
-			Numerators: clone(q.Numerators), Denominators: clone(q.Denominators)}}
-	case c.DiffRatio != nil:
-		d := c.DiffRatio
-		w.Kind = &wire.Claim_Diffratio{Diffratio: &wire.DiffRatioClaim{Metric: d.Metric, Label: d.Label, Numerator: d.Numerator,
-			Denominators: clone(d.Denominators), Baseline: d.Baseline, Factor: d.Factor, Labels: maps.Clone(d.Labels)}}
-	case c.Trend != nil:
-		t := c.Trend
-		w.Kind = &wire.Claim_Trend{Trend: &wire.TrendClaim{Numerator: t.Numerator, Denominator: t.Denominator, Sweep: t.Sweep,
-			Margin: t.Margin, Labels: maps.Clone(t.Labels), NumeratorLabels: maps.Clone(t.NumeratorLabels),
-			DenominatorLabels: maps.Clone(t.DenominatorLabels)}}
-	case c.Untestable != nil:
-		u := c.Untestable
-		w.Kind = &wire.Claim_Untestable{Untestable: &wire.UntestableClaim{Property: u.Property, Instead: u.Instead,
-			InsteadLabels: maps.Clone(u.InsteadLabels), InsteadNote: u.InsteadNote}}
+	if r := c.Rule(); r != nil {
+		ruleToWire(r, w)
 	}
 	return w
+}
+
+// ruleToWire sets w's kind to rule r: the field of the schema's oneof
+// kind named as r's kind, filled from r's JSON (the schema's field names
+// are the contract's JSON names; TestClaimsRoundTrip checks every kind).
+// A rule that has no JSON form (a bound that is NaN or infinite, which
+// validateClaim refuses) leaves the kind unset, and the other side
+// refuses a claim with no kind.
+func ruleToWire(r contract.Rule, w *wire.Claim) {
+	m := w.ProtoReflect()
+	fd := m.Descriptor().Fields().ByName(protoreflect.Name(r.Kind()))
+	if fd == nil || fd.ContainingOneof() == nil {
+		return
+	}
+	b, err := json.Marshal(r)
+	if err != nil {
+		return
+	}
+	k := m.NewField(fd)
+	if protojson.Unmarshal(b, k.Message().Interface()) == nil {
+		m.Set(fd, k)
+	}
+}
+
+// ruleFromWire is the rule w's kind holds, nil for none or a kind this
+// side of the contract does not have.
+func ruleFromWire(w *wire.Claim) contract.Rule {
+	m := w.ProtoReflect()
+	fd := m.WhichOneof(m.Descriptor().Oneofs().ByName("kind"))
+	if fd == nil {
+		return nil
+	}
+	r := contract.NewRule(string(fd.Name()))
+	if r == nil {
+		return nil
+	}
+	b, err := protojson.MarshalOptions{UseProtoNames: true}.Marshal(m.Get(fd).Message().Interface())
+	if err != nil || json.Unmarshal(b, r) != nil {
+		return nil
+	}
+	return r
 }
 
 func claimFromWire(w *wire.Claim) Claim {
@@ -255,54 +250,7 @@ func claimFromWire(w *wire.Claim) Claim {
 		c.Calibration = &contract.Calibration{InstrPerNsLo: k.GetInstrPerNsLo(), InstrPerNsHi: k.GetInstrPerNsHi(),
 			Basis: k.GetBasis(), Confidence: k.GetConfidence()}
 	}
-	if r := w.GetRatio(); r != nil {
-		c.Ratio = &RatioClaim{Numerator: r.GetNumerator(), Denominator: r.GetDenominator(), Min: r.GetMin(),
-			Max: clonePtr(r.Max), Labels: cloneMap(r.GetLabels()), NumeratorLabels: cloneMap(r.GetNumeratorLabels()),
-			DenominatorLabels: cloneMap(r.GetDenominatorLabels())}
-	}
-	if r := w.GetRange(); r != nil {
-		c.Range = &RangeClaim{Metric: r.GetMetric(), Min: clonePtr(r.Min), Max: clonePtr(r.Max), Unit: r.GetUnit(),
-			Labels: cloneMap(r.GetLabels()), ShareWith: r.GetShareWith()}
-	}
-	if x := w.GetCrossover(); x != nil {
-		c.Crossover = &CrossoverClaim{First: x.GetFirst(), Second: x.GetSecond(), Sweep: x.GetSweep(),
-			FirstLabels: cloneMap(x.GetFirstLabels()), SecondLabels: cloneMap(x.GetSecondLabels()),
-			BandStart: x.GetBandStart(), BandEnd: x.GetBandEnd(), Before: x.GetBefore(), Margin: x.GetMargin()}
-	}
-	if s := w.GetSpeedup(); s != nil {
-		c.Speedup = &SpeedupClaim{Metric: s.GetMetric(), Baseline: s.GetBaseline(), Profile: s.GetProfile(), Min: s.GetMin(),
-			Max: clonePtr(s.Max), Labels: cloneMap(s.GetLabels())}
-	}
-	if k := w.GetCrash(); k != nil {
-		c.Crash = &CrashClaim{Signal: k.GetSignal(), Param: k.GetParam(), From: k.GetFrom(), Never: k.GetNever()}
-	}
-	if o := w.GetOrder(); o != nil {
-		c.Order = &OrderClaim{Metric: o.GetMetric(), Label: o.GetLabel(), Above: clone(o.GetAbove()),
-			Below: clone(o.GetBelow()), Min: o.GetMin(), Labels: cloneMap(o.GetLabels())}
-		for _, p := range o.GetPairs() {
-			c.Order.Pairs = append(c.Order.Pairs, OrderPair{Above: p.GetAbove(), Below: p.GetBelow()})
-		}
-	}
-	if q := w.GetEquivalence(); q != nil {
-		c.Equivalence = &EquivalenceClaim{Numerator: q.GetNumerator(), Denominator: q.GetDenominator(),
-			Labels: cloneMap(q.GetLabels()), NumeratorLabels: cloneMap(q.GetNumeratorLabels()),
-			DenominatorLabels: cloneMap(q.GetDenominatorLabels()), Margin: q.GetMargin(), Sides: q.GetSides(),
-			Baseline: q.GetBaseline(), Profile: q.GetProfile(), Label: q.GetLabel(),
-			Numerators: clone(q.GetNumerators()), Denominators: clone(q.GetDenominators())}
-	}
-	if d := w.GetDiffratio(); d != nil {
-		c.DiffRatio = &DiffRatioClaim{Metric: d.GetMetric(), Label: d.GetLabel(), Numerator: d.GetNumerator(),
-			Denominators: clone(d.GetDenominators()), Baseline: d.GetBaseline(), Factor: d.GetFactor(), Labels: cloneMap(d.GetLabels())}
-	}
-	if t := w.GetTrend(); t != nil {
-		c.Trend = &TrendClaim{Numerator: t.GetNumerator(), Denominator: t.GetDenominator(), Sweep: t.GetSweep(),
-			Margin: t.GetMargin(), Labels: cloneMap(t.GetLabels()), NumeratorLabels: cloneMap(t.GetNumeratorLabels()),
-			DenominatorLabels: cloneMap(t.GetDenominatorLabels())}
-	}
-	if u := w.GetUntestable(); u != nil {
-		c.Untestable = &UntestableClaim{Property: u.GetProperty(), Instead: u.GetInstead(),
-			InsteadLabels: cloneMap(u.GetInsteadLabels()), InsteadNote: u.GetInsteadNote()}
-	}
+	c.SetRule(ruleFromWire(w))
 	return c
 }
 

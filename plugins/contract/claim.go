@@ -1,5 +1,12 @@
 package contract
 
+import (
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+)
+
 // Claim kinds, as Claim.Kind names them.
 const (
 	KindRatio       = "ratio"
@@ -139,6 +146,20 @@ type RatioClaim struct {
 	DenominatorLabels map[string]string `json:"denominator_labels,omitempty"`
 }
 
+func (*RatioClaim) Kind() string { return KindRatio }
+
+func (r *RatioClaim) Metrics() []string { return []string{r.Numerator, r.Denominator} }
+
+func (r *RatioClaim) Validate(d Declared) error {
+	if err := d.Metric(r.Numerator, r.Denominator); err != nil {
+		return err
+	}
+	if r.Min <= 0 || (r.Max != nil && *r.Max < r.Min) {
+		return fmt.Errorf("ratio needs min > 0 and max (if set) >= min (got min %v)", r.Min)
+	}
+	return nil
+}
+
 // RangeClaim: Metric lies in [Min, Max] (in Unit); a bound left out is
 // open. With ShareWith, the value is Metric / (Metric + ShareWith) of
 // each repeat. An absolute time is decided only under icount, against a
@@ -150,6 +171,29 @@ type RangeClaim struct {
 	Unit      string            `json:"unit"`
 	Labels    map[string]string `json:"labels,omitempty"`
 	ShareWith string            `json:"share_with,omitempty"`
+}
+
+func (*RangeClaim) Kind() string { return KindRange }
+
+func (r *RangeClaim) Metrics() []string { return []string{r.Metric, r.ShareWith} }
+
+func (r *RangeClaim) Validate(d Declared) error {
+	if err := d.Metric(r.Metric); err != nil {
+		return err
+	}
+	if r.Min == nil && r.Max == nil || r.Min != nil && r.Max != nil && *r.Max < *r.Min {
+		return errors.New("range needs min or max, and max >= min")
+	}
+	if r.ShareWith == "" {
+		return d.Unit(r.Metric, r.Unit)
+	}
+	if err := d.Metric(r.ShareWith); err != nil {
+		return err
+	}
+	if r.Unit != "share" || r.Min != nil && (*r.Min < 0 || *r.Min > 1) || r.Max != nil && (*r.Max < 0 || *r.Max > 1) {
+		return errors.New(`a range with share_with bounds a share: unit "share", bounds in [0, 1]`)
+	}
+	return nil
 }
 
 // CrossoverClaim: the curves of First and Second over the numeric sweep
@@ -171,6 +215,30 @@ type CrossoverClaim struct {
 	Margin       float64           `json:"margin,omitempty"`
 }
 
+func (*CrossoverClaim) Kind() string { return KindCrossover }
+
+func (x *CrossoverClaim) Metrics() []string { return []string{x.First, x.Second} }
+
+func (x *CrossoverClaim) Validate(d Declared) error {
+	if err := d.Metric(x.First, x.Second); err != nil {
+		return err
+	}
+	if x.Sweep == "" || !(x.BandStart <= x.BandEnd) || x.BandStart == 0 && x.BandEnd == 0 {
+		return errors.New("crossover needs the sweep label and a band, band_start <= band_end (the sweep points that bracket the crossing)")
+	}
+	if x.Before != BeforeBelow && x.Before != BeforeNotAbove {
+		return fmt.Errorf("crossover's before is %q; use %q (first below second before the band) or %q (not above it beyond margin)",
+			x.Before, BeforeBelow, BeforeNotAbove)
+	}
+	if x.Before == BeforeNotAbove && x.Margin <= 0 {
+		return fmt.Errorf(`crossover before %q needs a margin > 0 (0.1: the "close" convention)`, BeforeNotAbove)
+	}
+	if x.First == x.Second && maps.Equal(x.FirstLabels, x.SecondLabels) {
+		return fmt.Errorf("crossover's two curves are the same series (%s); tell them apart with first_labels and second_labels", x.First)
+	}
+	return nil
+}
+
 // SpeedupClaim: Metric (a time) on Profile is faster than on Baseline by a
 // factor in [Min, Max] (Max optional); decided across runs of the same
 // experiment, parameters and clock, unpaired.
@@ -183,6 +251,23 @@ type SpeedupClaim struct {
 	Labels   map[string]string `json:"labels,omitempty"`
 }
 
+func (*SpeedupClaim) Kind() string { return KindSpeedup }
+
+func (s *SpeedupClaim) Metrics() []string { return []string{s.Metric} }
+
+func (s *SpeedupClaim) Validate(d Declared) error {
+	if err := d.Metric(s.Metric); err != nil {
+		return err
+	}
+	if s.Baseline == "" || s.Profile == "" || s.Baseline == s.Profile {
+		return errors.New("speedup needs two different profiles, baseline and profile")
+	}
+	if s.Min <= 0 || (s.Max != nil && *s.Max < s.Min) {
+		return errors.New("speedup needs min > 0 and max (if set) >= min")
+	}
+	return nil
+}
+
 // CrashClaim: the program crashes with Signal when parameter Param is at
 // least From, and runs to the end below it; or (Never) runs to the end at
 // every point. The points that must have been run are the scope's
@@ -192,6 +277,18 @@ type CrashClaim struct {
 	Param  string  `json:"param"`
 	From   float64 `json:"from,omitempty"`
 	Never  bool    `json:"never,omitempty"`
+}
+
+func (*CrashClaim) Kind() string { return KindCrash }
+
+// Metrics: none, a crash's evidence is how runs ended.
+func (*CrashClaim) Metrics() []string { return nil }
+
+func (k *CrashClaim) Validate(d Declared) error {
+	if err := d.Param(k.Param); err != nil || k.Never == (k.Signal != "") {
+		return fmt.Errorf("crash needs the size parameter (one of the experiment's) and either a signal with from, or never; %s", d.ParamList())
+	}
+	return nil
 }
 
 // OrderClaim: series of one metric told apart by label Label are ordered:
@@ -207,6 +304,36 @@ type OrderClaim struct {
 	Min    float64           `json:"min"`
 	Labels map[string]string `json:"labels,omitempty"`
 	Pairs  []OrderPair       `json:"pairs,omitempty"`
+}
+
+func (*OrderClaim) Kind() string { return KindOrder }
+
+func (o *OrderClaim) Metrics() []string { return []string{o.Metric} }
+
+func (o *OrderClaim) Validate(d Declared) error {
+	if err := d.Metric(o.Metric); err != nil {
+		return err
+	}
+	if o.Label == "" || (len(o.Above) == 0 || len(o.Below) == 0) && len(o.Pairs) == 0 {
+		return errors.New("order needs the label that tells the series apart and values above and below, or pairs")
+	}
+	for _, a := range o.Above {
+		if slices.Contains(o.Below, a) {
+			return fmt.Errorf("order puts %s=%s both above and below", o.Label, a)
+		}
+	}
+	for _, p := range o.Pairs {
+		if p.Above == "" || p.Below == "" || p.Above == p.Below {
+			return fmt.Errorf("order pair %q > %q: name two different values of %s", p.Above, p.Below, o.Label)
+		}
+	}
+	if _, ok := o.Labels[o.Label]; ok {
+		return fmt.Errorf("order's labels fix %s, the label it orders by; leave it out of labels", o.Label)
+	}
+	if o.Min <= 0 {
+		return fmt.Errorf("order needs min > 0 (1: greater; 5: at least five times), got %v", o.Min)
+	}
+	return nil
 }
 
 // OrderPair is one pair of an order: Label=Above is greater than
@@ -238,6 +365,26 @@ type EquivalenceClaim struct {
 	Denominators      []string          `json:"denominators,omitempty"`
 }
 
+func (*EquivalenceClaim) Kind() string { return KindEquivalence }
+
+func (q *EquivalenceClaim) Metrics() []string { return []string{q.Numerator, q.Denominator} }
+
+func (q *EquivalenceClaim) Validate(d Declared) error {
+	if err := d.Metric(q.Numerator, q.Denominator); err != nil {
+		return err
+	}
+	if q.Margin <= 0 || q.Sides != SidesBoth && q.Sides != SidesLower {
+		return fmt.Errorf(`equivalence needs a margin > 0 (0.1: the "close" convention) and sides %q or %q`, SidesBoth, SidesLower)
+	}
+	if (q.Baseline == "") != (q.Profile == "") || q.Baseline != "" && q.Baseline == q.Profile {
+		return errors.New("equivalence across profiles needs both baseline and profile, different")
+	}
+	if (q.Label == "") != (len(q.Numerators) == 0 || len(q.Denominators) == 0) {
+		return errors.New("equivalence by label needs label, numerators and denominators together")
+	}
+	return nil
+}
+
 // DiffRatioClaim: (Metric{Label=Numerator} - Metric{Label=Baseline}) is
 // at least Factor times (Metric{Label=d} - Metric{Label=Baseline}) for
 // each d in Denominators, all of one repeat.
@@ -249,6 +396,20 @@ type DiffRatioClaim struct {
 	Baseline     string            `json:"baseline"`
 	Factor       float64           `json:"factor"`
 	Labels       map[string]string `json:"labels,omitempty"`
+}
+
+func (*DiffRatioClaim) Kind() string { return KindDiffRatio }
+
+func (r *DiffRatioClaim) Metrics() []string { return []string{r.Metric} }
+
+func (r *DiffRatioClaim) Validate(d Declared) error {
+	if err := d.Metric(r.Metric); err != nil {
+		return err
+	}
+	if r.Label == "" || r.Numerator == "" || r.Baseline == "" || len(r.Denominators) == 0 || r.Factor <= 0 {
+		return errors.New("diffratio needs label, numerator, denominators, baseline and a factor > 0")
+	}
+	return nil
 }
 
 // TrendClaim: Numerator / Denominator falls by more than Margin from the
@@ -263,6 +424,20 @@ type TrendClaim struct {
 	DenominatorLabels map[string]string `json:"denominator_labels,omitempty"`
 }
 
+func (*TrendClaim) Kind() string { return KindTrend }
+
+func (t *TrendClaim) Metrics() []string { return []string{t.Numerator, t.Denominator} }
+
+func (t *TrendClaim) Validate(d Declared) error {
+	if err := d.Metric(t.Numerator, t.Denominator); err != nil {
+		return err
+	}
+	if t.Sweep == "" || t.Margin <= 0 {
+		return errors.New(`trend needs the sweep label and a margin > 0 (0.1: the "close" convention)`)
+	}
+	return nil
+}
+
 // UntestableClaim: a property of the original platform a Linux guest
 // cannot show. No run decides it; the verdict names Property and quotes
 // the series Instead{InsteadLabels} measured instead.
@@ -273,29 +448,36 @@ type UntestableClaim struct {
 	InsteadNote   string            `json:"instead_note,omitempty"`
 }
 
+func (*UntestableClaim) Kind() string { return KindUntestable }
+
+// Metrics: the series measured instead, if any.
+func (u *UntestableClaim) Metrics() []string { return []string{u.Instead} }
+
+func (u *UntestableClaim) Validate(d Declared) error {
+	if u.Property == "" {
+		return errors.New("untestable needs the property of the original platform a guest cannot show")
+	}
+	if u.Instead != "" {
+		return d.Metric(u.Instead)
+	}
+	return nil
+}
+
 // Kind is the claim's kind (KindRatio...), "" unless exactly one rule is
 // set.
 func (c *Claim) Kind() string {
-	kinds := c.Kinds()
-	if len(kinds) != 1 {
-		return ""
+	if r := c.Rule(); r != nil {
+		return r.Kind()
 	}
-	return kinds[0]
+	return ""
 }
 
 // Kinds are the kinds whose rule is set, in the order of Claim's fields;
 // a valid claim has one.
 func (c *Claim) Kinds() []string {
 	var k []string
-	for _, x := range []struct {
-		set  bool
-		name string
-	}{{c.Ratio != nil, KindRatio}, {c.Range != nil, KindRange},
-		{c.Crossover != nil, KindCrossover}, {c.Speedup != nil, KindSpeedup}, {c.Crash != nil, KindCrash}, {c.Order != nil, KindOrder},
-		{c.Equivalence != nil, KindEquivalence}, {c.DiffRatio != nil, KindDiffRatio}, {c.Trend != nil, KindTrend}, {c.Untestable != nil, KindUntestable}} {
-		if x.set {
-			k = append(k, x.name)
-		}
+	for _, r := range c.Rules() {
+		k = append(k, r.Kind())
 	}
 	return k
 }

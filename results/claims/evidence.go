@@ -4,13 +4,11 @@ import (
 	"cmp"
 	"fmt"
 	"maps"
-	"regexp"
 	"slices"
 	"strings"
 
 	"lab/plugins/contract"
 	"lab/results"
-	"lab/results/stats"
 )
 
 // The evidence of a claim in one stratum, as its kind takes it. Every
@@ -127,7 +125,7 @@ func (s *spec) withPoint(name string, vs []Value) []Value {
 func (s *spec) pointsOf(us []*unit) []string {
 	seen := map[string]bool{}
 	for _, u := range us {
-		if s.c.Crash != nil && u.point != "" {
+		if s.kind.evidence() == fromEndings && u.point != "" {
 			seen[u.point] = true
 		}
 		for _, smp := range u.run.Samples {
@@ -152,70 +150,6 @@ func lowerBound(min float64, max *float64) Bounds {
 	return b
 }
 
-// decideKind applies the claim's rule to the evidence of one stratum:
-// units, or for a kind across profiles, base and other (the baseline's
-// units and the other profile's).
-func (s *spec) decideKind(st *stratum) Decision {
-	c, us := s.c, st.units
-	switch {
-	case c.Ratio != nil:
-		r := c.Ratio
-		num := s.series(us, r.Numerator, merge(r.Labels, r.NumeratorLabels))
-		den := s.series(us, r.Denominator, merge(r.Labels, r.DenominatorLabels))
-		return Ratio(pairUp(num, den), RatioRule{Num: results.SeriesLabel(r.Numerator, r.NumeratorLabels),
-			Den: results.SeriesLabel(r.Denominator, r.DenominatorLabels), Bounds: lowerBound(r.Min, r.Max)})
-	case c.Range != nil:
-		return s.decideRange(st)
-	case c.Crossover != nil:
-		x := c.Crossover
-		first := values(s.samples(us, x.First, x.FirstLabels, true))
-		second := values(s.samples(us, x.Second, x.SecondLabels, true))
-		return Crossover(pairUp(first, second), CrossoverRule{First: results.SeriesLabel(x.First, x.FirstLabels),
-			Second: results.SeriesLabel(x.Second, x.SecondLabels), Sweep: x.Sweep, Band: [2]float64{x.BandStart, x.BandEnd},
-			NotAbove: x.Before == contract.BeforeNotAbove, Margin: x.Margin})
-	case c.Speedup != nil:
-		sp := c.Speedup
-		return Speedup(s.series(st.base, sp.Metric, sp.Labels), s.series(st.other, sp.Metric, sp.Labels),
-			SpeedupRule{Metric: sp.Metric, Base: sp.Baseline, Fast: sp.Profile, Bounds: lowerBound(sp.Min, sp.Max)})
-	case c.Crash != nil:
-		return s.decideCrash(us)
-	case c.Order != nil:
-		o := c.Order
-		rule := OrderRule{Label: o.Label, Above: o.Above, Below: o.Below, Min: o.Min}
-		for _, p := range o.Pairs {
-			rule.Pairs = append(rule.Pairs, [2]string{p.Above, p.Below})
-		}
-		vals := map[string][]Value{}
-		for _, ab := range rule.pairs() {
-			for _, v := range ab {
-				if _, ok := vals[v]; !ok {
-					vals[v] = s.series(us, o.Metric, merge(o.Labels, map[string]string{o.Label: v}))
-				}
-			}
-		}
-		return Order(vals, rule)
-	case c.Equivalence != nil:
-		return s.decideEquivalence(st)
-	case c.DiffRatio != nil:
-		d := c.DiffRatio
-		at := func(v string) []Value { return s.series(us, d.Metric, merge(d.Labels, map[string]string{d.Label: v})) }
-		a, z := at(d.Numerator), at(d.Baseline)
-		var rows []DiffRow
-		for _, k := range d.Denominators {
-			rows = append(rows, rowsOf(s.withPoint(d.Label+"="+k, a), s.withPoint(d.Label+"="+k, at(k)), s.withPoint(d.Label+"="+k, z))...)
-		}
-		series := func(v string) string { return fmt.Sprintf("%s{%s=%s}", d.Metric, d.Label, v) }
-		return DiffRatio(rows, DiffRatioRule{A: series(d.Numerator), B: series("K"), Z: series(d.Baseline), Factor: d.Factor})
-	case c.Trend != nil:
-		t := c.Trend
-		num := s.series(us, t.Numerator, merge(t.Labels, t.NumeratorLabels))
-		den := s.series(us, t.Denominator, merge(t.Labels, t.DenominatorLabels))
-		return Trend(pairUp(num, den), TrendRule{A: results.SeriesLabel(t.Numerator, t.NumeratorLabels),
-			B: results.SeriesLabel(t.Denominator, t.DenominatorLabels), Param: t.Sweep, Margin: t.Margin})
-	}
-	return Decision{Verdict: results.Inconclusive, Reason: fmt.Sprintf("claim %s has no rule this lab knows (kind %q); upgrade lab", c.ID, c.Kind)}
-}
-
 // rowsOf are the repeats with all of a, b and z, by key.
 func rowsOf(a, b, z []Value) []DiffRow {
 	bs, zs := map[Key]float64{}, map[Key]float64{}
@@ -236,117 +170,6 @@ func rowsOf(a, b, z []Value) []DiffRow {
 	return out
 }
 
-// decideEquivalence is an equivalence, paired within runs or between two
-// profiles, of one pair of series or of each numerator and denominator
-// value of a label.
-func (s *spec) decideEquivalence(st *stratum) Decision {
-	e := s.c.Equivalence
-	type sides struct {
-		name     string
-		num, den map[string]string
-	}
-	var all []sides
-	if e.Label == "" {
-		all = []sides{{"", merge(e.Labels, e.NumeratorLabels), merge(e.Labels, e.DenominatorLabels)}}
-	}
-	for _, n := range e.Numerators {
-		for _, d := range e.Denominators {
-			if e.Label != "" {
-				all = append(all, sides{fmt.Sprintf("%s=%s / %s=%s", e.Label, n, e.Label, d),
-					merge(e.Labels, e.NumeratorLabels, map[string]string{e.Label: n}), merge(e.Labels, e.DenominatorLabels, map[string]string{e.Label: d})})
-			}
-		}
-	}
-	rule := EquivalenceRule{Num: results.SeriesLabel(e.Numerator, e.NumeratorLabels), Den: results.SeriesLabel(e.Denominator, e.DenominatorLabels),
-		Margin: e.Margin, Lower: e.Sides == contract.SidesLower}
-	named := func(name string, vs []Value) []Value {
-		if name == "" {
-			return vs
-		}
-		return s.withPoint(name, vs)
-	}
-	if s.across {
-		rule.Num += " on " + e.Profile
-		rule.Den += " on " + e.Baseline
-		var num, den []Value
-		for _, x := range all {
-			num = append(num, named(x.name, s.series(st.other, e.Numerator, x.num))...)
-			den = append(den, named(x.name, s.series(st.base, e.Denominator, x.den))...)
-		}
-		return EquivalenceUnpaired(num, den, rule)
-	}
-	var pairs []Pair
-	for _, x := range all {
-		pairs = append(pairs, pairUp(named(x.name, s.series(st.units, e.Numerator, x.num)), named(x.name, s.series(st.units, e.Denominator, x.den)))...)
-	}
-	return Equivalence(pairs, rule)
-}
-
-// decideRange is a range: a share of two metrics, a value against
-// bounds, or an absolute time (never under the host clock; under icount
-// against a calibration).
-func (s *spec) decideRange(st *stratum) Decision {
-	r := s.c.Range
-	b := Bounds{Min: r.Min, Max: r.Max}
-	if r.ShareWith != "" {
-		of := s.series(st.units, r.Metric, r.Labels)
-		rest := map[Key]float64{}
-		for _, v := range s.series(st.units, r.ShareWith, r.Labels) {
-			rest[v.Key] = v.X
-		}
-		var parts []Part
-		for _, v := range of {
-			if x, ok := rest[v.Key]; ok {
-				parts = append(parts, Part{Key: v.Key, Of: v.X, Rest: x})
-			}
-		}
-		return Share(parts, RangeRule{Metric: fmt.Sprintf("%s / (%s + %s)", r.Metric, r.Metric, r.ShareWith), Bounds: b})
-	}
-	ss := s.samples(st.units, r.Metric, r.Labels, false)
-	// The bounds' unit; a claim that gives none is in the samples'.
-	unit := r.Unit
-	if unit == "" && len(ss) > 0 {
-		unit = ss[0].unit
-	}
-	var vals []Value
-	for _, x := range ss {
-		v, ok := results.ConvertUnit(x.X, x.unit, unit)
-		if !ok {
-			return Decision{Verdict: results.Inconclusive, Reason: fmt.Sprintf("the claim's bounds are in %s, the samples of %s in %s: not convertible", unit, r.Metric, x.unit)}
-		}
-		vals = append(vals, Value{Key: x.Key, X: v})
-	}
-	if !results.IsTimeUnit(unit) {
-		linear := r.Min != nil && *r.Min <= 0 || r.Max != nil && *r.Max <= 0
-		return Range(vals, RangeRule{Metric: r.Metric, Bounds: b, Linear: linear})
-	}
-	shift, icount := icountShift(st.clock)
-	if !icount {
-		what := "TCG's speed"
-		if st.accel == "kvm" {
-			what = "this host's CPU speed"
-		}
-		d := Decision{Verdict: results.NotComparable, Need: 1,
-			Reason: fmt.Sprintf("under the %s clock an absolute time is %s, not the machine's: never comparable (decided only under icount against a calibration)", results.OrUnknown(st.clock), what)}
-		if len(vals) > 0 {
-			med := stats.Median(xs(vals))
-			d.Reason = fmt.Sprintf("median %s %s %s; %s", r.Metric, results.FormatValue(med), unit, d.Reason)
-			d.Numbers = []results.Number{{Name: "median " + r.Metric, Value: med, Unit: unit}}
-		}
-		return d
-	}
-	cal, source := s.calibration(st.profile)
-	if cal == nil {
-		return Decision{Verdict: results.NotComparable, Need: 1,
-			Reason: fmt.Sprintf("profile %s has no calibration (instructions per ns of its machine), so an absolute time under %s is not comparable", st.profile, st.clock)}
-	}
-	d := Calibrated(vals, shift, AbsoluteRule{Metric: r.Metric, Unit: unit, Bounds: b}, *cal, source)
-	if why, ok := s.oneWay(); ok && d.Verdict == results.NotComparable {
-		d.Reason += "; it " + why
-	}
-	return d
-}
-
 // calibration is the speed of the machine a claim's absolute times on
 // profile p are compared with: the claim's own, else the profile's,
 // else (a variant) its base's; and whose it is.
@@ -362,85 +185,6 @@ func (s *spec) calibration(p string) (*contract.Calibration, string) {
 		return s.profiles[b].Calibration, b + "'s (the machine of its variant " + p + ")"
 	}
 	return nil, ""
-}
-
-// signalWords are what a crash reason may say instead of a signal's name.
-var signalWords = map[string]string{
-	"SIGSEGV": "segmentation fault", "SIGBUS": "bus error", "SIGABRT": "abort", "SIGFPE": "floating point",
-	"SIGKILL": "killed", "SIGILL": "illegal instruction",
-}
-
-var signalRE = regexp.MustCompile(`\bSIG[A-Z0-9]+\b`)
-
-// signalOf is the signal a crash's reason and stderr name: a SIGxxx
-// name, or the words a libc prints for one; "unnamed" if neither.
-func signalOf(o string) string {
-	if m := signalRE.FindString(strings.ToUpper(o)); m != "" {
-		return m
-	}
-	low := strings.ToLower(o)
-	for _, sig := range slices.Sorted(maps.Keys(signalWords)) {
-		if strings.Contains(low, signalWords[sig]) {
-			return sig
-		}
-	}
-	return "unnamed"
-}
-
-// MetricCrashed is the sample a crashing experiment records a repeat:
-// 1 when it crashed (label signal names the signal), 0 when it ran to
-// the end.
-const MetricCrashed = "crashed"
-
-// repeatOutcomes are unit u's outcomes a repeat, from its crashed
-// samples; none when it has none.
-func (s *spec) repeatOutcomes(u *unit) []Outcome {
-	var out []Outcome
-	for _, smp := range u.run.Samples {
-		if smp.Metric != MetricCrashed || !results.HasLabels(smp.Labels, u.labels) {
-			continue
-		}
-		o := Outcome{Run: fmt.Sprintf("%s repeat %d", u.key, smp.Repeat), Point: u.params[s.c.Crash.Param]}
-		if smp.Value != 0 {
-			o.Signal = cmp.Or(smp.Labels["signal"], "unnamed")
-		}
-		out = append(out, o)
-	}
-	return out
-}
-
-// decideCrash is a crash claim: each unit's outcome at its value of the
-// claim's parameter.
-func (s *spec) decideCrash(us []*unit) Decision {
-	k := s.c.Crash
-	var outs []Outcome
-	for _, u := range us {
-		status, reason, tail := u.run.Outcome.Status, u.run.Outcome.Reason, u.run.Outcome.StderrTail
-		if u.run.Sweep != nil {
-			for _, p := range u.run.Sweep.Points {
-				if maps.Equal(p.Labels, u.labels) {
-					status, reason, tail = p.Status, p.Reason, p.StderrTail
-				}
-			}
-		}
-		// A run that says how each repeat ended (the sample crashed, 1
-		// with its signal as a label, or 0) is an outcome a repeat, so a
-		// point that crashes in some repeats and not others is flaky.
-		if rs := s.repeatOutcomes(u); len(rs) > 0 {
-			outs = append(outs, rs...)
-			continue
-		}
-		o := Outcome{Run: u.key, Point: u.params[k.Param]}
-		if status == contract.StatusExpectedCrash {
-			o.Signal = signalOf(reason + " " + tail)
-		}
-		outs = append(outs, o)
-	}
-	rule := CrashRule{Param: k.Param, Signal: k.Signal, From: k.From, Never: k.Never}
-	if sw := s.sweep(); sw.Key == k.Param {
-		rule.Required = sw.Required
-	}
-	return Crash(outs, rule)
 }
 
 // stratum is the evidence of one profile (or for a kind across profiles,

@@ -4,12 +4,10 @@ import (
 	"fmt"
 	"math"
 	"slices"
-	"strconv"
 	"strings"
 
 	"lab/plugins/contract"
 	"lab/results"
-	"lab/results/stats"
 )
 
 // A claim's verdict (docs/proposals/verdicts.md §5) comes from every
@@ -155,9 +153,9 @@ func (s *spec) decideStratum(st *stratum) decided {
 	if len(s.scope().Builds) > 0 {
 		out.Build = st.build
 	}
-	if s.c.Untestable != nil {
+	if u, ok := s.kind.(unjudged); ok {
 		out.Verdict = results.Untestable
-		b := s.instead(st)
+		b := u.instead(s, st)
 		out.Reason = "measured instead: " + b
 		return decided{out, b}
 	}
@@ -171,7 +169,7 @@ func (s *spec) decideStratum(st *stratum) decided {
 		d = Decision{Verdict: results.NotRun, Reason: fmt.Sprintf("needs an in-scope run on %s under %s too (run `%s`)", lack,
 			results.OrUnknown(st.clock), s.hint([]string{lack}, st.clock, s.hintPoints(nil)))}
 	default:
-		d = s.decideKind(st)
+		d = s.kind.decide(s, st)
 		if missing := s.missing(st); len(missing) > 0 && d.Verdict != results.NotReproduced && d.Verdict != results.NotComparable {
 			d.Verdict = results.Inconclusive
 			d.Reason = fmt.Sprintf("no in-scope run at %s=%s, %s (run `%s`); %s", s.pointKey, strings.Join(missing, ","),
@@ -213,9 +211,7 @@ func (s *spec) required() []string {
 	if sw := s.sweep(); sw.Key == s.pointKey {
 		req = append(req, sw.Required...)
 	}
-	if x := s.c.Crossover; x != nil {
-		req = append(req, strconv.FormatFloat(x.BandStart, 'f', -1, 64), strconv.FormatFloat(x.BandEnd, 'f', -1, 64))
-	}
+	req = append(req, s.kind.required()...)
 	slices.SortFunc(req, comparePoints)
 	return slices.CompactFunc(req, samePoint)
 }
@@ -274,34 +270,6 @@ func (s *spec) hint(profiles []string, clock string, points []string) string {
 		b += " --sweep " + s.pointKey + "=" + strings.Join(points, ",")
 	}
 	return b
-}
-
-// instead quotes the median of what an untestable claim measured
-// instead, in a stratum: "thread_start_ms 0.059 ms (7 samples)", with
-// the real time it predicts under icount where the profile has a
-// calibration; "not measured" if the stratum has none of it.
-func (s *spec) instead(st *stratum) string {
-	u := s.c.Untestable
-	if u.Instead == "" {
-		return "nothing"
-	}
-	name := results.SeriesLabel(u.Instead, u.InsteadLabels)
-	ss := s.samples(st.units, u.Instead, u.InsteadLabels, false)
-	if len(ss) == 0 {
-		return name + " not measured"
-	}
-	x := xs(values(ss))
-	unit := ss[0].unit
-	out := fmt.Sprintf("median %s %s%s (%d %s)", name, results.FormatValue(stats.Median(x)), withSpace(unit), len(x), plural(len(x), "sample", "samples"))
-	if shift, ok := icountShift(st.clock); ok {
-		toNs, isTime := results.ConvertUnit(1, unit, "ns")
-		if cal, source := s.calibration(st.profile); cal != nil && isTime && results.IsTimeUnit(unit) {
-			instr := Interval{Instructions(slices.Min(x)*toNs, shift), Instructions(slices.Max(x)*toNs, shift)}
-			p := Predicted(instr, *cal)
-			out += fmt.Sprintf(", predicting %s%s on the real machine at %s calibration", Interval{p.Lo / toNs, p.Hi / toNs}, withSpace(unit), source)
-		}
-	}
-	return out
 }
 
 func withSpace(unit string) string {
@@ -371,8 +339,8 @@ func labels(ds []decided) []string {
 // its reason and numbers.
 func (s *spec) headline(ds []decided, out []results.RunReason, own string) (string, string, []results.Number) {
 	if len(ds) == 0 {
-		if s.c.Untestable != nil {
-			return results.Untestable, s.untestable(nil, nil), nil
+		if u, ok := s.kind.(unjudged); ok {
+			return results.Untestable, u.reason(nil, nil), nil
 		}
 		if why, ok := s.oneWay(); ok {
 			return results.NotComparable, "not comparable before any run: " + why + " (" + s.notRun(out, own) + ")", nil
@@ -408,8 +376,8 @@ func (s *spec) headline(ds []decided, out []results.RunReason, own string) (stri
 		}
 		return nums
 	}
-	if s.c.Untestable != nil {
-		return results.Untestable, s.untestable(ds, names), nil
+	if u, ok := s.kind.(unjudged); ok {
+		return results.Untestable, u.reason(ds, names), nil
 	}
 	has := map[string]bool{}
 	for _, d := range ds {
@@ -459,27 +427,6 @@ func (s *spec) headline(ds []decided, out []results.RunReason, own string) (stri
 		return v, summary(all) + "; " + names[first] + ": " + ds[first].Reason, numbers(this)
 	}
 	return results.NotRun, s.notRun(out, own), nil
-}
-
-// untestable is an untestable claim's reason: the property, and what was
-// measured instead in each stratum.
-func (s *spec) untestable(ds []decided, names []string) string {
-	u := s.c.Untestable
-	why := "untestable here: " + u.Property
-	var parts []string
-	for i, d := range ds {
-		parts = append(parts, d.brief+" under "+names[i])
-	}
-	switch {
-	case len(parts) > 0:
-		why += "; measured instead: " + strings.Join(parts, "; ")
-	case u.Instead != "":
-		why += "; measured instead: " + results.SeriesLabel(u.Instead, u.InsteadLabels) + ", not measured (no run in scope)"
-	}
-	if u.InsteadNote != "" {
-		why += "; " + u.InsteadNote
-	}
-	return why
 }
 
 // notRun is the reason of a claim no in-scope run decides.

@@ -9,7 +9,6 @@ import (
 
 	"lab/plugins/contract"
 	"lab/results"
-	"lab/results/stats"
 )
 
 // A claim knows how to decide itself: from its scope it yields the runs
@@ -84,65 +83,7 @@ func (s *spec) decideClock() string {
 // Decision's Need), and `lab reproduce` repeats from that.
 func MinRepeats(c *results.Claim) int {
 	s := newSpec(c, nil)
-	points := max(len(s.hintPoints(nil)), 1)
-	bounds := func(max *float64) int {
-		if max != nil {
-			return 2
-		}
-		return 1
-	}
-	signed := func(k int) int { return stats.MinSignedRankN(stats.Alpha, k) }
-	switch {
-	case c.Untestable != nil:
-		return 0
-	case c.Crash != nil:
-		return MinCrashRuns
-	case c.Ratio != nil:
-		return signed(bounds(c.Ratio.Max) * points)
-	case c.Range != nil:
-		n := 0
-		if c.Range.Min != nil {
-			n++
-		}
-		if c.Range.Max != nil {
-			n++
-		}
-		return signed(max(n, 1) * points)
-	case c.Crossover != nil:
-		outside := 0
-		for _, p := range s.hintPoints(nil) {
-			var x float64
-			if _, err := fmt.Sscan(p, &x); err == nil && (x <= c.Crossover.BandStart || x >= c.Crossover.BandEnd) {
-				outside++
-			}
-		}
-		return signed(max(outside, 1))
-	case c.Speedup != nil:
-		return minRankSumN(stats.Alpha, bounds(c.Speedup.Max)*points)
-	case c.Trend != nil:
-		return minRankSumN(stats.Alpha, 1)
-	case c.Order != nil:
-		o := OrderRule{Above: c.Order.Above, Below: c.Order.Below}
-		for _, p := range c.Order.Pairs {
-			o.Pairs = append(o.Pairs, [2]string{p.Above, p.Below})
-		}
-		return signed(max(len(o.pairs()), 1) * points)
-	case c.Equivalence != nil:
-		e := c.Equivalence
-		sides := 2
-		if e.Sides == contract.SidesLower {
-			sides = 1
-		}
-		pairs := max(len(e.Numerators)*len(e.Denominators), 1)
-		if s.across {
-			// Unpaired: a rank-sum test a bound, pair and point.
-			return minRankSumN(stats.Alpha, sides*pairs*points)
-		}
-		return signed(sides * pairs * points)
-	case c.DiffRatio != nil:
-		return signed(max(len(c.DiffRatio.Denominators), 1) * points)
-	}
-	return DecideRepeats
+	return s.kind.minRepeats(s)
 }
 
 // DecidingRuns are the runs that decide c, one a profile and build (the
@@ -154,9 +95,10 @@ func MinRepeats(c *results.Claim) int {
 // has no runs; Unplanned says why.
 func DecidingRuns(c *results.Claim, variants map[string][]string) ([]Run, *Unplanned) {
 	s := newSpec(c, nil)
+	if u, ok := s.kind.(unjudged); ok {
+		return nil, &Unplanned{c.ID, u.unplanned(c)}
+	}
 	switch {
-	case c.Untestable != nil:
-		return nil, &Unplanned{c.ID, "untestable here: " + c.Untestable.Property + "; its verdict quotes what the runs of " + c.Plugin + "/" + c.Bench + " measured instead"}
 	case c.Scope == nil:
 		return nil, &Unplanned{c.ID, "no scope: it says nothing of the runs that decide it"}
 	}

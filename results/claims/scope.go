@@ -85,6 +85,7 @@ type Options struct {
 // spec is a claim with what judging it needs, derived once.
 type spec struct {
 	c        *results.Claim
+	kind     kind
 	profiles Profiles
 	// pointKey is the sweep key or label the claim is decided over: its
 	// kind's own (a crossover's or trend's sweep, a crash's parameter),
@@ -97,24 +98,12 @@ type spec struct {
 }
 
 func newSpec(c *results.Claim, profiles Profiles) *spec {
-	s := &spec{c: c, profiles: profiles}
-	switch {
-	case c.Crossover != nil:
-		s.pointKey = c.Crossover.Sweep
-	case c.Trend != nil:
-		s.pointKey = c.Trend.Sweep
-	case c.Crash != nil:
-		s.pointKey = c.Crash.Param
-	}
+	s := &spec{c: c, profiles: profiles, kind: kindOf(c)}
+	s.pointKey = s.kind.pointKey()
 	if s.pointKey == "" && c.Scope != nil && c.Scope.Sweep != nil {
 		s.pointKey = c.Scope.Sweep.Key
 	}
-	switch {
-	case c.Speedup != nil:
-		s.across, s.base, s.other = true, c.Speedup.Baseline, c.Speedup.Profile
-	case c.Equivalence != nil && (c.Equivalence.Baseline != "" || c.Equivalence.Profile != ""):
-		s.across, s.base, s.other = true, c.Equivalence.Baseline, c.Equivalence.Profile
-	}
+	s.base, s.other, s.across = s.kind.across()
 	return s
 }
 
@@ -530,27 +519,9 @@ func parseVersion(s string) (version, bool) {
 // metrics are the metrics the claim's rule reads; none for a crash
 // claim (its evidence is how runs ended).
 func (s *spec) metrics() []string {
-	c := s.c
 	var m []string
-	switch {
-	case c.Ratio != nil:
-		m = []string{c.Ratio.Numerator, c.Ratio.Denominator}
-	case c.Range != nil:
-		m = []string{c.Range.Metric, c.Range.ShareWith}
-	case c.Crossover != nil:
-		m = []string{c.Crossover.First, c.Crossover.Second}
-	case c.Speedup != nil:
-		m = []string{c.Speedup.Metric}
-	case c.Order != nil:
-		m = []string{c.Order.Metric}
-	case c.Equivalence != nil:
-		m = []string{c.Equivalence.Numerator, c.Equivalence.Denominator}
-	case c.DiffRatio != nil:
-		m = []string{c.DiffRatio.Metric}
-	case c.Trend != nil:
-		m = []string{c.Trend.Numerator, c.Trend.Denominator}
-	case c.Untestable != nil:
-		m = []string{c.Untestable.Instead}
+	if r := s.c.Rule(); r != nil {
+		m = slices.Clone(r.Metrics())
 	}
 	m = slices.DeleteFunc(m, func(x string) bool { return x == "" })
 	slices.Sort(m)
@@ -562,7 +533,7 @@ func (s *spec) metrics() []string {
 // metric lab knows: any unit).
 func (s *spec) measures(u *unit) bool {
 	ms := s.metrics()
-	if s.c.Crash != nil || len(ms) == 0 {
+	if s.kind.evidence() == fromEndings || len(ms) == 0 {
 		return true
 	}
 	for _, smp := range u.run.Samples {

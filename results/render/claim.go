@@ -60,7 +60,7 @@ func WriteClaim(w io.Writer, s claims.ClaimStatus) {
 	tw.Flush()
 	fmt.Fprintln(w)
 	switch {
-	case c.Untestable != nil:
+	case claims.Untestable(&c):
 	case len(v.Strata) == 0:
 		fmt.Fprintf(w, "no stored run in scope decides it; this would: %s\n", claims.DecideCommand(&c))
 	default:

@@ -25,10 +25,15 @@ type Roots struct {
 	// KernelMirror is a directory of upstream kernel tarballs
 	// (images.MirrorEnv) for kernels built on first use.
 	KernelMirror string
+	// Path is where programs (QEMU) are looked for, in $PATH's form.
+	Path string
+	// TempDir is where a result goes when its store cannot take it
+	// ($TMPDIR); "" is os.TempDir().
+	TempDir string
 }
 
 // up fills the roots into o.
 func (r Roots) up(o vm.UpOptions) vm.UpOptions {
-	o.Root, o.Cache, o.LibDirs, o.NoSnapshot, o.KernelMirror = r.VMs, r.Cache, r.LibDirs, r.NoSnapshot, r.KernelMirror
+	o.Root, o.Cache, o.LibDirs, o.NoSnapshot, o.KernelMirror, o.Path = r.VMs, r.Cache, r.LibDirs, r.NoSnapshot, r.KernelMirror, r.Path
 	return o
 }

@@ -234,7 +234,7 @@ func execute(ctx context.Context, plan *Plan, profile *images.Profile, clock vm.
 		if refused := res.DropImplausible(plan.Exp.SignedMetric); len(refused) > 0 {
 			failRun(res, "samples refused, not measurements of this run: "+strings.Join(refused, "; "))
 		}
-		run := SaveJudged(res, plan.Refs, plan.Claims, plan.ClaimProfiles, plan.OutDir, opts.Observe)
+		run := SaveJudged(res, plan.Refs, plan.Claims, plan.ClaimProfiles, plan.OutDir, plan.Roots.TempDir, opts.Observe)
 		run.Views = host.Views(plan.Exp)
 		if run.Path != "" {
 			_, run.Plots.Sweep = WritePlot(plan, []*results.Result{res}, strings.TrimSuffix(run.Path, filepath.Ext(run.Path))+".svg")
@@ -420,18 +420,14 @@ func (s *session) call(params, labels map[string]string, progress func(plugins.P
 	return c
 }
 
-// Save is SaveJudged with the built-in profiles' calibrations.
-func Save(res *results.Result, refs []results.Reference, claims []results.Claim, dir string, observe func(Event)) *Run {
-	return SaveJudged(res, refs, claims, ClaimProfiles(images.Builtin()), dir, observe)
-}
-
 // SaveJudged analyses res (against refs, the published figures its
 // experiment declares), decides claims (its own verdicts, with profiles'
 // variants and calibrations) and saves it in dir. A result is never lost:
-// if it cannot be saved in dir, it goes to a fallback file (Run.Path,
-// with Run.SaveErr set), else nowhere (Path ""); the caller then prints
-// it. Warnings go to observe (may be nil).
-func SaveJudged(res *results.Result, refs []results.Reference, claims []results.Claim, profiles rclaims.Profiles, dir string, observe func(Event)) *Run {
+// if it cannot be saved in dir, it goes to a fallback file in tmp ("":
+// os.TempDir()) or the current directory (Run.Path, with Run.SaveErr
+// set), else nowhere (Path ""); the caller then prints it. Warnings go to
+// observe (may be nil).
+func SaveJudged(res *results.Result, refs []results.Reference, claims []results.Claim, profiles rclaims.Profiles, dir, tmp string, observe func(Event)) *Run {
 	opts := Options{Observe: observe}
 	if res.Finished.IsZero() {
 		res.Finished = time.Now().UTC()
@@ -450,7 +446,7 @@ func SaveJudged(res *results.Result, refs []results.Reference, claims []results.
 	run := &Run{Result: res, Dir: dir}
 	run.Path, run.SaveErr = results.Save(dir, res)
 	if run.SaveErr != nil {
-		run.Path = saveFallback(res)
+		run.Path = saveFallback(res, tmp)
 	}
 	if run.Path != "" {
 		opts.emit(Saved{Path: run.Path})
@@ -517,10 +513,13 @@ func CatalogProfiles(userDir string, files ...string) (rclaims.Profiles, error) 
 }
 
 // saveFallback saves res where it can when the results directory failed:
-// the temp directory, else the current one. It returns the path, or "" if
-// neither worked.
-func saveFallback(res *results.Result) string {
-	for _, dir := range []string{os.TempDir(), "."} {
+// the temp directory tmp ("": os.TempDir()), else the current one. It
+// returns the path, or "" if neither worked.
+func saveFallback(res *results.Result, tmp string) string {
+	if tmp == "" {
+		tmp = os.TempDir()
+	}
+	for _, dir := range []string{tmp, "."} {
 		if path, err := results.Save(dir, res); err == nil {
 			if abs, err := filepath.Abs(path); err == nil {
 				path = abs

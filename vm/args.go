@@ -269,11 +269,16 @@ const (
 	SupervisorLog     = "supervisor.log"
 )
 
-// CheckCPUModel says why QEMU for arch has no CPU model named model
-// (`qemu-system-ARCH -cpu help`), nil if it has one or QEMU cannot be
-// asked (`lab up` then says QEMU is missing).
-func CheckCPUModel(arch, model string) error {
-	out, err := exec.Command(Binary(arch), "-cpu", "help").Output()
+// CheckCPUModel says why QEMU for arch (looked for in path, $PATH's
+// form) has no CPU model named model (`qemu-system-ARCH -cpu help`), nil
+// if it has one or QEMU cannot be asked (`lab up` then says QEMU is
+// missing).
+func CheckCPUModel(path, arch, model string) error {
+	qemu, err := LookQEMU(path, arch)
+	if err != nil {
+		return nil
+	}
+	out, err := exec.Command(qemu, "-cpu", "help").Output()
 	if err != nil {
 		return nil
 	}

@@ -40,6 +40,9 @@ type UpOptions struct {
 	Preload []PreloadFile
 	// Exe is the lab binary that runs the supervisor (`Exe __supervise DIR`).
 	Exe string
+	// Path is where QEMU is looked for, in $PATH's form; "" is the
+	// process's $PATH.
+	Path string
 	// Log receives progress and notes for the user.
 	Log io.Writer
 	// BzImage boots the kernel's compressed bzImage even where it has a
@@ -76,9 +79,9 @@ func Prepare(ctx context.Context, o UpOptions) (*Config, error) {
 		return nil, err
 	}
 	p := o.Profile
-	qemu, err := exec.LookPath(Binary(p.Arch))
+	qemu, err := LookQEMU(o.Path, p.Arch)
 	if err != nil {
-		return nil, fmt.Errorf("%s not found: install QEMU with `apt-get install qemu-system-x86` (or run `make setup`)", Binary(p.Arch))
+		return nil, err
 	}
 	// Asked while the kernel and initramfs are found: running QEMU takes
 	// about 20 ms, and every boot asks.
@@ -360,4 +363,28 @@ func lastLines(path string, n int) string {
 		out = "..." + out[len(out)-400:]
 	}
 	return out
+}
+
+// LookQEMU finds QEMU for arch in path ($PATH's form; "": the process's
+// $PATH), or says how to install it.
+func LookQEMU(path, arch string) (string, error) {
+	name := Binary(arch)
+	missing := fmt.Errorf("%s not found: install QEMU with `apt-get install qemu-system-x86` (or run `make setup`)", name)
+	if path == "" {
+		p, err := exec.LookPath(name)
+		if err != nil {
+			return "", missing
+		}
+		return p, nil
+	}
+	for _, dir := range filepath.SplitList(path) {
+		if dir == "" {
+			continue // not the current directory: exec.LookPath refuses it too
+		}
+		p := filepath.Join(dir, name)
+		if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 {
+			return p, nil
+		}
+	}
+	return "", missing
 }

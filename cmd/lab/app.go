@@ -35,8 +35,9 @@ type env struct {
 	noWait bool
 }
 
-// run is the whole CLI; main is a few lines around it.
-func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+// run is the whole CLI; main is a few lines around it. getenv is the
+// environment (os.Getenv in main): nothing below reads the process's.
+func run(ctx context.Context, args []string, getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if len(args) >= 3 && args[1] == vm.SuperviseArg {
 		var ready *os.File
 		if f := os.NewFile(3, "ready"); f != nil {
@@ -44,7 +45,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		}
 		return vm.Supervise(args[2], ready, stderr)
 	}
-	e := &env{args: args, stdin: stdin, stdout: stdout, stderr: stderr, roots: readRoots(os.Getenv)}
+	e := &env{args: args, stdin: stdin, stdout: stdout, stderr: stderr, roots: readRoots(getenv)}
 	args, e.noWait = splitNoWait(args)
 	app := &cli.App{
 		Name:  "lab",

@@ -114,7 +114,7 @@ func BenchmarkBootToReady(b *testing.B) {
 func benchLab(b *testing.B, args ...string) string {
 	b.Helper()
 	var out, errb strings.Builder
-	if code := run(b.Context(), append([]string{"lab"}, args...), nil, &out, &errb); code != 0 {
+	if code := run(b.Context(), append([]string{"lab"}, args...), getenvFor(b), nil, &out, &errb); code != 0 {
 		b.Fatalf("lab %s: exit %d: %s", strings.Join(args, " "), code, errb.String())
 	}
 	return out.String()
@@ -158,7 +158,7 @@ func benchRoot(b *testing.B, profiles ...images.Profile) {
 	b.Setenv("LAB_RESULTS_DIR", b.TempDir())
 	b.Cleanup(func() {
 		var out, errb strings.Builder
-		run(b.Context(), []string{"lab", "down", "--all"}, nil, &out, &errb)
+		run(b.Context(), []string{"lab", "down", "--all"}, getenvFor(b), nil, &out, &errb)
 		labtest.KillProcs(root)
 		os.RemoveAll(root)
 	})
@@ -184,7 +184,7 @@ func benchTry(b *testing.B, args ...string) (res *results.Result, stderr string,
 	args = append([]string{"run", "--json"}, args...)
 	var out, errb strings.Builder
 	t := time.Now()
-	code := run(b.Context(), append([]string{"lab"}, args...), nil, &out, &errb)
+	code := run(b.Context(), append([]string{"lab"}, args...), getenvFor(b), nil, &out, &errb)
 	wall = time.Since(t).Seconds()
 	var r results.Result
 	jerr := json.Unmarshal([]byte(out.String()), &r)

@@ -26,9 +26,9 @@ func claimsPlugin(t *testing.T) *plugins.Description {
 	t.Helper()
 	cliEnv(t)
 	root := t.TempDir()
-	t.Setenv("LAB_LIBDIR", t.TempDir()) // no built-ins
-	t.Setenv("XDG_DATA_HOME", t.TempDir())
-	t.Setenv("LAB_PLUGIN_PATH", root)
+	setEnv(t, "LAB_LIBDIR", t.TempDir()) // no built-ins
+	setEnv(t, "XDG_DATA_HOME", t.TempDir())
+	setEnv(t, "LAB_PLUGIN_PATH", root)
 	dir := filepath.Join(root, "cb", "i386")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
@@ -52,7 +52,7 @@ func claimsPlugin(t *testing.T) *plugins.Description {
 func TestCLIClaimsEmptyStore(t *testing.T) {
 	claimsPlugin(t)
 	store := filepath.Join(t.TempDir(), "never-made")
-	t.Setenv("LAB_RESULTS_DIR", store)
+	setEnv(t, "LAB_RESULTS_DIR", store)
 
 	r := cliRun(t, "claims")
 	wantOutput(t, r, "claims", 0, "stdout", "CLAIM", "E1.7", "E1.10", "not run", "cb/create", "p is 10+ times q")
@@ -79,7 +79,7 @@ func TestCLIClaimsEmptyStore(t *testing.T) {
 	}
 
 	// No plugins at all.
-	t.Setenv("LAB_PLUGIN_PATH", t.TempDir())
+	setEnv(t, "LAB_PLUGIN_PATH", t.TempDir())
 	r = cliRun(t, "claims")
 	wantOutput(t, r, "claims (no plugins)", 0, "stdout", "no claims")
 	r = cliRun(t, "claims", "--json")
@@ -89,7 +89,7 @@ func TestCLIClaimsEmptyStore(t *testing.T) {
 func TestCLIClaimsFromStore(t *testing.T) {
 	desc := claimsPlugin(t)
 	store := t.TempDir()
-	t.Setenv("LAB_RESULTS_DIR", store)
+	setEnv(t, "LAB_RESULTS_DIR", store)
 	claims := host.Claims(desc.Name, &desc.Experiments[0])
 	save := func(id, clock string, started time.Time, p, q []float64) {
 		t.Helper()
@@ -157,7 +157,7 @@ func TestCLIClaimsFromStore(t *testing.T) {
 func TestCLIClaimsShuffledStore(t *testing.T) {
 	desc := claimsPlugin(t)
 	store := t.TempDir()
-	t.Setenv("LAB_RESULTS_DIR", store)
+	setEnv(t, "LAB_RESULTS_DIR", store)
 	claims := host.Claims(desc.Name, &desc.Experiments[0])
 	t0 := time.Date(2026, 1, 2, 15, 0, 0, 0, time.UTC)
 	var runs []*results.Result
@@ -287,7 +287,7 @@ func TestCLIStoreWithFIFO(t *testing.T) {
 	cliEnv(t)
 	nights := t.TempDir()
 	store := filepath.Join(nights, "2026-01-02", "results")
-	t.Setenv("LAB_RESULTS_DIR", store)
+	setEnv(t, "LAB_RESULTS_DIR", store)
 	good := fixture.Result()
 	if _, err := results.Save(store, good); err != nil {
 		t.Fatal(err)
@@ -303,7 +303,7 @@ func TestCLIStoreWithFIFO(t *testing.T) {
 		{"history", nights},
 		{"compare", good.ID, "latest"},
 	} {
-		r := runLab(20*time.Second, strings.NewReader(""), args...)
+		r := runLab(t, 20*time.Second, strings.NewReader(""), args...)
 		if r.took > 10*time.Second {
 			t.Errorf("lab %s took %v with a FIFO in the store", strings.Join(args, " "), r.took)
 		}

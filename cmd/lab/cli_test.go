@@ -34,19 +34,19 @@ type labResult struct {
 
 // runLab runs `lab ARGS...` in-process with stdin, cancelled after
 // timeout: the one harness of the unit and the integration tests.
-func runLab(timeout time.Duration, stdin io.Reader, args ...string) labResult {
+func runLab(t testing.TB, timeout time.Duration, stdin io.Reader, args ...string) labResult {
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	var out, errb bytes.Buffer
 	start := time.Now()
-	code := run(ctx, append([]string{"lab"}, args...), stdin, &out, &errb)
+	code := run(ctx, append([]string{"lab"}, args...), getenvFor(t), stdin, &out, &errb)
 	return labResult{code: code, stdout: out.String(), stderr: errb.String(), took: time.Since(start)}
 }
 
 // cliRun runs `lab ARGS...` in-process with empty stdin.
 func cliRun(t *testing.T, args ...string) labResult {
 	t.Helper()
-	return runLab(30*time.Second, strings.NewReader(""), args...)
+	return runLab(t, 30*time.Second, strings.NewReader(""), args...)
 }
 
 // cliEnv points every directory lab touches at fresh temp dirs and returns
@@ -54,12 +54,12 @@ func cliRun(t *testing.T, args ...string) labResult {
 func cliEnv(t *testing.T) (stateRoot string) {
 	t.Helper()
 	stateRoot = t.TempDir()
-	t.Setenv("LAB_STATE_DIR", stateRoot)
-	t.Setenv("LAB_CACHE_DIR", t.TempDir())
-	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
-	t.Setenv("XDG_STATE_HOME", t.TempDir())
-	t.Setenv("XDG_CACHE_HOME", t.TempDir())
-	t.Setenv("LAB_SUPERVISOR_EXE", "/nonexistent/lab")
+	setEnv(t, "LAB_STATE_DIR", stateRoot)
+	setEnv(t, "LAB_CACHE_DIR", t.TempDir())
+	setEnv(t, "XDG_CONFIG_HOME", t.TempDir())
+	setEnv(t, "XDG_STATE_HOME", t.TempDir())
+	setEnv(t, "XDG_CACHE_HOME", t.TempDir())
+	setEnv(t, "LAB_SUPERVISOR_EXE", "/nonexistent/lab")
 	return stateRoot
 }
 
@@ -277,7 +277,7 @@ func writeFile(t *testing.T, path, content string) {
 func TestCLIUserProfiles(t *testing.T) {
 	t.Run("good file in the profiles dir", func(t *testing.T) {
 		cliEnv(t)
-		path := filepath.Join(os.Getenv("XDG_CONFIG_HOME"), "lab", "profiles", "mine.yaml")
+		path := filepath.Join(getenvFor(t)("XDG_CONFIG_HOME"), "lab", "profiles", "mine.yaml")
 		writeFile(t, path, userProfile)
 		r := cliRun(t, "profiles", "--json")
 		wantOutput(t, r, "profiles --json", 0, "stdout", `"name": "my-box"`, path)
@@ -287,7 +287,7 @@ func TestCLIUserProfiles(t *testing.T) {
 	})
 	t.Run("unknown field in the profiles dir", func(t *testing.T) {
 		cliEnv(t)
-		path := filepath.Join(os.Getenv("XDG_CONFIG_HOME"), "lab", "profiles", "typo.yaml")
+		path := filepath.Join(getenvFor(t)("XDG_CONFIG_HOME"), "lab", "profiles", "typo.yaml")
 		writeFile(t, path, userProfile+"memroy_mb: 256\n")
 		for _, args := range [][]string{{"profiles"}, {"up", "celeron-2.4"}, {"profiles", "show", "celeron-2.4"}} {
 			r := cliRun(t, args...)
@@ -358,9 +358,9 @@ func TestCLIUpFailsBeforeBooting(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			root := cliEnv(t)
 			if tt.path == "qemu" {
-				t.Setenv("PATH", fakeQEMUDir(t))
+				setEnv(t, "PATH", fakeQEMUDir(t))
 			} else {
-				t.Setenv("PATH", t.TempDir())
+				setEnv(t, "PATH", t.TempDir())
 			}
 			r := cliRun(t, tt.args...)
 			wantOutput(t, r, strings.Join(tt.args, " "), 1, "stderr", tt.stderr...)
@@ -607,9 +607,9 @@ func TestCLIExecDoubleDash(t *testing.T) {
 func TestCLIPluginsGuestBuildOnly(t *testing.T) {
 	cliEnv(t)
 	root := t.TempDir()
-	t.Setenv("LAB_LIBDIR", t.TempDir()) // no built-ins
-	t.Setenv("XDG_DATA_HOME", t.TempDir())
-	t.Setenv("LAB_PLUGIN_PATH", root)
+	setEnv(t, "LAB_LIBDIR", t.TempDir()) // no built-ins
+	setEnv(t, "XDG_DATA_HOME", t.TempDir())
+	setEnv(t, "LAB_PLUGIN_PATH", root)
 	dir := filepath.Join(root, "guestonly", "i386")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)

@@ -53,11 +53,11 @@ func BenchmarkEraKernel(b *testing.B) {
 			continue
 		}
 		built[id] = true
-		k, err := envCache().LoadKernel(id)
+		k, err := envCache(b).LoadKernel(id)
 		if err != nil {
 			b.Fatal(err)
 		}
-		bld, err := envCache().LoadBuild(k)
+		bld, err := envCache(b).LoadBuild(k)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -94,7 +94,7 @@ func BenchmarkEraKernel(b *testing.B) {
 			continue
 		}
 		up(p) // makes the snapshot if there is none
-		k, err := envCache().LoadKernel(p.Kernel)
+		k, err := envCache(b).LoadKernel(p.Kernel)
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -74,15 +74,15 @@ func TestIntegrationEraProfiles(t *testing.T) {
 	for i, p := range ps {
 		t.Run(p.Name, func(t *testing.T) {
 			itBootEnv(t, p)
-			k, err := envCache().LoadKernel(p.Kernel)
+			k, err := envCache(t).LoadKernel(p.Kernel)
 			if err != nil {
 				t.Fatal(err)
 			}
-			b, err := envCache().LoadBuild(k)
+			b, err := envCache(t).LoadBuild(k)
 			if err != nil {
 				t.Fatalf("kernel %s: %v", k.ID, err)
 			}
-			cfg, err := os.ReadFile(envCache().BlobPath(b.Config))
+			cfg, err := os.ReadFile(envCache(t).BlobPath(b.Config))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -152,7 +152,7 @@ func TestIntegrationEraProfiles(t *testing.T) {
 			}
 			check("restored", st, images.EntryPVH)
 			itMust(t, itCallTimeout, nil, "down", "era")
-			itNoneLeft(t, os.Getenv("LAB_STATE_DIR"), "era")
+			itNoneLeft(t, getenvFor(t)("LAB_STATE_DIR"), "era")
 		})
 	}
 }
@@ -203,7 +203,7 @@ func TestIntegrationSplitThreadLimit(t *testing.T) {
 		itMust(t, itCallTimeout, nil, "down", "split")
 		// A result on a kernel lab built carries its .config's hash and
 		// notable options.
-		if k, err := envCache().LoadKernel(itProfile(t, tt.profile).Kernel); err == nil && k.Config != "" {
+		if k, err := envCache(t).LoadKernel(itProfile(t, tt.profile).Kernel); err == nil && k.Config != "" {
 			if res.Machine.KernelConfig != k.Config || res.Machine.KernelNotable["split"] == "" {
 				t.Errorf("%s: result records kernel config %q notable %v, want %s with the split", tt.profile, res.Machine.KernelConfig, res.Machine.KernelNotable, k.Config)
 			}

@@ -55,7 +55,7 @@ func TestExampleMatrix(t *testing.T) {
 		t.Errorf("nightly-host matrix: clock %q, parallel %d, %d cells", hostSpec.Clock, hostSpec.Parallel, len(hostCells))
 	}
 	for _, c := range append(slices.Clone(cells), hostCells...) {
-		req, err := engine.CellRequest(c, t.TempDir(), nil, nil, testRoots().engine())
+		req, err := engine.CellRequest(c, t.TempDir(), nil, nil, testRoots(t).engine())
 		if err == nil {
 			_, err = engine.NewPlan(req)
 		}

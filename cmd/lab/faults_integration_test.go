@@ -86,7 +86,7 @@ func TestIntegrationDownDuringRun(t *testing.T) {
 		done <- itLab(t, itRunTimeout, nil, "run", "--json", "--out", t.TempDir(), "--vm", "busy", "forkbench", "-e", "create", "-p", "m=100000", "--repeat", "20")
 	}()
 	// Wait until the run holds the lock.
-	h, err := testRoots().vm.Open("busy")
+	h, err := testRoots(t).vm.Open("busy")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -101,7 +101,7 @@ func TestIntegrationDownDuringRun(t *testing.T) {
 	if r.code == 0 || !strings.Contains(r.stderr, "lab run") || !strings.Contains(r.stderr, "--force") || !strings.Contains(r.stderr, "forkbench") {
 		t.Errorf("lab down during a run: exit %d, want a refusal naming the run and --force:\n%s%s", r.code, r.stdout, r.stderr)
 	}
-	if _, err := testRoots().vm.Open("busy"); err != nil {
+	if _, err := testRoots(t).vm.Open("busy"); err != nil {
 		t.Fatalf("busy is gone after a refused lab down: %v", err)
 	}
 	itMust(t, itCallTimeout, nil, "down", "--force", "busy")

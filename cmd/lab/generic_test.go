@@ -109,7 +109,7 @@ func namingLiterals(t *testing.T, path string) []literal {
 // (images/experiments.yaml) is a write-up some plugin of lab's declares,
 // and every write-up a plugin declares is one a profile may name.
 func TestProfileExperimentsDeclared(t *testing.T) {
-	all, errs := testRoots().plugins.DescribeAll()
+	all, errs := testRoots(t).plugins.DescribeAll()
 	for _, err := range errs {
 		t.Error(err)
 	}

@@ -137,7 +137,9 @@ func TestIntegrationHardening(t *testing.T) {
 		in := &itEndless{}
 		var out, errb bytes.Buffer
 		done := make(chan int, 1)
-		go func() { done <- run(ctx, []string{"lab", "exec", name, "--", "sleep", "40"}, in, &out, &errb) }()
+		go func() {
+			done <- run(ctx, []string{"lab", "exec", name, "--", "sleep", "40"}, getenvFor(t), in, &out, &errb)
+		}()
 		itWaitGuestProc(t, name, "sleep 40", true, 30*time.Second)
 		for deadline := time.Now().Add(30 * time.Second); in.n.Load() < 200<<10; { // stdin backed up past the pipe
 			if time.Now().After(deadline) {
@@ -173,7 +175,7 @@ func TestIntegrationHardening(t *testing.T) {
 		var out, errb bytes.Buffer
 		done := make(chan int, 1)
 		go func() {
-			done <- run(ctx, []string{"lab", "exec", name, "--", "sh", "-c", "trap '' INT; exec sleep 45"}, nil, &out, &errb)
+			done <- run(ctx, []string{"lab", "exec", name, "--", "sh", "-c", "trap '' INT; exec sleep 45"}, getenvFor(t), nil, &out, &errb)
 		}()
 		itWaitGuestProc(t, name, "sleep 45", true, 30*time.Second)
 		cancel()
@@ -210,6 +212,7 @@ func TestIntegrationHardening(t *testing.T) {
 			signal.Notify(handled, sig)
 			defer signal.Stop(handled)
 			cmd := exec.Command(labBin, "exec", name, "--", "sh", "-c", "exec "+guestCmd)
+			cmd.Env = environFor(t)
 			cmd.Stdin = &itEndless{}
 			var out bytes.Buffer
 			cmd.Stdout, cmd.Stderr = &out, &out
@@ -258,6 +261,7 @@ func TestIntegrationHardening(t *testing.T) {
 			// A group of two: the shell and its background child.
 			guestCmd := fmt.Sprintf("sleep %d", n)
 			cmd := exec.Command(labBin, "exec", name, "--", "sh", "-c", guestCmd+" & "+guestCmd+"; wait")
+			cmd.Env = environFor(t)
 			if flooded {
 				cmd.Stdin = &itEndless{}
 			}

@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"os"
 	"strings"
 	"testing"
 	"time"
@@ -19,7 +18,7 @@ import (
 // instead of saying there is no figure of the machine.
 func TestHeadline(t *testing.T) {
 	cliEnv(t)
-	e := &env{roots: readRoots(os.Getenv), args: []string{"lab", "run", "forkbench"}}
+	e := &env{roots: readRoots(getenvFor(t)), args: []string{"lab", "run", "forkbench"}}
 	plan := func(t *testing.T, f runFlags) *engine.Plan {
 		t.Helper()
 		f.plugin, f.repeat, f.timeout, f.out, f.chooseRepeat = "forkbench", 1, time.Hour, t.TempDir(), true

@@ -92,7 +92,7 @@ cells:
 		if i >= 4 {
 			dir = slowed
 		}
-		t.Setenv("LAB_PLUGIN_PATH", dir)
+		setEnv(t, "LAB_PLUGIN_PATH", dir)
 		itMust(t, 5*time.Minute, nil, "matrix", file, "--out", filepath.Join(nights, fmt.Sprintf("night-%d", i)), "--parallel", "1")
 	}
 	t.Logf("6 nights of 3 cells in %.0f s", time.Since(start).Seconds())

@@ -76,7 +76,7 @@ func TestCLIHistory(t *testing.T) {
 func TestCLIHistoryDefaultStore(t *testing.T) {
 	cliEnv(t)
 	store := t.TempDir()
-	t.Setenv("LAB_RESULTS_DIR", store)
+	setEnv(t, "LAB_RESULTS_DIR", store)
 	t0 := time.Date(2026, 11, 20, 2, 0, 0, 0, time.UTC)
 	for i := 0; i < 4; i++ {
 		start := t0.AddDate(0, 0, i)
@@ -89,7 +89,7 @@ func TestCLIHistoryDefaultStore(t *testing.T) {
 // TestCLIHistoryRefuses: each bad input is named with what to do.
 func TestCLIHistoryRefuses(t *testing.T) {
 	cliEnv(t)
-	t.Setenv("LAB_RESULTS_DIR", t.TempDir())
+	setEnv(t, "LAB_RESULTS_DIR", t.TempDir())
 	dirs := historyNights(t, 3, 9, 1)
 	file := filepath.Join(t.TempDir(), "night.txt")
 	if err := os.WriteFile(file, []byte("x"), 0o644); err != nil {

@@ -14,7 +14,7 @@ import (
 // cache and returns the blob's path.
 func cacheKernel(t *testing.T, id string) string {
 	t.Helper()
-	cache := envCache()
+	cache := envCache(t)
 	sha, err := cache.PutReader(strings.NewReader("vmlinuz of " + id))
 	if err != nil {
 		t.Fatal(err)

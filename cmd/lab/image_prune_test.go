@@ -23,7 +23,7 @@ func deadPID(t *testing.T) int {
 // once its process is gone, and keeps one a live save is writing.
 func TestImagePruneRemovesStaleSnapshotTemps(t *testing.T) {
 	cliEnv(t)
-	dir := filepath.Join(string(envCache()), "snapshots")
+	dir := filepath.Join(string(envCache(t)), "snapshots")
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		t.Fatal(err)
 	}

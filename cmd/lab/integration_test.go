@@ -42,7 +42,7 @@ const (
 // itLab runs the CLI in-process: `lab ARGS...`.
 func itLab(t *testing.T, timeout time.Duration, stdin io.Reader, args ...string) labResult {
 	t.Helper()
-	r := runLab(timeout, stdin, args...)
+	r := runLab(t, timeout, stdin, args...)
 	t.Logf("lab %s -> exit %d in %.1fs", strings.Join(args, " "), r.code, r.took.Seconds())
 	return r
 }
@@ -64,12 +64,12 @@ func itBootEnv(t *testing.T, profiles ...images.Profile) string {
 	t.Helper()
 	labtest.RequireBoot(t, profiles...)
 	labtest.LockBoots(t)
-	root := labtest.StateRoot(t)
+	root := stateRoot(t)
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()
 		var out, errb bytes.Buffer
-		if code := run(ctx, []string{"lab", "down", "--all", "--force", "--timeout", "10s"}, nil, &out, &errb); code != 0 {
+		if code := run(ctx, []string{"lab", "down", "--all", "--force", "--timeout", "10s"}, getenvFor(t), nil, &out, &errb); code != 0 {
 			t.Logf("clean-up: lab down --all: exit %d: %s%s", code, out.String(), errb.String())
 		}
 	})
@@ -189,7 +189,7 @@ func TestIntegrationProfiles(t *testing.T) {
 					st.Guest.OnlineCPUs, st.Guest.PresentCPUs, p.Topology.OnlineCPUs(), p.Topology.Present())
 			}
 			itMust(t, itCallTimeout, nil, "down", p.Name)
-			itNoneLeft(t, os.Getenv("LAB_STATE_DIR"), p.Name)
+			itNoneLeft(t, getenvFor(t)("LAB_STATE_DIR"), p.Name)
 		})
 	}
 }
@@ -265,7 +265,7 @@ func itCheckGuest(t *testing.T, p images.Profile, g map[string]string) {
 	case "i386":
 		// 3G/1G unless the profile's kernel was built with another split.
 		user, split := 3072, "3G/1G"
-		if k, err := envCache().LoadKernel(p.Kernel); err == nil {
+		if k, err := envCache(t).LoadKernel(p.Kernel); err == nil {
 			switch k.Notable["split"] {
 			case "2G/2G":
 				user, split = 2048, "2G/2G"
@@ -286,7 +286,7 @@ func itCheckGuest(t *testing.T, p images.Profile, g map[string]string) {
 // ---- Point 8: failures that need no guest ----
 
 func TestIntegrationUnknownProfile(t *testing.T) {
-	root := labtest.StateRoot(t)
+	root := stateRoot(t)
 	r := itLab(t, itCallTimeout, nil, "up", "celeron-24")
 	if r.code == 0 {
 		t.Fatalf("lab up of an unknown profile succeeded:\n%s", r.stdout)
@@ -311,8 +311,8 @@ func itNoStateLeft(t *testing.T, root string) {
 }
 
 func TestIntegrationQEMUMissing(t *testing.T) {
-	root := labtest.StateRoot(t)
-	t.Setenv("PATH", t.TempDir()) // no qemu-system-* anywhere
+	root := stateRoot(t)
+	setEnv(t, "PATH", t.TempDir()) // no qemu-system-* anywhere
 	r := itLab(t, itCallTimeout, nil, "up", "--accel", "tcg", "celeron-2.4")
 	if r.code == 0 {
 		t.Fatalf("lab up without QEMU succeeded:\n%s", r.stdout)
@@ -324,8 +324,8 @@ func TestIntegrationQEMUMissing(t *testing.T) {
 }
 
 func TestIntegrationKernelNotInCache(t *testing.T) {
-	root := labtest.StateRoot(t)
-	t.Setenv("LAB_CACHE_DIR", t.TempDir()) // an empty cache
+	root := stateRoot(t)
+	setEnv(t, "LAB_CACHE_DIR", t.TempDir()) // an empty cache
 	// A stand-in QEMU, so this runs where QEMU is not installed too.
 	bin := t.TempDir()
 	for _, q := range []string{"qemu-system-i386", "qemu-system-x86_64"} {
@@ -333,7 +333,7 @@ func TestIntegrationKernelNotInCache(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	t.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
+	setEnv(t, "PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
 	r := itLab(t, itCallTimeout, nil, "up", "--accel", "tcg", "celeron-2.4")
 	if r.code == 0 {
 		t.Fatalf("lab up with an empty cache succeeded:\n%s", r.stdout)
@@ -444,6 +444,7 @@ func TestIntegrationCtrlC(t *testing.T) {
 	// --cold: a restored snapshot is ready in under a second, before the
 	// interrupt could land; a cold boot takes several.
 	cmd := exec.Command(labBin, "up", "--accel", "tcg", "--cold", p.Name)
+	cmd.Env = environFor(t)
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	if err := cmd.Start(); err != nil {

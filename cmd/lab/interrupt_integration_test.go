@@ -61,6 +61,7 @@ func TestIntegrationRunCtrlC(t *testing.T) {
 func itStartLab(t *testing.T, labBin string, args ...string) (*exec.Cmd, *bytes.Buffer, *labtest.SyncBuffer, <-chan error) {
 	t.Helper()
 	cmd := exec.Command(labBin, args...)
+	cmd.Env = environFor(t)
 	var stdout bytes.Buffer
 	stderr := &labtest.SyncBuffer{}
 	cmd.Stdout, cmd.Stderr = &stdout, stderr

@@ -70,11 +70,11 @@ func TestIntegrationLinux2632(t *testing.T) {
 	}
 	for _, p := range ps {
 		t.Run(p.Name, func(t *testing.T) {
-			k, err := envCache().LoadKernel(p.Kernel)
+			k, err := envCache(t).LoadKernel(p.Kernel)
 			if err != nil {
 				t.Fatal(err)
 			}
-			b, err := envCache().LoadBuild(k)
+			b, err := envCache(t).LoadBuild(k)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -181,7 +181,7 @@ func TestIntegrationLinux2632(t *testing.T) {
 // mustConfig is the parsed .config of build b.
 func mustConfig(t *testing.T, b *images.Build) map[string]string {
 	t.Helper()
-	data, err := os.ReadFile(envCache().BlobPath(b.Config))
+	data, err := os.ReadFile(envCache(t).BlobPath(b.Config))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,7 +11,7 @@ import (
 
 func main() {
 	ctx, stop := notifyContext(context.Background())
-	code := run(ctx, os.Args, os.Stdin, os.Stdout, os.Stderr)
+	code := run(ctx, os.Args, os.Getenv, os.Stdin, os.Stdout, os.Stderr)
 	stop()
 	os.Exit(code)
 }

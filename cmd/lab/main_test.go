@@ -15,7 +15,7 @@ import (
 // with `__supervise DIR`, and that must run the supervisor, not the tests.
 func TestMain(m *testing.M) {
 	if len(os.Args) >= 2 && os.Args[1] == vm.SuperviseArg {
-		os.Exit(run(context.Background(), os.Args, os.Stdin, os.Stdout, os.Stderr))
+		os.Exit(run(context.Background(), os.Args, os.Getenv, os.Stdin, os.Stdout, os.Stderr))
 	}
 	if _, err := labtest.SetLibDir(); err != nil {
 		fmt.Fprintln(os.Stderr, "lab tests: LAB_LIBDIR unset and the repository's bin/ not found:", err)
@@ -35,5 +35,5 @@ func TestMain(m *testing.M) {
 }
 
 // testRoots are the roots a command run in-process now would use: the
-// test's environment (labtest.StateRoot sets $LAB_STATE_DIR).
-func testRoots() roots { return readRoots(os.Getenv) }
+// test's environment (stateRoot sets $LAB_STATE_DIR).
+func testRoots(t testing.TB) roots { return readRoots(getenvFor(t)) }

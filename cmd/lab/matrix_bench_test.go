@@ -45,6 +45,7 @@ func BenchmarkMatrixParallel(b *testing.B) {
 			out := filepath.Join(b.TempDir(), fmt.Sprintf("p%d", par))
 			t := time.Now()
 			cmd := exec.Command(exe, "matrix", file, "--out", out, "--parallel", strconv.Itoa(par))
+			cmd.Env = environFor(b)
 			if msg, err := cmd.CombinedOutput(); err != nil {
 				b.Fatalf("lab matrix --parallel %d: %v\n%s", par, err, msg)
 			}

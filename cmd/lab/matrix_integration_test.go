@@ -117,7 +117,7 @@ cells:
 			t.Fatalf("the cell's plugin never started:\n%s", stderr.String())
 		}
 		if b, _ := os.ReadFile(logPath); strings.Contains(string(b), "plugin forkbench started") {
-			es, err := testRoots().vm.List()
+			es, err := testRoots(t).vm.List()
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -22,7 +22,7 @@ func TestCLIMatrixInProcess(t *testing.T) {
 	if err := os.WriteFile(exe, []byte("#!/bin/sh\ntouch '"+mark+"'\nexit 99\n"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	t.Setenv("LAB_EXE", exe)
+	setEnv(t, "LAB_EXE", exe)
 	file := filepath.Join(dir, "m.yaml")
 	if err := os.WriteFile(file, []byte("name: one\ncells:\n  - plugin: forkbench\n    experiment: forktime\n    profiles: [celeron-2.4]\n    params: {n: 20}\n"), 0o644); err != nil {
 		t.Fatal(err)

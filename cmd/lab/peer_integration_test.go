@@ -32,7 +32,7 @@ func itPeerPlugin(t *testing.T) {
 	}
 	dir := t.TempDir()
 	itMust(t, 5*time.Minute, nil, "plugin", "build", "--out", dir, filepath.Join(root, "internal", "testplugins", "peertest"))
-	t.Setenv("LAB_PLUGIN_PATH", dir)
+	setEnv(t, "LAB_PLUGIN_PATH", dir)
 }
 
 // itHardware is the run's guest's network hardware as seen from inside:
@@ -64,7 +64,7 @@ func itNoPeer(t *testing.T, root, name string) {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-	h, err := testRoots().vm.Open(name)
+	h, err := testRoots(t).vm.Open(name)
 	if err != nil {
 		t.Fatalf("vm %s after the run: %v", name, err)
 	}
@@ -158,7 +158,7 @@ func TestIntegrationRunPeer(t *testing.T) {
 	})
 
 	t.Run("peer does not boot", func(t *testing.T) {
-		t.Setenv(peerMemoryEnv, strconv.Itoa(1<<40)) // 1 EiB: QEMU cannot set up the guest's memory
+		setEnv(t, peerMemoryEnv, strconv.Itoa(1<<40)) // 1 EiB: QEMU cannot set up the guest's memory
 		r := itLab(t, itRunTimeout, nil, "run", "--out", itResultsDir(t), "peertest", "--vm", name, "-e", "ask", "-p", "where=peer")
 		if r.code != 1 {
 			t.Fatalf("exit %d, want 1\n%s", r.code, r.stderr)

@@ -51,7 +51,7 @@ func TestIntegrationPreload(t *testing.T) {
 		"ls /var/lib/lab/blobs | wc -l; ls /var/lib/lab/plugins 2>/dev/null | wc -l; grep VmRSS /proc/1/status").stdout
 	// Every built-in plugin's files for the arch, each content once.
 	blobs := map[string]bool{}
-	for _, f := range preloadFor(testRoots().plugins, p.Arch, io.Discard) {
+	for _, f := range preloadFor(testRoots(t).plugins, p.Arch, io.Discard) {
 		blobs[f.SHA256] = true
 	}
 	f := strings.Fields(g)

@@ -61,7 +61,7 @@ func profilesCommand(e *env) *cli.Command {
 				if err := e.roots.cache.CheckKernelKnown(p.Kernel); err != nil {
 					problems = append(problems, err.Error())
 				}
-				if err := vm.CheckCPUModel(p.Arch, p.CPU.Model); err != nil {
+				if err := vm.CheckCPUModel(e.roots.path, p.Arch, p.CPU.Model); err != nil {
 					problems = append(problems, err.Error())
 				}
 				if len(problems) > 0 {

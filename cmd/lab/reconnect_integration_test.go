@@ -61,7 +61,7 @@ func TestIntegrationLinkReconnect(t *testing.T) {
 	itBootEnv(t, p)
 	const name = "relink"
 	itUp(t, p.Name, name)
-	h, err := testRoots().vm.Open(name)
+	h, err := testRoots(t).vm.Open(name)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -76,7 +76,7 @@ func TestIntegrationLinkReconnect(t *testing.T) {
 	}
 	done := make(chan result, 1)
 	go func() {
-		code := run(ctx, []string{"lab", "exec", name, "--", "sh", "-c", "echo started; exec sleep 60"}, nil, out, errb)
+		code := run(ctx, []string{"lab", "exec", name, "--", "sh", "-c", "echo started; exec sleep 60"}, getenvFor(t), nil, out, errb)
 		done <- result{code, time.Now()}
 	}()
 	out.await(t, "started", 30*time.Second)

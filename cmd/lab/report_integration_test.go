@@ -141,6 +141,7 @@ func itReport(t *testing.T, labBin string, args ...string) (string, string) {
 	ctx, cancel := context.WithTimeout(context.Background(), itCallTimeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, labBin, append([]string{"report"}, args...)...)
+	cmd.Env = environFor(t)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	start := time.Now()

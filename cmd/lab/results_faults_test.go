@@ -35,7 +35,7 @@ func storedRun(t *testing.T, dir, id, experiment string, start time.Time, params
 func TestCLIResultsNotAResult(t *testing.T) {
 	cliEnv(t)
 	dir := t.TempDir()
-	t.Setenv("LAB_RESULTS_DIR", dir)
+	setEnv(t, "LAB_RESULTS_DIR", dir)
 	run := storedRun(t, dir, "20260102T150405.000000Z-forkbench-forktime-abcdef", "forktime", time.Date(2026, 1, 2, 15, 4, 5, 0, time.UTC), nil, 1, 2, 3)
 	for _, n := range []string{"empty.json", "null.json"} {
 		doc := "{}"
@@ -62,7 +62,7 @@ func TestCLIResultsNotAResult(t *testing.T) {
 func TestCLILatest(t *testing.T) {
 	cliEnv(t)
 	dir := t.TempDir()
-	t.Setenv("LAB_RESULTS_DIR", dir)
+	setEnv(t, "LAB_RESULTS_DIR", dir)
 	t0 := time.Date(2026, 1, 2, 15, 4, 5, 0, time.UTC)
 	a := storedRun(t, dir, "20260102T150405.000000Z-forkbench-forktime-aaaaaa", "forktime", t0, nil, 1, 1.1, 0.9, 1, 1.05, 0.95)
 	b := storedRun(t, dir, "20260102T160405.000000Z-forkbench-forktime-bbbbbb", "forktime", t0.Add(time.Hour), nil, 1, 1.1, 0.9, 1, 1.05, 0.95)
@@ -82,7 +82,7 @@ func TestCLILatest(t *testing.T) {
 func TestCLICompareUnlikeRuns(t *testing.T) {
 	cliEnv(t)
 	dir := t.TempDir()
-	t.Setenv("LAB_RESULTS_DIR", dir)
+	setEnv(t, "LAB_RESULTS_DIR", dir)
 	t0 := time.Date(2026, 1, 2, 15, 4, 5, 0, time.UTC)
 	n50 := storedRun(t, dir, "20260102T150405.000000Z-forkbench-forktime-aaaaaa", "forktime", t0, map[string]string{"n": "50", "repeat": "6"}, 1, 1.1, 0.9, 1, 1.05, 0.95)
 	n400 := storedRun(t, dir, "20260102T160405.000000Z-forkbench-forktime-bbbbbb", "forktime", t0.Add(time.Hour), map[string]string{"n": "400", "repeat": "6"}, 8, 8.8, 7.2, 8, 8.4, 7.6)

@@ -10,7 +10,7 @@ import (
 func TestCLIResultsErrors(t *testing.T) {
 	cliEnv(t)
 	dir := t.TempDir()
-	t.Setenv("LAB_RESULTS_DIR", dir)
+	setEnv(t, "LAB_RESULTS_DIR", dir)
 	for _, tt := range []struct {
 		args []string
 		want string

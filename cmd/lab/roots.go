@@ -49,6 +49,9 @@ type roots struct {
 	// peerMemory ($LAB_PEER_MEMORY_MB, for tests) is a peer guest's
 	// memory in MB, unparsed: startPeer says what is wrong with it.
 	peerMemory string
+	// path is $PATH, where QEMU is looked for; tmp the temp directory
+	// ($TMPDIR, else /tmp), where a result goes when its store fails.
+	path, tmp string
 }
 
 // readRoots resolves the roots from the environment getenv reads
@@ -100,6 +103,7 @@ func readRoots(getenv func(string) string) roots {
 	r.noSnapshot = getenv("LAB_NO_SNAPSHOT") != ""
 	r.supervisorExe = getenv("LAB_SUPERVISOR_EXE")
 	r.peerMemory = getenv(peerMemoryEnv)
+	r.path, r.tmp = getenv("PATH"), tmp
 	return r
 }
 
@@ -109,13 +113,13 @@ func (r roots) resultsDir() (string, error) { return r.results, r.resultsErr }
 // vmOptions fills in the directories and switches a boot takes from the
 // roots.
 func (r roots) vmOptions(o vm.UpOptions) vm.UpOptions {
-	o.Root, o.Cache, o.LibDirs, o.NoSnapshot, o.KernelMirror = r.vm, r.cache, r.libDirs, r.noSnapshot, r.kernelMirror
+	o.Root, o.Cache, o.LibDirs, o.NoSnapshot, o.KernelMirror, o.Path = r.vm, r.cache, r.libDirs, r.noSnapshot, r.kernelMirror, r.path
 	return o
 }
 
 // engine is what the run engine is given of the roots.
 func (r roots) engine() engine.Roots {
-	return engine.Roots{VMs: r.vm, Cache: r.cache, LibDirs: r.libDirs, NoSnapshot: r.noSnapshot, Plugins: r.plugins, Profiles: r.profiles, KernelMirror: r.kernelMirror}
+	return engine.Roots{VMs: r.vm, Cache: r.cache, LibDirs: r.libDirs, NoSnapshot: r.noSnapshot, Plugins: r.plugins, Profiles: r.profiles, KernelMirror: r.kernelMirror, Path: r.path, TempDir: r.tmp}
 }
 
 // supervisor is the binary that runs supervisors: this one, unless

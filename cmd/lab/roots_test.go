@@ -18,7 +18,7 @@ func getenv(m map[string]string) func(string) string {
 
 // envCache is the cache a command run now uses: the one this test's
 // environment names.
-func envCache() images.Cache { return readRoots(os.Getenv).cache }
+func envCache(t testing.TB) images.Cache { return readRoots(getenvFor(t)).cache }
 
 func TestRootsVM(t *testing.T) {
 	t.Parallel()
@@ -126,7 +126,7 @@ func TestRootsCache(t *testing.T) {
 // CLI does (labtest cannot import this package, so it has a copy).
 func TestRootsCacheLabtest(t *testing.T) {
 	t.Parallel()
-	if got, want := readRoots(os.Getenv).cache, labtest.Cache(); got != want {
+	if got, want := readRoots(getenvFor(t)).cache, labtest.Cache(); got != want {
 		t.Errorf("roots cache %q, labtest.Cache() %q", got, want)
 	}
 }

@@ -179,7 +179,7 @@ func TestIntegrationRunInterference(t *testing.T) {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { os.RemoveAll(fallbackDir) })
-		t.Setenv("TMPDIR", fallbackDir)
+		setEnv(t, "TMPDIR", fallbackDir)
 		// The ticks of the earlier run must not count.
 		itMust(t, itCallTimeout, nil, "exec", "--", "rm", "-f", "/tmp/labtest.ticks")
 		ch := make(chan labResult, 1)

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"lab/engine"
+	"lab/images"
 	"lab/results"
 	"lab/results/render"
 )
@@ -43,7 +44,7 @@ func TestRunUnwritableOutFailsFast(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			root := cliEnv(t)
-			t.Setenv("LAB_RESULTS_DIR", tt.env)
+			setEnv(t, "LAB_RESULTS_DIR", tt.env)
 			start := time.Now()
 			r := cliRun(t, tt.args...)
 			wantOutput(t, r, strings.Join(tt.args, " "), 1, "stderr", bad, "--out DIR", "nothing was started")
@@ -98,10 +99,11 @@ func brokenDir(t *testing.T) string {
 	return filepath.Join(file, "results")
 }
 
-// finish saves res as a run's end does (engine.Save) and prints it as lab
-// run does.
+// finish saves res as a run's end does (engine.SaveJudged, the fallback
+// in the roots' temp directory) and prints it as lab run does.
 func (e *env) finish(res *results.Result, refs []results.Reference, claims []results.Claim, dir string, f runFlags) error {
-	return e.printRun(engine.Save(res, refs, claims, dir, observer(e.stderr)), f, render.Notes{})
+	run := engine.SaveJudged(res, refs, claims, engine.ClaimProfiles(images.Builtin()), dir, e.roots.tmp, observer(e.stderr))
+	return e.printRun(run, f, render.Notes{})
 }
 
 func finishCode(t *testing.T, err error) (int, string) {
@@ -122,9 +124,9 @@ func finishCode(t *testing.T, err error) (int, string) {
 func TestFinishSaveFailsFallbackFile(t *testing.T) {
 	for _, asJSON := range []bool{false, true} {
 		tmp := t.TempDir()
-		t.Setenv("TMPDIR", tmp)
+		setEnv(t, "TMPDIR", tmp)
 		var out, errb bytes.Buffer
-		e := &env{stdout: &out, stderr: &errb}
+		e := &env{stdout: &out, stderr: &errb, roots: testRoots(t)}
 		dir := brokenDir(t)
 		code, msg := finishCode(t, e.finish(finishResult(), nil, nil, dir, runFlags{json: asJSON}))
 		if code != wantExitSaveFailed {
@@ -153,7 +155,7 @@ func TestFinishSaveFailsFallbackFile(t *testing.T) {
 // Nowhere to save at all (results dir, temp dir and current dir unusable):
 // the whole document is printed on stdout.
 func TestFinishSaveFailsEverywherePrints(t *testing.T) {
-	t.Setenv("TMPDIR", brokenDir(t))
+	setEnv(t, "TMPDIR", brokenDir(t))
 	gone := t.TempDir()
 	t.Chdir(gone)
 	if err := os.Remove(gone); err != nil {
@@ -161,7 +163,7 @@ func TestFinishSaveFailsEverywherePrints(t *testing.T) {
 	}
 	for _, asJSON := range []bool{false, true} {
 		var out, errb bytes.Buffer
-		e := &env{stdout: &out, stderr: &errb}
+		e := &env{stdout: &out, stderr: &errb, roots: testRoots(t)}
 		code, msg := finishCode(t, e.finish(finishResult(), nil, nil, brokenDir(t), runFlags{json: asJSON}))
 		if code != wantExitSaveFailed || !strings.Contains(msg, "printed in full on stdout") {
 			t.Errorf("json=%v: exit %d, message %q; want %d saying it was printed", asJSON, code, msg, wantExitSaveFailed)
@@ -186,11 +188,11 @@ func TestFinishSaveFailsEverywherePrints(t *testing.T) {
 
 // A failed run that also cannot be saved says both, with the save code.
 func TestFinishFailedRunAndSave(t *testing.T) {
-	t.Setenv("TMPDIR", t.TempDir())
+	setEnv(t, "TMPDIR", t.TempDir())
 	res := finishResult()
 	res.Outcome = results.Outcome{Status: "failed", Reason: "timed out"}
 	var out, errb bytes.Buffer
-	code, msg := finishCode(t, (&env{stdout: &out, stderr: &errb}).finish(res, nil, nil, brokenDir(t), runFlags{json: true}))
+	code, msg := finishCode(t, (&env{stdout: &out, stderr: &errb, roots: testRoots(t)}).finish(res, nil, nil, brokenDir(t), runFlags{json: true}))
 	if code != wantExitSaveFailed || !strings.Contains(msg, "run failed: timed out") || !strings.Contains(msg, "saving the result") {
 		t.Errorf("exit %d, message %q; want %d naming both failures", code, msg, wantExitSaveFailed)
 	}
@@ -204,7 +206,7 @@ func TestFinishNonFiniteSample(t *testing.T) {
 	res.Samples = append(res.Samples, results.Sample{Metric: "ratio", Value: math.NaN(), Unit: "x"})
 	dir := t.TempDir()
 	var out, errb bytes.Buffer
-	code, msg := finishCode(t, (&env{stdout: &out, stderr: &errb}).finish(res, nil, nil, dir, runFlags{}))
+	code, msg := finishCode(t, (&env{stdout: &out, stderr: &errb, roots: testRoots(t)}).finish(res, nil, nil, dir, runFlags{}))
 	if code != 1 || !strings.Contains(msg, "metric ratio") || !strings.Contains(msg, "NaN") {
 		t.Errorf("exit %d, message %q; want 1 naming the dropped metric", code, msg)
 	}

@@ -55,7 +55,7 @@ func itTestPlugins(t *testing.T) string {
 			t.Fatal(err)
 		}
 	}
-	t.Setenv("LAB_PLUGIN_PATH", dir)
+	setEnv(t, "LAB_PLUGIN_PATH", dir)
 	return dir
 }
 
@@ -154,7 +154,7 @@ func TestIntegrationRunForkbench(t *testing.T) {
 func TestIntegrationRunBadInput(t *testing.T) {
 	labtest.RequireBoot(t)
 	itTestPlugins(t)
-	labtest.StateRoot(t)
+	stateRoot(t)
 	cases := []struct {
 		args []string
 		want []string
@@ -335,7 +335,7 @@ func TestIntegrationRunFailures(t *testing.T) {
 		// state on its own time, which can be after lab run has ended.
 		gone := time.Now().Add(15 * time.Second)
 		for {
-			if _, err := testRoots().vm.Open("fail"); err != nil {
+			if _, err := testRoots(t).vm.Open("fail"); err != nil {
 				t.Logf("vm fail gone %.1fs after its QEMU died", time.Since(killed).Seconds())
 				break
 			}
@@ -347,7 +347,7 @@ func TestIntegrationRunFailures(t *testing.T) {
 		}
 		// Its supervisor exits just after it removes the state (CI once
 		// found it still running when the test ended at once after).
-		if procs := labtest.WaitNoProcs(os.Getenv("LAB_STATE_DIR"), 10*time.Second); len(procs) > 0 {
+		if procs := labtest.WaitNoProcs(getenvFor(t)("LAB_STATE_DIR"), 10*time.Second); len(procs) > 0 {
 			t.Errorf("the supervisor of vm fail still runs 10 s after its state went: %v", procs)
 		}
 	})
@@ -372,7 +372,7 @@ func TestIntegrationRunExternalPlugin(t *testing.T) {
 	}
 	dir := t.TempDir()
 	itMust(t, 5*time.Minute, nil, "plugin", "build", "--out", dir, filepath.Join(repo, "examples", "syscallbench"))
-	t.Setenv("LAB_PLUGIN_PATH", dir)
+	setEnv(t, "LAB_PLUGIN_PATH", dir)
 	if r := itMust(t, time.Minute, nil, "plugins"); !strings.Contains(r.stdout, "syscallbench") {
 		t.Errorf("lab plugins does not list the plugin on LAB_PLUGIN_PATH:\n%s", r.stdout)
 	}

@@ -108,7 +108,7 @@ func abs(x int64) int64 {
 func TestIntegrationImagePrune(t *testing.T) {
 	p := itProfile(t, "celeron-2.4")
 	itBootEnv(t, p)
-	cache := envCache()
+	cache := envCache(t)
 	st := itUp(t, p.Name, "prune")
 	itMust(t, itCallTimeout, nil, "image", "prune")
 	for _, f := range []string{st.Snapshot, st.Initrd} {
@@ -158,7 +158,7 @@ func TestIntegrationImagePrune(t *testing.T) {
 func TestIntegrationImageRm(t *testing.T) {
 	era := itProfile(t, "celeron-2.4-era")
 	itBootEnv(t, era)
-	cache := envCache()
+	cache := envCache(t)
 	k, err := cache.LoadKernel(era.Kernel)
 	if err != nil {
 		t.Fatal(err)

@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"lab/engine"
+	"lab/images"
 	"lab/internal/fixture"
 	"lab/plugins"
 	"lab/plugins/contract"
@@ -77,7 +78,7 @@ func TestFinishInterruptedSweep(t *testing.T) {
 	plan := &engine.Plan{Desc: desc, Exp: &desc.Experiments[0], Claims: claims}
 	var out, errb bytes.Buffer
 	e := &env{stdout: &out, stderr: &errb}
-	run := engine.Save(res, nil, claims, dir, nil)
+	run := engine.SaveJudged(res, nil, claims, engine.ClaimProfiles(images.Builtin()), dir, "", nil)
 	_, run.Plots.Sweep = engine.WritePlot(plan, []*results.Result{res}, strings.TrimSuffix(run.Path, ".json")+".svg")
 	path := run.Path
 	code, msg := finishCode(t, e.printRun(run, runFlags{}, render.Notes{}))

@@ -25,6 +25,7 @@ func TestIntegrationRunThrowawayKilled(t *testing.T) {
 	// n=200000 forks take minutes under TCG: the run is going when the
 	// kill lands.
 	cmd := exec.Command(labBin, "run", "forkbench", "--profile", p.Name, "-e", "forktime", "-p", "n=200000", "--out", t.TempDir())
+	cmd.Env = environFor(t)
 	out := newWatchedBuffer()
 	cmd.Stdout, cmd.Stderr = out, out
 	if err := cmd.Start(); err != nil {

@@ -157,15 +157,6 @@ func LockBoots(t testing.TB) {
 	})
 }
 
-// StateRoot makes a private state root (TempRoot) and points
-// $LAB_STATE_DIR at it for the rest of t, for tests that run the CLI.
-func StateRoot(t testing.TB) string {
-	t.Helper()
-	dir := TempRoot(t)
-	t.Setenv("LAB_STATE_DIR", dir)
-	return dir
-}
-
 // TempRoot makes a short, private state root (unix socket paths must stay
 // under 108 bytes, which t.TempDir's long names can break) and on clean-up
 // kills any process whose command line still names it, then removes it.

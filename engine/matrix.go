@@ -90,7 +90,7 @@ func PlanMatrix(req MatrixRequest) (*MatrixPlan, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", req.File, err)
 	}
-	m := &MatrixPlan{MatrixRequest: req, Spec: spec, All: all, Shard: matrix.Shard{I: 1, N: 1}, Store: matrix.StoreDir(req.Out)}
+	m := &MatrixPlan{MatrixRequest: req, Spec: spec, All: all, Shard: matrix.Shard{I: 1, N: 1}, Store: results.StoreDir(req.Out)}
 	if req.Shard != "" {
 		if m.Shard, err = matrix.ParseShard(req.Shard); err != nil {
 			return nil, err

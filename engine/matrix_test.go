@@ -72,7 +72,7 @@ func TestMatrixRetry(t *testing.T) {
 			out := t.TempDir()
 			c := matrix.Cell{ID: "p/bench/exp", Plugin: "bench", Experiment: "exp", Profile: "p", Repeat: 1}
 			plan := &MatrixPlan{MatrixRequest: MatrixRequest{File: "m.yaml", Data: []byte("name: t\n"), Out: out, Command: []string{"/bin/lab", "matrix"}},
-				Spec: &matrix.Spec{Name: "t"}, All: []matrix.Cell{c}, Cells: []matrix.Cell{c}, Parallel: 1, Store: matrix.StoreDir(out)}
+				Spec: &matrix.Spec{Name: "t"}, All: []matrix.Cell{c}, Cells: []matrix.Cell{c}, Parallel: 1, Store: results.StoreDir(out)}
 			calls := 0
 			var events []string
 			opts := MatrixOptions{Options: Options{Observe: func(e Event) { events = append(events, e.String()) }}}

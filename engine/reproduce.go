@@ -16,7 +16,6 @@ import (
 	"lab/plugins/host"
 	"lab/results"
 	rclaims "lab/results/claims"
-	"lab/results/matrix"
 )
 
 // `lab reproduce` decides claims from one command: it plans the fewest
@@ -277,7 +276,7 @@ func (p *ReproducePlan) roundDir(n int, clock string, data []byte) string {
 }
 
 // Store is where every run of the plan goes.
-func (p *ReproducePlan) Store() string { return matrix.StoreDir(p.Out) }
+func (p *ReproducePlan) Store() string { return results.StoreDir(p.Out) }
 
 // matrixPlan is round n's matrix of clock, checked.
 func (p *ReproducePlan) matrixPlan(n int, clock string, repeats map[string]int) (*MatrixPlan, error) {

@@ -80,7 +80,7 @@ func fakePlan(out string, budget time.Duration, claims ...results.Claim) *Reprod
 			return nil, err
 		}
 		return &MatrixPlan{MatrixRequest: req, Spec: spec, All: all, Cells: all, Shard: matrix.Shard{I: 1, N: 1},
-			Store: matrix.StoreDir(req.Out), Parallel: req.Parallel}, nil
+			Store: results.StoreDir(req.Out), Parallel: req.Parallel}, nil
 	}
 	return p
 }

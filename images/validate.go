@@ -76,12 +76,6 @@ func ParseClock(s string) (Clock, error) {
 	return Clock{}, fmt.Errorf("clock: %q is not one of host, icount, icount:N (0 <= N <= %d)", s, MaxICountShift)
 }
 
-// ClockSetting is the profile's parsed clock; it assumes Validate passed.
-func (p Profile) ClockSetting() Clock {
-	c, _ := ParseClock(p.Clock)
-	return c
-}
-
 // FBMode is the VESA mode a console "fb" guest boots in (`vga=0x317`:
 // 1024x768, 16 bits per pixel, 128x48 characters of 8x16), which the
 // kernel's boot code sets through the VGA BIOS and vesafb and fbcon (built

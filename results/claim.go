@@ -172,12 +172,3 @@ func (c Claim) WithKind() Claim {
 	c.Kind = c.Claim.Kind()
 	return c
 }
-
-// ScopeParams are the parameter values a run must have to decide c (its
-// scope's), nil for none.
-func (c *Claim) ScopeParams() map[string]string {
-	if c.Scope == nil {
-		return nil
-	}
-	return c.Scope.Params
-}

@@ -128,7 +128,7 @@ func (e *env) finishMatrix(ctx context.Context, f matrixFlags, m *engine.Matrix)
 			fmt.Fprintf(e.stderr, "warning: baseline %s holds no runs: no claim can have regressed against it\n", f.baseline)
 		}
 	}
-	doc := matrix.JUnit(m.State, m.Runs, baseline, e.matrixClaims(matrix.StoreDir(f.out)))
+	doc := matrix.JUnit(m.State, m.Runs, baseline, e.matrixClaims(results.StoreDir(f.out)))
 	if err := matrix.WriteJUnit(doc, filepath.Join(f.out, "junit.xml"), f.junit); err != nil {
 		return fmt.Errorf("junit: %w", err)
 	}
@@ -182,7 +182,7 @@ func mergeCommand(e *env) *cli.Command {
 			if err != nil {
 				return err
 			}
-			if err := matrix.WriteJUnit(matrix.JUnit(st, runs, nil, e.matrixClaims(matrix.StoreDir(out))), filepath.Join(out, "junit.xml")); err != nil {
+			if err := matrix.WriteJUnit(matrix.JUnit(st, runs, nil, e.matrixClaims(results.StoreDir(out))), filepath.Join(out, "junit.xml")); err != nil {
 				return err
 			}
 			if c.Bool("json") {

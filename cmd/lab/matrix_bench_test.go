@@ -50,7 +50,7 @@ func BenchmarkMatrixParallel(b *testing.B) {
 				b.Fatalf("lab matrix --parallel %d: %v\n%s", par, err, msg)
 			}
 			wall := time.Since(t).Seconds()
-			runs, errs := results.LoadAll(matrix.StoreDir(out))
+			runs, errs := results.LoadAll(results.StoreDir(out))
 			if len(errs) > 0 || len(runs) != 6 {
 				b.Fatalf("--parallel %d: %d runs, %v", par, len(runs), errs)
 			}

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"lab/results"
 	"lab/results/matrix"
 )
 
@@ -50,7 +51,7 @@ func TestCLIMatrixInProcess(t *testing.T) {
 	// Results and the logs of the runs that made them are private, as
 	// lab run's results are (issue 22 item 14).
 	for p, want := range map[string]os.FileMode{
-		matrix.StoreDir(out):       0o700,
+		results.StoreDir(out):      0o700,
 		filepath.Join(out, "logs"): 0o700,
 		filepath.Join(out, "logs", "celeron-2.4_forkbench_forktime_n-20.log"): 0o600,
 	} {

@@ -56,12 +56,10 @@ type Unplanned struct {
 	Reason string `json:"reason"`
 }
 
-// ClockOf is the clock a run deciding c uses: the scope's only clock;
-// else icount:0 where the scope allows icount and the kind is not
-// decided across two profiles (two guests' icount clocks are not one
-// clock); else host.
-func ClockOf(c *results.Claim) string { return newSpec(c, nil).decideClock() }
-
+// decideClock is the clock a run deciding the claim uses: the scope's
+// only clock; else icount:0 where the scope allows icount and the kind
+// is not decided across two profiles (two guests' icount clocks are not
+// one clock); else host.
 func (s *spec) decideClock() string {
 	cl := s.scope().Clocks
 	switch {
@@ -90,7 +88,7 @@ func MinRepeats(c *results.Claim) int {
 // scope's Builds, the default build without the parameter): its deciding
 // profiles (with Scope.Variants and variants, each variant too, its own
 // stratum), its experiment, the scope's parameters, the points of its
-// sweep key, ClockOf and MinRepeats. variants lists each profile's
+// sweep key, its clock (decideClock) and MinRepeats. variants lists each profile's
 // variants (nil: none run). A claim untestable here, or without a scope,
 // has no runs; Unplanned says why.
 func DecidingRuns(c *results.Claim, variants map[string][]string) ([]Run, *Unplanned) {

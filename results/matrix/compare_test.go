@@ -27,7 +27,7 @@ func TestCompareStores(t *testing.T) {
 	}
 	a, b := t.TempDir(), t.TempDir()
 	save(a, fixture.Run("a1", "celeron-2.4", "host", fixture.Series("t", "ms", nil, base...)))
-	save(StoreDir(b), fixture.Run("b1", "celeron-2.4", "host", fixture.Series("t", "ms", nil, slower...)),
+	save(results.StoreDir(b), fixture.Run("b1", "celeron-2.4", "host", fixture.Series("t", "ms", nil, slower...)),
 		fixture.Run("b2", "p4-2.4", "host", fixture.Series("t", "ms", nil, base...)))
 	c, skipped, err := CompareStores(a, b, false, 5)
 	if err != nil || len(skipped) != 0 {

@@ -410,10 +410,6 @@ func SaveState(dir string, s *State) error {
 	return results.WriteAtomic(filepath.Join(dir, StateFile), append(data, '\n'))
 }
 
-// StoreDir is where a matrix output directory keeps its runs
-// (results.StoreDir).
-func StoreDir(dir string) string { return results.StoreDir(dir) }
-
 // Merge joins the output directories of the shards of one matrix into
 // out: their result files into one store, one state covering every cell.
 // Shards of different matrices, a cell run by two shards, or a cell no
@@ -448,7 +444,7 @@ func Merge(out string, dirs []string) (*State, error) {
 			owner[c.ID] = d
 			merged.Cells = append(merged.Cells, c)
 			if c.Result != "" {
-				files = append(files, file{filepath.Join(StoreDir(d), c.Result+ext), filepath.Join(StoreDir(out), c.Result+ext)})
+				files = append(files, file{filepath.Join(results.StoreDir(d), c.Result+ext), filepath.Join(results.StoreDir(out), c.Result+ext)})
 			}
 		}
 	}
@@ -469,7 +465,7 @@ func Merge(out string, dirs []string) (*State, error) {
 			return nil, fmt.Errorf("cell result %s is missing: %w", f.src, err)
 		}
 	}
-	if err := os.MkdirAll(StoreDir(out), 0o700); err != nil {
+	if err := os.MkdirAll(results.StoreDir(out), 0o700); err != nil {
 		return nil, err
 	}
 	for _, f := range files {
@@ -546,7 +542,7 @@ func LoadRuns(out string, s *State) (map[string]*results.Result, error) {
 		if cs.Result == "" {
 			continue
 		}
-		r, err := results.Load(filepath.Join(StoreDir(out), cs.Result+".json"))
+		r, err := results.Load(filepath.Join(results.StoreDir(out), cs.Result+".json"))
 		if err != nil {
 			return nil, err
 		}

@@ -152,7 +152,7 @@ func shardDir(t *testing.T, all []Cell, shard Shard, hash string) string {
 	for _, c := range shard.Of(all) {
 		r := fixture.Run(fmt.Sprintf("20261201T000000Z-%s-%06x", c.Plugin, slices.IndexFunc(all, func(x Cell) bool { return x.ID == c.ID })), c.Profile, "host", fixture.Series("t", "s", nil, 1))
 		r.Started = time.Now()
-		if _, err := results.Save(StoreDir(dir), r); err != nil {
+		if _, err := results.Save(results.StoreDir(dir), r); err != nil {
 			t.Fatal(err)
 		}
 		st.Cells = append(st.Cells, CellState{Cell: c, Status: "ok", Result: r.ID, Attempts: 1})
@@ -190,7 +190,7 @@ func TestMerge(t *testing.T) {
 	if len(st.Cells) != len(all) {
 		t.Errorf("merged %d cells, want %d", len(st.Cells), len(all))
 	}
-	runs, errs := results.LoadAll(StoreDir(out))
+	runs, errs := results.LoadAll(results.StoreDir(out))
 	if len(runs) != len(all) || len(errs) > 0 {
 		t.Errorf("merged store: %d runs, errors %v", len(runs), errs)
 	}

@@ -154,7 +154,7 @@ func guestGone(h *vm.Handle, d time.Duration) bool {
 
 // failRun marks res failed with reason, keeping an earlier reason.
 func failRun(res *results.Result, reason string) {
-	if res.Outcome.Status == "failed" && res.Outcome.Reason != "" {
+	if res.Outcome.Status == results.StatusFailed && res.Outcome.Reason != "" {
 		reason = res.Outcome.Reason + "; " + reason
 	}
 	res.Outcome.Status, res.Outcome.Reason = "failed", reason
@@ -164,7 +164,7 @@ func failRun(res *results.Result, reason string) {
 // not fail), of kind k when the run broke, else decided by its outcome.
 func failureOf(res *results.Result, broke *Failure) *Failure {
 	switch res.Outcome.Status {
-	case "failed", results.StatusInterrupted:
+	case results.StatusFailed, results.StatusInterrupted:
 	default:
 		return nil
 	}

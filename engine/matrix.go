@@ -192,7 +192,7 @@ func (e CellDone) String() string {
 		eta = fmt.Sprintf(", ETA %s", e.ETA.Round(time.Second))
 	}
 	why := ""
-	if cs.Status != "ok" && cs.Status != "expected-crash" && cs.Error != "" {
+	if cs.Status != results.StatusOK && cs.Status != results.StatusExpectedCrash && cs.Error != "" {
 		why = ": " + cs.Error
 	}
 	return fmt.Sprintf("[%d/%d] %s: %s in %.1fs%s (elapsed %s%s)", e.N, e.Todo, cs.ID, cs.Status, cs.Seconds, why,

@@ -427,8 +427,8 @@ func (p *ReproducePlan) Run(ctx context.Context, opts MatrixOptions) (*Reproduce
 			for _, c := range m.State.Cells {
 				round.Cells++
 				switch c.Status {
-				case "ok", "expected-crash":
-				case "failed":
+				case results.StatusOK, results.StatusExpectedCrash:
+				case results.StatusFailed:
 					round.Failed++
 				default: // interrupted, or never started
 					round.Unfinished++
@@ -490,7 +490,7 @@ func (p *ReproducePlan) notYetRun() ([]rclaims.Run, int) {
 func holds(res *results.Result, r rclaims.Run, version string) bool {
 	if res.Plugin != r.Plugin || res.Experiment != r.Experiment || results.ProfileName(res.Machine) != r.Profile ||
 		res.Machine.Clock != r.Clock || version != "" && res.PluginVersion != version ||
-		res.Outcome.Status != "ok" && res.Outcome.Status != "expected-crash" {
+		res.Outcome.Status != results.StatusOK && res.Outcome.Status != results.StatusExpectedCrash {
 		return false
 	}
 	for k, v := range r.Params {

@@ -73,7 +73,7 @@ type Run struct {
 // the result went instead); none when it ended well.
 func (r *Run) Problems() []string {
 	var msgs []string
-	if o := r.Result.Outcome; o.Status == "failed" {
+	if o := r.Result.Outcome; o.Status == results.StatusFailed {
 		msg := "run failed: " + o.Reason
 		if o.StderrTail != "" {
 			msg += "\nplugin stderr (tail):\n" + o.StderrTail

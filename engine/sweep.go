@@ -63,13 +63,13 @@ func (s *session) sweep(res *results.Result) *Failure {
 		}
 		o := c.outcome
 		sp.Status, sp.Reason = o.Status, o.Reason
-		if o.Status != "ok" {
+		if o.Status != results.StatusOK {
 			sp.StderrTail = o.StderrTail
 		}
 		switch o.Status {
-		case "ok":
+		case results.StatusOK:
 			sp.Repeats = plan.Repeat
-		case "failed":
+		case results.StatusFailed:
 			failed = append(failed, name+": "+o.Reason)
 			res.Outcome.StderrTail = o.StderrTail
 		case "expected-crash":

@@ -5,12 +5,22 @@ import (
 	"maps"
 	"strconv"
 	"strings"
+
+	"lab/plugins/contract"
 )
 
 // StatusInterrupted is the outcome of a swept run stopped by Ctrl-C (or
 // SIGTERM, SIGHUP): the points that finished are whole, the one in
 // flight kept what it measured, the rest did not run.
 const StatusInterrupted = "interrupted"
+
+// The outcomes a plugin reports (contract.StatusOK...), as the host names
+// them.
+const (
+	StatusOK            = contract.StatusOK
+	StatusFailed        = contract.StatusFailed
+	StatusExpectedCrash = contract.StatusExpectedCrash
+)
 
 // PointNotRun is the status of a sweep point the run never reached.
 const PointNotRun = "not run"
@@ -66,7 +76,7 @@ func (s *Sweep) Keys() []string {
 func (s *Sweep) Done() int {
 	n := 0
 	for _, p := range s.Points {
-		if p.Status == "ok" || p.Status == "expected-crash" {
+		if p.Status == StatusOK || p.Status == StatusExpectedCrash {
 			n++
 		}
 	}
@@ -88,9 +98,9 @@ func (s *Sweep) Summary() string {
 	line := fmt.Sprintf("sweep %s: %d of %d points done", s.String(), s.Done(), len(s.Points))
 	var other []string
 	for _, p := range s.Points {
-		if p.Status != "ok" {
+		if p.Status != StatusOK {
 			st := FormatLabels(p.Labels) + " " + p.Status
-			if p.Status == StatusInterrupted || p.Status == "failed" {
+			if p.Status == StatusInterrupted || p.Status == StatusFailed {
 				st += fmt.Sprintf(" (%d repeat(s) kept)", p.Repeats)
 			}
 			other = append(other, st)
@@ -181,7 +191,7 @@ func (r *Result) AtPoint(labels map[string]string) *Result {
 	if point.Status == StatusInterrupted || point.Status == PointNotRun {
 		// A point cut short decides what its samples can; a rule that
 		// takes the outcome into account (crash) sees it did not end.
-		sub.Outcome.Status = "failed"
+		sub.Outcome.Status = StatusFailed
 	}
 	sub.Samples = nil
 	for _, s := range r.Samples {

@@ -58,7 +58,7 @@ func CompareProfiles(runs []*results.Result) *Profiles {
 		p := results.ProfileName(r.Machine)
 		c.Profiles = append(c.Profiles, p)
 		c.Runs = append(c.Runs, r.ID)
-		if r.Outcome.Status != "ok" {
+		if r.Outcome.Status != results.StatusOK {
 			c.Notes = append(c.Notes, fmt.Sprintf("the run on %s ended %s: %s", p, r.Outcome.Status, r.Outcome.Reason))
 		}
 		sums := r.Summary

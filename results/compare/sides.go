@@ -29,7 +29,7 @@ func SideOf(dir, arg string, now time.Time) (s Side, skipped []error, err error)
 	if err != nil {
 		return Side{}, skipped, err
 	}
-	if r.Outcome.Status == "failed" && len(r.Samples) == 0 {
+	if r.Outcome.Status == results.StatusFailed && len(r.Samples) == 0 {
 		return Side{}, skipped, errors.New("run " + r.ID + " failed before measuring anything: " + r.Outcome.Reason)
 	}
 	return Side{Name: r.ID, Runs: []*results.Result{r}}, skipped, nil

@@ -610,7 +610,7 @@ func JUnit(s *State, runs map[string]*results.Result, baseline []*results.Result
 			tc.Error = &render.JUnitProblem{Message: "interrupted: " + c.Error, Type: results.StatusInterrupted}
 		case r == nil:
 			tc.Failure = &render.JUnitProblem{Message: "no result: " + c.Error, Type: "failed"}
-		case r.Outcome.Status == "failed":
+		case r.Outcome.Status == results.StatusFailed:
 			tc.Failure = &render.JUnitProblem{Message: r.Outcome.Reason, Type: "failed", Text: r.Outcome.StderrTail}
 		}
 		if r != nil {

@@ -105,7 +105,7 @@ func RunSuite(r *results.Result) JUnitSuite {
 	}
 	run := JUnitCase{Name: "run", Classname: class, Time: s.Time, SystemOut: SummaryText(r)}
 	switch r.Outcome.Status {
-	case "failed":
+	case results.StatusFailed:
 		run.Failure = &JUnitProblem{Message: r.Outcome.Reason, Type: "failed", Text: r.Outcome.StderrTail}
 	case results.StatusInterrupted:
 		run.Error = &JUnitProblem{Message: r.Outcome.Reason, Type: results.StatusInterrupted}

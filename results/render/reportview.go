@@ -126,7 +126,7 @@ func exactValue(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
 
 func outcomeClass(status string) string {
 	switch status {
-	case "ok":
+	case results.StatusOK:
 		return "v-ok"
 	case "expected-crash":
 		return "v-nc"
@@ -383,7 +383,7 @@ func provenanceOf(u UsedRun, anchor string, declared []contract.Reference) prove
 	if sw := r.Sweep; sw != nil {
 		line := fmt.Sprintf("%s: %d of %d points done", sw.String(), sw.Done(), len(sw.Points))
 		for _, pt := range sw.Points {
-			if pt.Status != "ok" {
+			if pt.Status != results.StatusOK {
 				line += "; " + results.FormatLabels(pt.Labels) + " " + pt.Status
 			}
 		}

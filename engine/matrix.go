@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"lab/images"
 	"lab/results"
 	"lab/results/matrix"
 )
@@ -26,7 +27,7 @@ import (
 // fork+wait 4-23% slower and its spread across cells 1.7-3x, which is
 // the emulation's contention and not the machine's, so one.
 func DefaultParallel(clock string) int {
-	if strings.HasPrefix(clock, "icount") {
+	if strings.HasPrefix(clock, images.ClockICount) {
 		return 2
 	}
 	return 1

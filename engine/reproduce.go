@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"lab/images"
 	"lab/plugins"
 	"lab/plugins/host"
 	"lab/results"
@@ -92,7 +93,7 @@ func PlanReproduce(req ReproduceRequest) (*ReproducePlan, error) {
 		return nil, fmt.Errorf("--budget %v: want a positive duration, such as 30m", req.Budget)
 	}
 	if req.Parallel == 0 {
-		req.Parallel = DefaultParallel("icount")
+		req.Parallel = DefaultParallel(images.ClockICount)
 	}
 	if req.Parallel < 1 || req.Parallel > 16 {
 		return nil, fmt.Errorf("--parallel %d: want 1..16", req.Parallel)
@@ -169,7 +170,7 @@ func (p *ReproducePlan) Clocks() []string {
 
 // parallel is how many runs of clock run at once.
 func (p *ReproducePlan) parallel(clock string) int {
-	if strings.HasPrefix(clock, "icount") {
+	if strings.HasPrefix(clock, images.ClockICount) {
 		return p.Parallel
 	}
 	return 1
@@ -206,7 +207,7 @@ func MatrixYAML(name, clock string, runs []rclaims.Run, repeats map[string]int, 
 		}
 	}
 	fmt.Fprintf(&b, "name: %s\nclock: %s\n", name, clock)
-	if !strings.HasPrefix(clock, "icount") {
+	if !strings.HasPrefix(clock, images.ClockICount) {
 		b.WriteString("parallel: 1\n")
 	}
 	b.WriteString("cells:\n")

@@ -203,11 +203,11 @@ func TestParseClock(t *testing.T) {
 		want    Clock
 		wantErr bool
 	}{
-		{"", Clock{}, false},
-		{"host", Clock{}, false},
-		{"icount", Clock{ICount: true}, false},
-		{"icount:0", Clock{ICount: true}, false},
-		{"icount:10", Clock{ICount: true, Shift: 10}, false},
+		{"", Clock{Mode: ClockHost}, false},
+		{"host", Clock{Mode: ClockHost}, false},
+		{"icount", Clock{Mode: ClockICount}, false},
+		{"icount:0", Clock{Mode: ClockICount}, false},
+		{"icount:10", Clock{Mode: ClockICount, Shift: 10}, false},
 		{"icount:-1", Clock{}, true},
 		{"icount:x", Clock{}, true},
 		{"icount:", Clock{}, true},

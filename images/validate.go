@@ -49,29 +49,48 @@ var (
 	sysctlRE = regexp.MustCompile(`^[a-zA-Z0-9_-]+(\.[a-zA-Z0-9_*:-]+)+$`)
 )
 
-// Clock is a parsed Profile.Clock.
+// Clock is how guest time relates to host time: a parsed Profile.Clock
+// or --clock, and what a VM's state records. It is the one clock type
+// (vm.Clock is this one).
 type Clock struct {
-	// ICount selects -icount (deterministic virtual time) instead of the
-	// host's wall clock.
-	ICount bool
-	// Shift is the icount shift: one guest instruction takes 2^Shift ns.
-	Shift int
+	// Mode is ClockHost (wall time) or ClockICount (-icount: one guest
+	// instruction = 2^Shift ns, deterministic; TCG only, one online CPU
+	// only).
+	Mode  string `json:"mode"`
+	Shift int    `json:"shift,omitempty"`
+}
+
+// Clock modes.
+const (
+	ClockHost   = "host"
+	ClockICount = "icount"
+)
+
+// ICount says whether c is an icount clock.
+func (c Clock) ICount() bool { return c.Mode == ClockICount }
+
+// String renders the clock as --clock takes it: "host" or "icount:N".
+func (c Clock) String() string {
+	if c.ICount() {
+		return fmt.Sprintf("%s:%d", ClockICount, c.Shift)
+	}
+	return ClockHost
 }
 
 // ParseClock parses "host" (or ""), "icount" (shift 0: 1 ns per
 // instruction) or "icount:N" with 0 <= N <= MaxICountShift.
 func ParseClock(s string) (Clock, error) {
 	switch {
-	case s == "" || s == "host":
-		return Clock{}, nil
-	case s == "icount":
-		return Clock{ICount: true}, nil
-	case strings.HasPrefix(s, "icount:"):
-		n, err := strconv.Atoi(strings.TrimPrefix(s, "icount:"))
+	case s == "" || s == ClockHost:
+		return Clock{Mode: ClockHost}, nil
+	case s == ClockICount:
+		return Clock{Mode: ClockICount}, nil
+	case strings.HasPrefix(s, ClockICount+":"):
+		n, err := strconv.Atoi(strings.TrimPrefix(s, ClockICount+":"))
 		if err != nil || n < 0 || n > MaxICountShift {
 			return Clock{}, fmt.Errorf("clock: %q has a bad shift; want icount:N with 0 <= N <= %d", s, MaxICountShift)
 		}
-		return Clock{ICount: true, Shift: n}, nil
+		return Clock{Mode: ClockICount, Shift: n}, nil
 	}
 	return Clock{}, fmt.Errorf("clock: %q is not one of host, icount, icount:N (0 <= N <= %d)", s, MaxICountShift)
 }
@@ -243,7 +262,7 @@ func (p Profile) Validate() error {
 	}
 	if clk, err := ParseClock(p.Clock); err != nil {
 		errs = append(errs, err)
-	} else if clk.ICount && countsOK && t.OnlineCPUs() != 1 {
+	} else if clk.ICount() && countsOK && t.OnlineCPUs() != 1 {
 		// Measured: QEMU's icount runs all vCPUs on one thread and the
 		// 6.1 kernel hangs at "Booting SMP configuration" with two online.
 		bad("clock", "%q needs exactly one online CPU (topology.online: 1), this profile brings %d online: with icount a multi-CPU guest hangs at SMP bring-up", p.Clock, t.OnlineCPUs())

@@ -17,39 +17,18 @@ import (
 	"lab/vm/link"
 )
 
-// Clock is how guest time relates to host time.
-type Clock struct {
-	// Mode is "host" (wall time) or "icount" (one guest instruction = 2^Shift
-	// ns, deterministic; TCG only, one online CPU only).
-	Mode  string `json:"mode"`
-	Shift int    `json:"shift,omitempty"`
-}
-
-// String renders the clock as the --clock flag takes it.
-func (c Clock) String() string {
-	if c.Mode == "icount" {
-		return fmt.Sprintf("icount:%d", c.Shift)
-	}
-	return "host"
-}
+// Clock is how guest time relates to host time (images.Clock, the one
+// clock type).
+type Clock = images.Clock
 
 // ParseClock parses "host", "icount" (shift 0) or "icount:SHIFT", the same
 // syntax as a profile's clock field.
-func ParseClock(s string) (Clock, error) {
-	c, err := images.ParseClock(s)
-	if err != nil {
-		return Clock{}, err
-	}
-	if c.ICount {
-		return Clock{Mode: "icount", Shift: c.Shift}, nil
-	}
-	return Clock{Mode: "host"}, nil
-}
+func ParseClock(s string) (Clock, error) { return images.ParseClock(s) }
 
 // CheckClock refuses clocks the profile cannot boot with, before anything
 // expensive happens.
 func CheckClock(p images.Profile, accel string, c Clock) error {
-	if c.Mode != "icount" {
+	if !c.ICount() {
 		return nil
 	}
 	if accel == "kvm" {
@@ -207,7 +186,7 @@ func Args(o Options) ([]string, error) {
 	accel := "kvm"
 	if o.Accel == "tcg" {
 		accel = "tcg,thread=multi"
-		if o.Clock.Mode == "icount" || p.Topology.Present() == 1 {
+		if o.Clock.ICount() || p.Topology.Present() == 1 {
 			accel = "tcg,thread=single"
 		}
 	}
@@ -223,7 +202,7 @@ func Args(o Options) ([]string, error) {
 		"-nodefaults", "-no-reboot", "-no-user-config",
 		"-display", "none",
 	}
-	if o.Clock.Mode == "icount" {
+	if o.Clock.ICount() {
 		argv = append(argv, "-icount", fmt.Sprintf("shift=%d,sleep=off", o.Clock.Shift))
 	}
 	if images.HasVTs(p.ConsoleKind()) {

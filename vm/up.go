@@ -111,7 +111,7 @@ func Prepare(ctx context.Context, o UpOptions) (*Config, error) {
 	kernelSHA, entry := k.BootImage(p, o.BzImage)
 	kernel := o.Cache.BlobPath(kernelSHA)
 	want := o.Accel
-	if o.Clock.Mode == "icount" && (want == "auto" || want == "") {
+	if o.Clock.ICount() && (want == "auto" || want == "") {
 		// icount is TCG only: auto must not pick a working KVM (Args
 		// would refuse it), and needs no probe.
 		want = "tcg"

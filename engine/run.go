@@ -22,7 +22,6 @@ import (
 
 	"lab/images"
 	"lab/plugins"
-	"lab/plugins/contract"
 	"lab/plugins/host"
 	"lab/results"
 	rclaims "lab/results/claims"
@@ -493,9 +492,7 @@ func ClaimProfiles(ps []images.Profile) rclaims.Profiles {
 				}
 			}
 		}
-		if cal != nil {
-			info.Calibration = &contract.Calibration{InstrPerNsLo: cal.InstrPerNsLo, InstrPerNsHi: cal.InstrPerNsHi, Basis: cal.Basis, Confidence: cal.Confidence}
-		}
+		info.Calibration = cal
 		out[p.Name] = info
 	}
 	return out

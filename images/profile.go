@@ -3,6 +3,8 @@
 // imported), the initramfs, and the content-addressed cache they live in.
 package images
 
+import "lab/plugins/contract"
+
 // Profile describes one emulated historical machine. It is plain data: the
 // embedded catalog and user profile files share this schema, and unknown
 // fields are rejected when a profile is loaded.
@@ -58,16 +60,10 @@ type Profile struct {
 
 // Calibration is an interval of guest instructions per ns that the
 // original machine plausibly ran the measured (kernel) code at: its clock
-// times a plausible IPC, with where that comes from.
-type Calibration struct {
-	InstrPerNsLo float64 `yaml:"instr_per_ns_lo" json:"instr_per_ns_lo"`
-	InstrPerNsHi float64 `yaml:"instr_per_ns_hi" json:"instr_per_ns_hi"`
-	// Basis says where the interval comes from: the clock, the IPC
-	// reasoning and its source.
-	Basis string `yaml:"basis" json:"basis"`
-	// Confidence is one of Confidences.
-	Confidence string `yaml:"confidence,omitempty" json:"confidence,omitempty"`
-}
+// times a plausible IPC, with where that comes from (Basis) and one of
+// Confidences. It is the contract's, the one calibration type: a claim
+// may carry its own, and the judge reads either.
+type Calibration = contract.Calibration
 
 // Confidences are the confidence levels a calibration states.
 var Confidences = []string{"low", "medium", "high"}

@@ -136,15 +136,7 @@ func (w *logWriter) Write(p []byte) (int, error) {
 // booted snapshot: lab's own plugins built for that arch (see
 // vm/preload.go).
 func Preload(path host.SearchPath, arch string) ([]vm.PreloadFile, error) {
-	files, err := host.BuiltinPreload(path.Builtin, arch)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]vm.PreloadFile, len(files))
-	for i, f := range files {
-		out[i] = vm.PreloadFile{Path: f.Path, SHA256: f.SHA256, Mode: uint32(f.Mode.Perm())}
-	}
-	return out, nil
+	return host.BuiltinPreload(path.Builtin, arch)
 }
 
 // preload is Preload, failing with a warning: failing to list lab's

@@ -4,16 +4,9 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
-)
 
-// PreloadFile is one file of a built-in bundle as the runner pushes it:
-// the host path, the sha256 the guest keeps it under, and the mode it is
-// installed with.
-type PreloadFile struct {
-	Path   string
-	SHA256 string
-	Mode   os.FileMode
-}
+	"lab/vm"
+)
 
 // BuiltinDir is the directory of lab's own plugins, installed with it:
 // plugins/ in the first of libDirs (images.LibDirs) that has one, or "".
@@ -30,10 +23,11 @@ func BuiltinDir(libDirs []string) string {
 // BuiltinPreload lists the files of lab's own plugins built for arch,
 // hashed exactly as the runner hashes them when it pushes a bundle
 // (bundleFiles), each content once: what a VM's booted snapshot holds in
-// its guest cache so that their first run sends nothing. User plugins are
+// its guest cache so that their first run sends nothing (vm.PreloadFile,
+// the mode its permission bits). User plugins are
 // not listed: they are pushed on their first run in each boot. dir is the
 // built-ins' directory (BuiltinDir); "" lists nothing.
-func BuiltinPreload(dir, arch string) ([]PreloadFile, error) {
+func BuiltinPreload(dir, arch string) ([]vm.PreloadFile, error) {
 	if dir == "" {
 		return nil, nil
 	}
@@ -41,7 +35,7 @@ func BuiltinPreload(dir, arch string) ([]PreloadFile, error) {
 	if err != nil {
 		return nil, err
 	}
-	var out []PreloadFile
+	var out []vm.PreloadFile
 	seen := map[string]bool{}
 	for _, de := range des {
 		if !de.IsDir() {
@@ -60,7 +54,7 @@ func BuiltinPreload(dir, arch string) ([]PreloadFile, error) {
 				continue
 			}
 			seen[f.sha256] = true
-			out = append(out, PreloadFile{Path: filepath.Join(b.Dir, f.rel), SHA256: f.sha256, Mode: f.mode})
+			out = append(out, vm.PreloadFile{Path: filepath.Join(b.Dir, f.rel), SHA256: f.sha256, Mode: uint32(f.mode.Perm())})
 		}
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Path < out[j].Path })

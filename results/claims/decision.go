@@ -76,6 +76,9 @@ type Decision struct {
 	// unpaired kinds; runs a point, for a crash) with which the
 	// refutation family can reject at all.
 	Need int
+	// Short says the verdict is inconclusive because a test had fewer
+	// repeats than Need.
+	Short bool
 }
 
 // Bounds are a claim's bounds on a ratio or a value; nil is no bound.
@@ -241,7 +244,7 @@ func settle(base string, tests []Test, nums []results.Number, need int, short sh
 		return d
 	}
 	if s := short(tests, need); s != "" {
-		d.Verdict, d.Reason = results.Inconclusive, base+": "+s
+		d.Verdict, d.Reason, d.Short = results.Inconclusive, base+": "+s, true
 		return d
 	}
 	var open, held []string

@@ -77,7 +77,7 @@ func DiffRatio(rows []DiffRow, r DiffRatioRule) Decision {
 		base += ", ratio of medians " + strings.Join(ratios, ", ")
 	}
 	d := settle(base, tests, nums, stats.MinSignedRankN(stats.Alpha, refuting(tests)), repeatsShort("repeats"))
-	if d.Verdict == results.Inconclusive && !strings.Contains(d.Reason, "too few") && len(flat)+len(negative) > 0 {
+	if d.Verdict == results.Inconclusive && !d.Short && len(flat)+len(negative) > 0 {
 		var why []string
 		if len(negative) > 0 {
 			why = append(why, fmt.Sprintf("%s at most 0: %s costs no more than %s, no factor (%s)", den, r.B, r.Z, strings.Join(negative, "; ")))

@@ -18,18 +18,6 @@ func Worse(c ChangePoint, higherIsBetter bool) bool {
 	return c.After > c.Before
 }
 
-// Alarming is the latest change point of cps that a gate over the last
-// `last` of n values fails on: its new segment began at index n-last or
-// later, and it is the worse way. nil if none.
-func Alarming(cps []ChangePoint, n, last int, higherIsBetter bool) *ChangePoint {
-	for i := len(cps) - 1; i >= 0; i-- {
-		if cps[i].Index >= n-last && Worse(cps[i], higherIsBetter) {
-			return &cps[i]
-		}
-	}
-	return nil
-}
-
 // Noise is how much x varies around the means of the segments its
 // change points cut it into: the residual standard deviation in percent
 // of x's mean (pooledCV; 0 for fewer than two values a segment).

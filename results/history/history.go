@@ -81,6 +81,37 @@ func (s *Series) gated(c ChangePoint) bool {
 	return !s.Unstable || math.Abs(c.Change) >= SingleNightZ*math.Max(s.Noise, s.RepeatNoise)
 }
 
+// detect finds the series' change points from its nights' medians med
+// (one a point), with its RepeatNoise set, and says how noisy it is:
+// Noise, Unstable.
+func (s *Series) detect(med []float64, o Options) {
+	od := o
+	if n := medianRepeats(s.Points); n > 0 {
+		od.MedianNoise = s.RepeatNoise / math.Sqrt(n)
+	}
+	cps := Detect(med, od)
+	s.Changes = []Change{}
+	for _, c := range cps {
+		s.Changes = append(s.Changes, Change{ChangePoint: c, Night: s.Points[c.Index].Night, Worse: Worse(c, s.HigherIsBetter)})
+	}
+	s.Noise = Noise(med, cps)
+	s.Unstable = len(med) >= 3 && (Unstable(s.Noise, o) || Unstable(s.RepeatNoise, o))
+}
+
+// inGate are the series' changes the worse way that began in the last
+// `last` of n nights and that a gate fails on (gated), or with ungated
+// those it shows and does not fail on: the gate's one rule
+// (History.Alarms, and BenchmarkChangePointNoise measures it).
+func (s *Series) inGate(n, last int, ungated bool) []Change {
+	var out []Change
+	for _, c := range s.Changes {
+		if s.gated(c.ChangePoint) != ungated && c.Worse && c.Night >= n-last {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
 // Name is the series' metric with its labels: "real_s {mode=thread}".
 func (s *Series) Name() string { return results.SeriesBraced(s.Metric, s.Labels) }
 
@@ -308,17 +339,7 @@ func Build(nights []Night, o Options, judge Judge) *History {
 		// sampled at the timer tick) can repeat night after night and
 		// make a spread of 0.
 		s.RepeatNoise = repeatNoise(vals[k])
-		od := o
-		if n := medianRepeats(s.Points); n > 0 {
-			od.MedianNoise = s.RepeatNoise / math.Sqrt(n)
-		}
-		cps := Detect(med, od)
-		s.Changes = []Change{}
-		for _, c := range cps {
-			s.Changes = append(s.Changes, Change{ChangePoint: c, Night: s.Points[c.Index].Night, Worse: Worse(c, s.HigherIsBetter)})
-		}
-		s.Noise = Noise(med, cps)
-		s.Unstable = len(med) >= 3 && (Unstable(s.Noise, o) || Unstable(s.RepeatNoise, o))
+		s.detect(med, o)
 		s.TickSampled = ticked[k]
 		h.Series = append(h.Series, s)
 	}
@@ -378,20 +399,15 @@ func (h *History) Ungated(last int) []Alarm { return h.inGate(last, true) }
 func (h *History) inGate(last int, ungated bool) []Alarm {
 	var out []Alarm
 	for _, s := range h.Series {
-		for _, c := range s.Changes {
-			if s.gated(c.ChangePoint) == ungated {
-				continue
-			}
-			if c.Worse && c.Night >= len(h.Nights)-last {
-				a := Alarm{Cell: s.Cell, Series: s.Name(), Night: h.Nights[c.Night].Name, Change: c}
-				if ungated {
-					a.Ungated = "the series is unstable"
-					if s.TickSampled {
-						a.Ungated = "the metric is tick-sampled"
-					}
+		for _, c := range s.inGate(len(h.Nights), last, ungated) {
+			a := Alarm{Cell: s.Cell, Series: s.Name(), Night: h.Nights[c.Night].Name, Change: c}
+			if ungated {
+				a.Ungated = "the series is unstable"
+				if s.TickSampled {
+					a.Ungated = "the metric is tick-sampled"
 				}
-				out = append(out, a)
 			}
+			out = append(out, a)
 		}
 	}
 	return out

@@ -49,8 +49,7 @@ func BenchmarkChangePointNoise(b *testing.B) {
 					anyCP++
 				}
 				for n := 10; n <= 30; n++ {
-					cps := Detect(x[:n], o)
-					if Alarming(cps, n, DefaultLast, false) != nil && !Unstable(Noise(x[:n], cps), o) {
+					if len(nightly(x[:n], o).inGate(n, DefaultLast, false)) > 0 {
 						gate++
 						break
 					}
@@ -66,8 +65,7 @@ func BenchmarkChangePointNoise(b *testing.B) {
 						x[i] *= 1 + step/100
 					}
 					for n := 21; n <= 30; n++ {
-						cps := Detect(x[:n], o)
-						if c := Alarming(cps, n, n, false); c != nil && c.Index >= 18 && c.Index <= 22 && !Unstable(Noise(x[:n], cps), o) {
+						if slices.ContainsFunc(nightly(x[:n], o).inGate(n, n, false), func(c Change) bool { return c.Index >= 18 && c.Index <= 22 }) {
 							found++
 							delays = append(delays, n-21)
 							break
@@ -99,4 +97,15 @@ func medianDelay(d []int) string {
 	}
 	slices.Sort(d)
 	return fmt.Sprint(d[len(d)/2])
+}
+
+// nightly is x as a series of nights, one run of one repeat a night,
+// its change points found as Build finds them.
+func nightly(x []float64, o Options) *Series {
+	s := &Series{}
+	for i, v := range x {
+		s.Points = append(s.Points, Point{Night: i, Median: v, Min: v, Max: v, N: 1})
+	}
+	s.detect(x, o)
+	return s
 }

@@ -369,12 +369,6 @@ type Reproduced struct {
 	Elapsed         time.Duration
 }
 
-// Decided says whether a verdict settles its claim: more repeats would
-// not change an untestable, not comparable or decided one.
-func Decided(verdict string) bool {
-	return verdict != results.Inconclusive && verdict != results.NotRun
-}
-
 // Run runs the plan's rounds (see above). It returns when every claim is
 // decided, the caps or the budget are reached or ctx ends; what finished
 // is kept either way.
@@ -547,7 +541,7 @@ func (p *ReproducePlan) open(sts []rclaims.ClaimStatus) []string {
 	}
 	var ids []string
 	for _, s := range sts {
-		if planned[s.Claim.ID] && !Decided(s.Verdict) {
+		if planned[s.Claim.ID] && !results.Decided(s.Verdict) {
 			ids = append(ids, s.Claim.ID)
 		}
 	}

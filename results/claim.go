@@ -150,8 +150,16 @@ type Number struct {
 	Unit  string  `json:"unit,omitempty"`
 }
 
-// Decided says whether v is a verdict a run gave (anything but not run).
-func (v Verdict) Decided() bool { return v.Verdict != "" && v.Verdict != NotRun }
+// Decided says whether verdict v decides its claim, so that more runs or
+// repeats would not change it: anything but inconclusive and not run
+// (reproduced, not reproduced, dependent on the clock or kernel, not
+// comparable, untestable here). It is lab's one meaning of "decided":
+// lab reproduce repeats the claims it is false for.
+func Decided(v string) bool { return v != "" && v != Inconclusive && v != NotRun }
+
+// Judged says whether a run in scope gave v a verdict (anything but not
+// run), decided or not.
+func (v Verdict) Judged() bool { return v.Verdict != "" && v.Verdict != NotRun }
 
 // Values returns the samples of one series of r: metric with exactly
 // these labels.

@@ -230,7 +230,7 @@ func TestJudgeSweptRun(t *testing.T) {
 		}
 	}
 	for _, v := range r.Verdicts {
-		if v.Decided() && (len(v.Runs) != 1 || v.Runs[0] != "run") {
+		if v.Judged() && (len(v.Runs) != 1 || v.Runs[0] != "run") {
 			t.Errorf("verdict %s %q names runs %v, want the swept run", v.Claim, v.Reason, v.Runs)
 		}
 	}

@@ -33,7 +33,7 @@ func TestIntegrationClaims(t *testing.T) {
 		t.Logf("%s %s: %s", v.Claim, v.Verdict, v.Reason)
 		verdicts[v.Claim] = v
 	}
-	if v := verdicts["E1.6"]; !v.Decided() || len(v.Runs) != 1 || v.Runs[0] != res.ID || len(v.Numbers) == 0 || len(v.Strata) != 1 {
+	if v := verdicts["E1.6"]; !v.Judged() || len(v.Runs) != 1 || v.Runs[0] != res.ID || len(v.Numbers) == 0 || len(v.Strata) != 1 {
 		t.Errorf("E1.6: %+v, want a verdict from this run with its numbers and one stratum", v)
 	}
 	// E1.7, an absolute time, is scoped to icount: under the host clock
@@ -57,7 +57,7 @@ func TestIntegrationClaims(t *testing.T) {
 			e16 = v
 		}
 	}
-	if len(e16.Strata) != 1 || e16.Strata[0].Build != "dynamic-O0" || !e16.Decided() {
+	if len(e16.Strata) != 1 || e16.Strata[0].Build != "dynamic-O0" || !e16.Judged() {
 		t.Errorf("E1.6 from the dynamic build: %+v, want a verdict of its build-dynamic-O0 stratum", e16)
 	}
 

@@ -207,7 +207,7 @@ func TestComparePublishedVariant(t *testing.T) {
 		Plugin: "forkbench", Bench: "create"}.WithKind()
 	profiles := claims.Profiles{"celeron-2.4": {}, "celeron-2.4-era": {VariantOf: "celeron-2.4"}}
 	claims.Judge(cr, []results.Claim{e16}, nil, profiles)
-	if v := cr.Verdicts[0]; !v.Decided() || len(v.Strata) != 1 || v.Strata[0].Profile != "celeron-2.4-era" || v.Strata[0].Kernel != "era-2.4-i386" {
+	if v := cr.Verdicts[0]; !v.Judged() || len(v.Strata) != 1 || v.Strata[0].Profile != "celeron-2.4-era" || v.Strata[0].Kernel != "era-2.4-i386" {
 		t.Errorf("E1.6 on the variant: %s (%s), strata %+v", v.Verdict, v.Reason, v.Strata)
 	}
 	cr.Machine.Profile = map[string]any{"name": "p3-450"}

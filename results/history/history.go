@@ -132,9 +132,9 @@ type ClaimHistory struct {
 	Flips     []Flip   `json:"flips"`
 }
 
-// Decided says whether some night gave the claim a verdict other than
-// not run or untestable here.
-func (c ClaimHistory) Decided() bool {
+// Tested says whether some night's runs tested the claim: gave it a
+// verdict other than not run or untestable here.
+func (c ClaimHistory) Tested() bool {
 	for _, v := range c.Verdicts {
 		if v != results.NotRun && v != results.Untestable {
 			return true

@@ -83,7 +83,7 @@ func WriteText(w io.Writer, h *History, all bool) error {
 		fmt.Fprintln(tw, strings.Join(append(head, "FLIPS"), "\t"))
 		quiet := 0
 		for _, c := range h.Claims {
-			if !c.Decided() {
+			if !c.Tested() {
 				quiet++
 				continue
 			}

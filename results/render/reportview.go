@@ -146,7 +146,7 @@ func runViewOf(r *results.Result, e *ReportExperiment, anchor string, claimAncho
 		rv.Outcome += ": " + r.Outcome.Reason
 	}
 	for _, v := range r.Verdicts {
-		if !v.Decided() {
+		if !v.Judged() {
 			rv.NotRun = append(rv.NotRun, v.Claim+" ("+v.Reason+")")
 			continue
 		}

@@ -80,7 +80,7 @@ func startPeer(ctx context.Context, plan *Plan, h *vm.Handle, bundle *host.Bundl
 	name := PeerName(h.Name)
 	st := h.State
 	opts.emit(PeerBooting{Plugin: plan.Desc.Name, Experiment: plan.Exp.Name, Param: spec.Param, Value: spec.Value, VM: name, Profile: st.Profile.Name})
-	pst, err := vm.Up(ctx, plan.Roots.up(vm.UpOptions{Name: name, Profile: st.Profile, Accel: st.Accel, Clock: st.Clock, MemoryMB: opts.PeerMemoryMB,
+	pst, err := vm.Up(ctx, plan.Roots.Up(vm.UpOptions{Name: name, Profile: st.Profile, Accel: st.Accel, Clock: st.Clock, MemoryMB: opts.PeerMemoryMB,
 		Preload: opts.preload(plan.Roots.Plugins, st.Profile.Arch), Exe: opts.Exe, Log: &logWriter{opts: opts}, Throwaway: true}))
 	if err != nil {
 		return nil, fmt.Errorf("the peer guest %s (profile %s) did not boot, so the run did not start; nothing of it is left running, and vm %s is as it was: %w\n"+

@@ -32,8 +32,8 @@ type Roots struct {
 	TempDir string
 }
 
-// up fills the roots into o.
-func (r Roots) up(o vm.UpOptions) vm.UpOptions {
+// Up fills the roots into o: what a boot takes from them.
+func (r Roots) Up(o vm.UpOptions) vm.UpOptions {
 	o.Root, o.Cache, o.LibDirs, o.NoSnapshot, o.KernelMirror, o.Path = r.VMs, r.Cache, r.LibDirs, r.NoSnapshot, r.KernelMirror, r.Path
 	return o
 }

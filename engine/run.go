@@ -166,7 +166,7 @@ func execute(ctx context.Context, plan *Plan, profile *images.Profile, clock vm.
 		_, _ = rand.Read(b[:])
 		name := p.Name + "-run-" + hex.EncodeToString(b[:])
 		opts.emit(Booting{VM: name, Profile: p.Name})
-		st, err := vm.Up(ctx, plan.Roots.up(vm.UpOptions{Name: name, Profile: p, Accel: "auto", Clock: clock, Preload: opts.preload(plan.Roots.Plugins, p.Arch), Exe: opts.Exe,
+		st, err := vm.Up(ctx, plan.Roots.Up(vm.UpOptions{Name: name, Profile: p, Accel: "auto", Clock: clock, Preload: opts.preload(plan.Roots.Plugins, p.Arch), Exe: opts.Exe,
 			Log: &logWriter{opts: opts}, Throwaway: true}))
 		if err != nil {
 			return nil, err

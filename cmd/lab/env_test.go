@@ -42,17 +42,24 @@ func setEnv(t testing.TB, k, v string) {
 func lookupEnv(t testing.TB, k string) (string, bool) {
 	envMu.Lock()
 	defer envMu.Unlock()
-	for n := t.Name(); ; {
+	for _, n := range lineage(t) {
 		if v, ok := envs[n][k]; ok {
 			return v, true
 		}
-		i := strings.LastIndex(n, "/")
-		if i < 0 {
-			break
-		}
-		n = n[:i]
 	}
 	return os.LookupEnv(k)
+}
+
+// lineage is t's name and its parents' ("A/b/c", "A/b", "A"), nearest
+// first: whose variables t sees.
+func lineage(t testing.TB) []string {
+	var out []string
+	for n := t.Name(); ; n = n[:strings.LastIndex(n, "/")] {
+		out = append(out, n)
+		if !strings.Contains(n, "/") {
+			return out
+		}
+	}
 }
 
 // getenvFor is t's environment as run takes it.
@@ -68,15 +75,10 @@ func getenvFor(t testing.TB) func(string) string {
 func environFor(t testing.TB) []string {
 	keys := map[string]bool{}
 	envMu.Lock()
-	for n := t.Name(); ; {
+	for _, n := range lineage(t) {
 		for k := range envs[n] {
 			keys[k] = true
 		}
-		i := strings.LastIndex(n, "/")
-		if i < 0 {
-			break
-		}
-		n = n[:i]
 	}
 	envMu.Unlock()
 	var out []string

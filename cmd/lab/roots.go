@@ -111,11 +111,8 @@ func readRoots(getenv func(string) string) roots {
 func (r roots) resultsDir() (string, error) { return r.results, r.resultsErr }
 
 // vmOptions fills in the directories and switches a boot takes from the
-// roots.
-func (r roots) vmOptions(o vm.UpOptions) vm.UpOptions {
-	o.Root, o.Cache, o.LibDirs, o.NoSnapshot, o.KernelMirror, o.Path = r.vm, r.cache, r.libDirs, r.noSnapshot, r.kernelMirror, r.path
-	return o
-}
+// roots (engine.Roots.Up, the one place that knows which).
+func (r roots) vmOptions(o vm.UpOptions) vm.UpOptions { return r.engine().Up(o) }
 
 // engine is what the run engine is given of the roots.
 func (r roots) engine() engine.Roots {

@@ -11,7 +11,6 @@ import (
 	"golang.org/x/sys/unix"
 
 	"lab/plugins"
-	"lab/plugins/host"
 	"lab/results"
 	"lab/vm"
 )
@@ -82,17 +81,17 @@ type brokenRun struct {
 // classify turns a run error into a failure a user can act on:
 // interrupted, timed out, the VM taken down by `lab down`, or the error
 // as it is.
-func classify(ctx, runCtx context.Context, h *vm.Handle, err error, timeout time.Duration) *Failure {
+func classify(ctx, runCtx context.Context, m machine, err error, timeout time.Duration) *Failure {
 	switch {
 	case ctx.Err() != nil:
-		return &Failure{Kind: Interrupted, Reason: "interrupted (" + InterruptedBy(ctx) + ")", VM: h.Name, Err: err}
+		return &Failure{Kind: Interrupted, Reason: "interrupted (" + InterruptedBy(ctx) + ")", VM: m.Name(), Err: err}
 	case errors.Is(runCtx.Err(), context.DeadlineExceeded):
-		return &Failure{Kind: TimedOut, Reason: fmt.Sprintf("timed out after %v (--timeout); the plugin was killed", timeout), VM: h.Name, Err: err}
+		return &Failure{Kind: TimedOut, Reason: fmt.Sprintf("timed out after %v (--timeout); the plugin was killed", timeout), VM: m.Name(), Err: err}
 	}
-	if down := takenDown(h); down != "" {
-		return &Failure{Kind: VMDown, Reason: down + ": " + err.Error(), VM: h.Name, Err: err}
+	if down := m.TakenDown(); down != "" {
+		return &Failure{Kind: VMDown, Reason: down + ": " + err.Error(), VM: m.Name(), Err: err}
 	}
-	return &Failure{Kind: Broken, Reason: err.Error(), VM: h.Name, Err: err}
+	return &Failure{Kind: Broken, Reason: err.Error(), VM: m.Name(), Err: err}
 }
 
 // takenDown is the reason of a run whose VM `lab down --force` took down
@@ -110,8 +109,8 @@ func takenDown(h *vm.Handle) string {
 
 // runFailure is the outcome of a Run call that broke: interrupted, timed
 // out, the plugin crashed, the guest died, or the error as it is.
-func runFailure(ctx, runCtx context.Context, h *vm.Handle, sess *host.Session, err error, timeout time.Duration) brokenRun {
-	f := classify(ctx, runCtx, h, err, timeout)
+func runFailure(ctx, runCtx context.Context, m machine, sess pluginSession, err error, timeout time.Duration) brokenRun {
+	f := classify(ctx, runCtx, m, err, timeout)
 	var rerr *plugins.RunError
 	if f.Kind == Broken && !errors.As(err, &rerr) {
 		// The exit frame may trail the broken connection a little.
@@ -120,9 +119,9 @@ func runFailure(ctx, runCtx context.Context, h *vm.Handle, sess *host.Session, e
 		case exited && linkErr == nil:
 			f.Kind, f.ExitStatus = PluginCrashed, code
 			f.Reason = fmt.Sprintf("the plugin crashed (exit status %d): %v", code, err)
-		case exited || guestGone(h, 3*time.Second):
+		case exited || m.Gone(3*time.Second):
 			f.Kind = GuestDied
-			f.Reason = fmt.Sprintf("the guest died mid-run (vm %s is gone): %v", h.Name, err)
+			f.Reason = fmt.Sprintf("the guest died mid-run (vm %s is gone): %v", m.Name(), err)
 		}
 	}
 	return brokenRun{outcome: results.Outcome{Status: failedOrInterrupted(ctx), Reason: f.Reason, StderrTail: sess.StderrTail()}, failure: f}
@@ -134,7 +133,7 @@ func failedOrInterrupted(ctx context.Context) string {
 	if ctx.Err() != nil {
 		return results.StatusInterrupted
 	}
-	return "failed"
+	return results.StatusFailed
 }
 
 // guestGone says whether the VM went away (its QEMU or supervisor died),
@@ -157,7 +156,7 @@ func failRun(res *results.Result, reason string) {
 	if res.Outcome.Status == results.StatusFailed && res.Outcome.Reason != "" {
 		reason = res.Outcome.Reason + "; " + reason
 	}
-	res.Outcome.Status, res.Outcome.Reason = "failed", reason
+	res.Outcome.Status, res.Outcome.Reason = results.StatusFailed, reason
 }
 
 // failureOf is the failure a finished result stands for (nil if it did

@@ -39,24 +39,9 @@ type RepeatChoice struct {
 // target is a profile a plan runs on and its clock.
 type target struct{ profile, clock string }
 
-// ChooseRepeat is the repeats plan makes with no --repeat: the most the
-// claims of its experiment in scope on its profiles need
-// (rclaims.Needs), as many as fit budget, else 1. A plan on a VM that is
-// up reads its profile and clock from it; if none can be read, 1 (the
-// run then says why it cannot start).
-func ChooseRepeat(plan *Plan, budget time.Duration) RepeatChoice {
-	var ts []target
-	for i, p := range plan.Profiles {
-		ts = append(ts, target{p.Name, plan.Clocks[i].String()})
-	}
-	if len(plan.Profiles) == 0 {
-		if h, err := plan.Roots.VMs.OpenDefault(plan.VM); err == nil {
-			ts = append(ts, target{h.State.Profile.Name, h.State.Clock.String()})
-		}
-	}
-	return chooseRepeat(plan, ts, budget)
-}
-
+// chooseRepeat is the repeats plan makes with no --repeat on targets ts:
+// the most the claims of its experiment in scope there need
+// (rclaims.Needs), as many as fit budget, else 1.
 func chooseRepeat(plan *Plan, ts []target, budget time.Duration) RepeatChoice {
 	ch := RepeatChoice{Repeat: 1, Budget: budget}
 	for _, t := range ts {
@@ -125,12 +110,12 @@ func (plan *Plan) estimateRun() rclaims.Run {
 	return r
 }
 
-// Undecided are lines for the claims of choice (in scope of a run whose
+// undecided are lines for the claims of choice (in scope of a run whose
 // repeats lab chose) that res leaves inconclusive for too few repeats (a
 // verdict's "repeats needed" above the repeats run): the command that
 // decides each. None when the user chose the repeats: the verdict's
 // reason says it then.
-func Undecided(plan *Plan, res *results.Result, choice RepeatChoice) []string {
+func undecided(plan *Plan, res *results.Result, choice RepeatChoice) []string {
 	var out []string
 	ran := plan.Repeat
 	for _, v := range res.Verdicts {
@@ -157,12 +142,12 @@ func commandLine(args []string) string {
 	return strings.Join(out, " ")
 }
 
-// Pointers are lines for the summary of a run of plan on profile: the
+// pointers are lines for the summary of a run of plan on profile: the
 // claims of the plugin's other experiments whose machine the profile
 // stands for (rclaims.Elsewhere), each experiment's with the `lab
 // reproduce` that decides them and its rough time (Estimates.Run of its
 // runs).
-func Pointers(plan *Plan, profile string) []string {
+func pointers(plan *Plan, profile string) []string {
 	var out []string
 	for _, p := range rclaims.Elsewhere(host.AllClaims(plan.Desc), plan.Exp.Name, profile, plan.ClaimProfiles) {
 		out = append(out, PointerLine(p, EstimatesOf(plan.Desc)))

@@ -112,7 +112,7 @@ func TestPointers(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := Pointers(forkbenchPlan(t, tt.exp, nil), tt.profile)
+			got := pointers(forkbenchPlan(t, tt.exp, nil), tt.profile)
 			if strings.Join(got, "\n") != strings.Join(tt.want, "\n") {
 				t.Errorf("Pointers =\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(tt.want, "\n"))
 			}
@@ -131,18 +131,18 @@ func TestUndecided(t *testing.T) {
 		verdict("E2.1a", results.Inconclusive, 7),
 		verdict("E2.1b", results.Inconclusive, 9), // not in scope: its own verdict says
 	}}
-	got := Undecided(plan, res, ch)
+	got := undecided(plan, res, ch)
 	want := "E2.1a is still inconclusive after 5 repeats and needs 7: `lab run forkbench --repeat 7` (about 1 min) or `lab reproduce E2.1a` decides it"
 	if len(got) != 1 || got[0] != want {
 		t.Errorf("Undecided = %q, want [%q]", got, want)
 	}
 	for _, v := range []results.Verdict{verdict("E2.1a", results.Inconclusive, 5), verdict("E2.1a", results.Reproduced, 7)} {
 		res.Verdicts = []results.Verdict{v}
-		if got := Undecided(plan, res, ch); got != nil {
-			t.Errorf("Undecided(%s with %v needed) = %q, want none: enough repeats ran, or it is decided", v.Verdict, v.Numbers[1].Value, got)
+		if got := undecided(plan, res, ch); got != nil {
+			t.Errorf("undecided(%s with %v needed) = %q, want none: enough repeats ran, or it is decided", v.Verdict, v.Numbers[1].Value, got)
 		}
 	}
-	if got := Undecided(plan, res, RepeatChoice{Repeat: 1}); got != nil {
+	if got := undecided(plan, res, RepeatChoice{Repeat: 1}); got != nil {
 		t.Errorf("Undecided with no claim in scope = %q, want none", got)
 	}
 }

@@ -81,7 +81,7 @@ func CellRequest(c matrix.Cell, store string, profileFiles []string, command []s
 		params = map[string]string{}
 	}
 	return Request{Plugin: c.Plugin, Profiles: []string{c.Profile}, Experiment: c.Experiment, Params: params, Sweep: axes,
-		Repeat: c.Repeat, Clock: c.Clock, Out: store, ProfileFiles: profileFiles, Timeout: time.Hour, Command: command, Roots: roots}, nil
+		Repeat: c.Repeat, ChooseRepeat: c.Repeat == 0, Clock: c.Clock, Out: store, ProfileFiles: profileFiles, Timeout: time.Hour, Command: command, Roots: roots}, nil
 }
 
 // PlanMatrix parses and checks a matrix: its file, the shard, each of the
@@ -431,7 +431,7 @@ func (m *matrixRun) cell(ctx context.Context, c matrix.Cell, attempt int) (*resu
 	logPath := filepath.Join(p.Out, "logs", strings.NewReplacer("/", "_", "=", "-", ",", "_", ";", "_", ":", "-").Replace(c.ID)+".log")
 	logf, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
 	if err != nil {
-		return nil, "failed", err.Error(), err
+		return nil, results.StatusFailed, err.Error(), err
 	}
 	defer logf.Close()
 	fmt.Fprintf(logf, "== attempt %d at %s: lab %s\n", attempt, time.Now().UTC().Format(time.RFC3339), strings.Join(args, " "))
@@ -446,9 +446,9 @@ func (m *matrixRun) cell(ctx context.Context, c matrix.Cell, attempt int) (*resu
 		if m.opts.runCell != nil {
 			run, err = m.opts.runCell(ctx, req, opts)
 		} else {
-			var plan *Plan
-			if plan, err = NewPlan(req); err == nil {
-				run, err = Execute(ctx, plan, opts)
+			var out *Outcome
+			if out, err = Do(ctx, req, opts); out != nil && len(out.Runs) > 0 {
+				run = out.Runs[0]
 			}
 		}
 	}
@@ -459,7 +459,7 @@ func (m *matrixRun) cell(ctx context.Context, c matrix.Cell, attempt int) (*resu
 		}
 		// The cell's summary takes the error's first line; its log has it whole.
 		msg, _, _ := strings.Cut(err.Error(), "\n")
-		return nil, "failed", msg, err
+		return nil, results.StatusFailed, msg, err
 	}
 	for _, msg := range []string{run.Plots.Sweep, run.Plots.Chart, run.Plots.Table} {
 		if msg != "" {

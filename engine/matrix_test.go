@@ -114,3 +114,28 @@ func TestMatrixRetry(t *testing.T) {
 		})
 	}
 }
+
+// TestCellRepeatChoice: a cell whose matrix gives no repeat asks Do to
+// choose, as lab run without --repeat (issue 32); one that gives them
+// runs them.
+func TestCellRepeatChoice(t *testing.T) {
+	for _, tt := range []struct {
+		repeat int
+		choose bool
+	}{{0, true}, {1, false}, {5, false}} {
+		req, err := CellRequest(matrix.Cell{Plugin: "forkbench", Profile: "celeron-2.4", Repeat: tt.repeat}, t.TempDir(), nil, nil, Roots{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if req.ChooseRepeat != tt.choose || req.Repeat != tt.repeat {
+			t.Errorf("cell repeat %d: request repeat %d, choose %v; want choose %v", tt.repeat, req.Repeat, req.ChooseRepeat, tt.choose)
+		}
+	}
+	// Planned, a chosen cell starts at 1 until Do chooses.
+	plan := fakeRunPlan(t, "create", nil)
+	req := plan.Request
+	req.Repeat, req.ChooseRepeat, req.Out = 0, true, t.TempDir()
+	if _, err := NewPlan(req); err != nil && strings.Contains(err.Error(), "--repeat") {
+		t.Errorf("NewPlan of a cell whose repeats are chosen: %v", err)
+	}
+}

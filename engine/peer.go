@@ -92,7 +92,7 @@ func startPeer(ctx context.Context, plan *Plan, h *vm.Handle, bundle *host.Bundl
 		Workload: spec.Workload, Args: spec.Args, Guest: guestOf(pst)}}
 	defer func() {
 		if err != nil {
-			p.stop(opts)
+			p.Stop(opts)
 			p = nil
 		}
 	}()
@@ -122,10 +122,14 @@ func startPeer(ctx context.Context, plan *Plan, h *vm.Handle, bundle *host.Bundl
 	return p, nil
 }
 
-// stop (once) ends the peer workload, takes both NICs out and discards the peer
+// Stop (once) ends the peer workload, takes both NICs out and discards the peer
 // VM, whatever state the run left them in; what went wrong is recorded
 // in rec.Error and said as a warning.
-func (p *peerRun) stop(opts Options) { p.once.Do(func() { p.stopOnce(opts) }) }
+func (p *peerRun) Stop(opts Options) { p.once.Do(func() { p.stopOnce(opts) }) }
+
+// Record is the peer's record in the run's result, its fate included
+// once stopped.
+func (p *peerRun) Record() *results.Peer { return p.rec }
 
 func (p *peerRun) stopOnce(opts Options) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)

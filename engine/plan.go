@@ -7,6 +7,7 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"time"
@@ -36,9 +37,13 @@ type Request struct {
 	Params     map[string]string
 	// Sweep are the swept parameters (ParseSweeps); their cross product
 	// is run point by point.
-	Sweep   []results.SweepAxis
-	Repeat  int
-	Timeout time.Duration
+	Sweep  []results.SweepAxis
+	Repeat int
+	// ChooseRepeat: no repeats were asked for, so Do runs as many as
+	// the claims in scope need within DefaultRepeatBudget (Repeat 0 is
+	// then 1 until chosen).
+	ChooseRepeat bool
+	Timeout      time.Duration
 	// Clock is the guest clock of the throwaway VMs ("": the profile's).
 	Clock string
 	// Out is the results directory.
@@ -62,6 +67,9 @@ type Plan struct {
 	OutDir  string
 	Desc    *plugins.Description
 	Exp     *plugins.Experiment
+	// Bundles are the plugin's builds by guest arch, each checked to
+	// record Desc (bundle): found once, then reused.
+	Bundles map[string]*host.Bundle
 	// Resolved holds every parameter; a swept key holds its values
 	// joined ("50,100"), each point's own are in Points.
 	Resolved map[string]string
@@ -92,6 +100,9 @@ const MaxSweepPoints = 1000
 // starting with where the result goes: a run must not measure for an
 // hour and then find it cannot save.
 func NewPlan(req Request) (*Plan, error) {
+	if req.ChooseRepeat && req.Repeat == 0 {
+		req.Repeat = 1
+	}
 	if req.Repeat < 1 || req.Repeat > 1000 {
 		return nil, fmt.Errorf("--repeat %d: want 1..1000", req.Repeat)
 	}
@@ -122,10 +133,12 @@ func NewPlan(req Request) (*Plan, error) {
 	}
 	// The plugin's description is the one recorded when it was built: no
 	// plugin code runs on the host.
-	desc, err := req.Roots.Plugins.Describe(req.Plugin)
+	b, err := req.Roots.Plugins.FindAny(req.Plugin)
 	if err != nil {
 		return nil, err
 	}
+	desc := b.Description
+	plan.Bundles = map[string]*host.Bundle{b.Arch: b}
 	exp, resolved, err := desc.Resolve(req.Experiment, req.Params)
 	if err != nil {
 		return nil, err
@@ -166,6 +179,27 @@ func NewPlan(req Request) (*Plan, error) {
 	// profiles then.
 	plan.ClaimProfiles, _ = CatalogProfiles(req.Roots.Profiles, req.ProfileFiles...)
 	return plan, nil
+}
+
+// bundle is the plugin's build for guests of arch, checked once to
+// record the description the plan was checked against.
+func (plan *Plan) bundle(arch string) (*host.Bundle, error) {
+	if b, ok := plan.Bundles[arch]; ok {
+		return b, nil
+	}
+	b, err := plan.Roots.Plugins.Find(plan.Plugin, arch)
+	if err != nil {
+		return nil, err
+	}
+	if !reflect.DeepEqual(b.Description, plan.Desc) {
+		return nil, fmt.Errorf("plugin %s: the %s build records another description than the plugin's other build; %s",
+			plan.Plugin, b.Arch, "rebuild it with `make plugins` (lab's own plugins) or `lab plugin build DIR` (yours)")
+	}
+	if plan.Bundles == nil {
+		plan.Bundles = map[string]*host.Bundle{}
+	}
+	plan.Bundles[arch] = b
+	return b, nil
 }
 
 // CheckNeeds says whether the plan's parameter values (each sweep

@@ -31,17 +31,17 @@ func (p *Profiles) Results() []*results.Result {
 	return rs
 }
 
-// ExecuteProfiles runs plan on each of its profiles in turn, each on a
+// executeProfiles runs plan on each of its profiles in turn, each on a
 // throwaway VM powered off before the next boots, calling each with every
 // profile's run as Execute returns it (run nil if it did not start), then
 // compares them (and with a sweep plots them together). A run that fails
 // does not stop the others; ctx's cancellation (Ctrl-C) does.
-func ExecuteProfiles(ctx context.Context, plan *Plan, opts Options, each func(profile string, run *Run, err error)) *Profiles {
+func executeProfiles(ctx context.Context, plan *Plan, opts Options, each func(profile string, run *Run, err error)) *Profiles {
 	out := &Profiles{}
 	for i := range plan.Profiles {
 		p := &plan.Profiles[i]
 		opts.emit(ProfileStarted{Index: i, N: len(plan.Profiles), Profile: p.Name})
-		run, err := execute(ctx, plan, p, plan.Clocks[i], opts)
+		run, err := onThrowaway(ctx, plan, *p, plan.Clocks[i], opts)
 		if run != nil {
 			out.Runs = append(out.Runs, run)
 		}

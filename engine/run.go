@@ -10,12 +10,9 @@ package engine
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"fmt"
 	"os"
 	"path/filepath"
-	"reflect"
 	"strings"
 	"sync"
 	"time"
@@ -41,6 +38,12 @@ type Options struct {
 	// PeerMemoryMB, if set, boots a peer guest with this much memory
 	// instead of its profile's (tests make its boot fail this way).
 	PeerMemoryMB int
+	// Ran, if set, is called with each run Do makes as it ends: the
+	// profile it ran on, the run (nil if it did not start) and its
+	// error.
+	Ran func(profile string, run *Run, err error)
+	// machines, in tests, replace QEMU guests (machine.go).
+	machines machines
 }
 
 func (o Options) emit(e Event) {
@@ -65,6 +68,12 @@ type Run struct {
 	// ("plot: PATH", "no plot: why", "warning: plot PATH: error"), "" for
 	// none.
 	Plots Plots
+	// Undecided and Elsewhere are what its summary says beyond the
+	// result (Do): the command deciding each claim the repeats lab
+	// chose left inconclusive (Undecided), and the claims of the
+	// plugin's other experiments on the machine its profile stands for
+	// (pointers).
+	Undecided, Elsewhere []string
 }
 
 // Problems say what went wrong, a message each: the run failed (with
@@ -92,23 +101,27 @@ func (r *Run) Problems() []string {
 // Plots are the lines saying what was drawn beside a result.
 type Plots struct{ Sweep, Chart, Table string }
 
-// Execute runs plan on its one profile (a throwaway VM, discarded
-// afterwards) or, with no profile, on the VM it names (or the only one
-// up); for several profiles use ExecuteProfiles. It returns a nil Run
-// and the error if the run never started. A run that started is saved,
-// failed or not, and returned; its error is then a *Failure if it failed
-// or was interrupted, else nil (saving may still have failed: Run.SaveErr).
-func Execute(ctx context.Context, plan *Plan, opts Options) (*Run, error) {
-	var p *images.Profile
-	var clock vm.Clock
-	switch len(plan.Profiles) {
-	case 0:
-	case 1:
-		p, clock = &plan.Profiles[0], plan.Clocks[0]
-	default:
-		return nil, fmt.Errorf("%d profiles: run them with ExecuteProfiles", len(plan.Profiles))
+// open opens the VM plan.VM names (or the only one up) and checks that
+// the plan can run there.
+func (plan *Plan) open(opts Options) (machine, error) {
+	m, err := opts.vms().Open(plan)
+	if err != nil {
+		return nil, err
 	}
-	return execute(ctx, plan, p, clock, opts)
+	if err := plan.CheckNeeds(m.State().Profile); err != nil {
+		return nil, fmt.Errorf("vm %s: %w", m.Name(), err)
+	}
+	return m, nil
+}
+
+// onThrowaway runs plan on a throwaway VM booted from profile p with
+// clock, powered off afterwards.
+func onThrowaway(ctx context.Context, plan *Plan, p images.Profile, clock vm.Clock, opts Options) (*Run, error) {
+	m, err := opts.vms().Boot(ctx, plan, p, clock, opts)
+	if err != nil {
+		return nil, err
+	}
+	return runOn(ctx, plan, m, true, opts)
 }
 
 // logWriter turns what vm.Up writes into Log events, a line each.
@@ -149,117 +162,124 @@ func (o Options) preload(path host.SearchPath, arch string) []vm.PreloadFile {
 	return files
 }
 
-// execute runs the plan on a throwaway VM booted from profile (powered
-// off afterwards), or with profile nil on the VM plan.VM names (or the
-// only one up).
-func execute(ctx context.Context, plan *Plan, profile *images.Profile, clock vm.Clock, opts Options) (run *Run, err error) {
-	var (
-		h     *vm.Handle
-		vmTLS *host.VMTLS
-		// closing is the plugin session closing while the run is saved
-		// and its throwaway VM discarded (closeSession).
-		closing sync.WaitGroup
-	)
-	if profile != nil {
-		p := *profile
-		var b [3]byte
-		_, _ = rand.Read(b[:])
-		name := p.Name + "-run-" + hex.EncodeToString(b[:])
-		opts.emit(Booting{VM: name, Profile: p.Name})
-		st, err := vm.Up(ctx, plan.Roots.Up(vm.UpOptions{Name: name, Profile: p, Accel: "auto", Clock: clock, Preload: opts.preload(plan.Roots.Plugins, p.Arch), Exe: opts.Exe,
-			Log: &logWriter{opts: opts}, Throwaway: true}))
-		if err != nil {
-			return nil, err
-		}
-		opts.emit(Booted{VM: name, Seconds: st.BootSeconds, Accel: st.Accel, Clock: st.Clock.String()})
-		if h, err = plan.Roots.VMs.Open(name); err != nil {
-			return nil, err
-		}
+// runOn runs the plan on machine m; a throwaway m is discarded once the
+// run is saved. Its steps: hold the VM's run lock, start the peer guest
+// if the experiment asks for one, start the plugin, run the experiment
+// (once, or point by point for a sweep), and save what came back
+// whatever happened (finish).
+func runOn(ctx context.Context, plan *Plan, m machine, throwaway bool, opts Options) (*Run, error) {
+	// closing is the plugin session closing while the run is saved and
+	// its throwaway VM discarded (closeSession).
+	var closing sync.WaitGroup
+	if throwaway {
 		defer func() {
 			dctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 			defer cancel()
 			// The run is saved: nothing in the guest is worth a clean
 			// power-off. Killed instead, this process still takes the
 			// VM with it (vm.UpOptions.Throwaway).
-			if err := h.Discard(dctx); err != nil {
-				opts.emit(Warning{Text: fmt.Sprintf("powering off %s: %v", name, err)})
+			if err := m.Discard(dctx); err != nil {
+				opts.emit(Warning{Text: fmt.Sprintf("powering off %s: %v", m.Name(), err)})
 			}
 			closing.Wait()
 		}()
-		// Made when the VM comes up, as `lab up` does.
-		if vmTLS, err = host.EnsureTLS(h.Dir, h.Name); err != nil {
-			return nil, err
-		}
-	} else if h, err = plan.Roots.VMs.OpenDefault(plan.VM); err != nil {
-		return nil, err
-	} else if err := plan.CheckNeeds(h.State.Profile); err != nil {
-		return nil, fmt.Errorf("vm %s: %w", h.Name, err)
 	}
-	unlock, err := h.LockRun(ctx, plan.Command, func(holder *vm.RunHolder) {
-		opts.emit(Waiting{VM: h.Name, Holder: holder})
+	unlock, err := m.LockRun(ctx, plan.Command, func(holder *vm.RunHolder) {
+		opts.emit(Waiting{VM: m.Name(), Holder: holder})
 	})
 	if err != nil {
 		return nil, err
 	}
 	defer unlock()
-	desc, exp := plan.Desc, plan.Exp
 	// The run's window, and its window for interference: from holding
 	// the lock to saving (a command let in meanwhile is within the run).
 	locked := time.Now()
-	var peer *peerRun // a second guest, if the experiment asks for one (peer.go)
-	var broke *Failure
-	finish := func(res *results.Result) (*Run, error) {
-		if peer != nil {
-			peer.stop(opts) // before saving: its fate goes into res.Peer
-		}
-		res.Finished = time.Now().UTC()
-		recs, err := h.Interference(locked, res.Finished)
-		if err != nil {
-			opts.emit(Warning{Text: err.Error()})
-		}
-		for _, r := range recs {
-			res.Interference = append(res.Interference, results.Interference{Time: r.Time.UTC(), Command: r.Command})
-		}
-		// What the plugin returned is checked before it is saved: a
-		// sample that cannot be a measurement of this run fails it.
-		if refused := res.DropImplausible(plan.Exp.SignedMetric); len(refused) > 0 {
-			failRun(res, "samples refused, not measurements of this run: "+strings.Join(refused, "; "))
-		}
-		run := SaveJudged(res, plan.Refs, plan.Claims, plan.ClaimProfiles, plan.OutDir, plan.Roots.TempDir, opts.Observe)
-		run.Views = host.Views(plan.Exp)
-		if run.Path != "" {
-			_, run.Plots.Sweep = WritePlot(plan, []*results.Result{res}, strings.TrimSuffix(run.Path, filepath.Ext(run.Path))+".svg")
-			// A bar chart the experiment declares, if one fits the
-			// run; "" for anything else, sweeps included.
-			run.Plots.Chart = render.ChartBeside(run.Path, res, run.Views)
-		}
-		// A table the experiment declares: its chart beside the result.
-		run.Plots.Table = render.TableChartBeside(run.Path, res, run.Views)
-		if f := failureOf(res, broke); f != nil {
-			return run, f
-		}
-		return run, nil
-	}
-	bundle, err := plan.Roots.Plugins.Find(plan.Plugin, h.State.Profile.Arch)
+	bundle, err := plan.bundle(m.State().Profile.Arch)
 	if err != nil {
 		return nil, err
 	}
-	if !reflect.DeepEqual(bundle.Description, desc) {
-		return nil, fmt.Errorf("plugin %s: the %s build records another description than the plugin's other build; %s",
-			plan.Plugin, bundle.Arch, "rebuild it with `make plugins` (lab's own plugins) or `lab plugin build DIR` (yours)")
-	}
-	// A VM booted by an older lab has no certificates yet: made now.
-	if vmTLS == nil {
-		if vmTLS, err = host.EnsureTLS(h.Dir, h.Name); err != nil {
+	r := &running{plan: plan, m: m, opts: opts, res: newResult(plan, m.State(), locked), locked: locked}
+	var pluginEnv []string
+	if wantsPeer(plan) {
+		if r.peer, err = m.Peer(ctx, plan, bundle, opts); err != nil {
 			return nil, err
 		}
+		defer r.peer.Stop(opts)
+		r.res.Peer = r.peer.Record()
+		pluginEnv = peerEnv(plugins.PeerSelfAddr, plugins.PeerAddr)
 	}
 
+	runCtx, cancel := context.WithTimeout(ctx, plan.Timeout)
+	defer cancel()
+	desc, exp := plan.Desc, plan.Exp
+	npoints := max(len(plan.Points), 1)
+	opts.emit(Running{Plugin: desc.Name, Experiment: exp.Name, VM: m.Name(), Repeat: plan.Repeat, Points: npoints,
+		Total: npoints * plan.Repeat, Sweep: plan.Axes != nil})
+	t := time.Now()
+	sess, err := m.Plugin(runCtx, bundle, pluginEnv)
+	if err != nil {
+		opts.emit(Ended{OK: false})
+		r.broke = classify(ctx, runCtx, m, err, plan.Timeout)
+		r.res.Outcome = results.Outcome{Status: failedOrInterrupted(ctx), Reason: r.broke.Reason}
+		if plan.Axes != nil {
+			r.res.Sweep = newSweep(plan)
+		}
+		return r.finish()
+	}
+	ready, sent, cached, took, retried := sess.Started()
+	r.res.Harness = &results.Harness{StartSeconds: ready.Sub(plan.Started).Seconds(), OpenSeconds: ready.Sub(t).Seconds(),
+		PushSeconds: took.Seconds(), FilesSent: sent, FilesCached: cached, StartRetried: retried}
+	if retried != "" {
+		opts.emit(Note{Text: retried + "; started it again"})
+	}
+	opts.emit(PluginStarted{Plugin: bundle.Name, Seconds: r.res.Harness.OpenSeconds, PushSeconds: took.Seconds(), Sent: sent, Cached: cached})
+
+	s := &session{ctx: ctx, runCtx: runCtx, plan: plan, m: m, sess: sess, opts: opts}
+	if plan.Axes != nil {
+		r.broke = s.sweep(r.res)
+	} else {
+		r.once(s)
+	}
+	// The plugin ends. On a VM that stays up it ends before the run lets
+	// go of the VM. A throwaway VM is discarded once the run is saved,
+	// plugin and all: the plugin's graceful stop (tens of ms of round
+	// trips under TCG) then overlaps saving and discarding instead of
+	// coming before them, and ends (or fails fast on the gone link)
+	// before runOn returns.
+	if throwaway {
+		closing.Add(1)
+		go func() {
+			defer closing.Done()
+			sess.Close()
+		}()
+	} else {
+		sess.Close()
+	}
+	r.dropped(sess)
+	return r.finish()
+}
+
+// running is a run under way: what finish saves.
+type running struct {
+	plan   *Plan
+	m      machine
+	opts   Options
+	res    *results.Result
+	locked time.Time
+	peer   peer
+	// broke is how the run broke, if it did.
+	broke *Failure
+}
+
+// newResult is the result of a run of plan on the VM of state st that
+// holds it from locked: what is known before the plugin starts.
+func newResult(plan *Plan, st *vm.State, locked time.Time) *results.Result {
+	desc, exp := plan.Desc, plan.Exp
 	res := &results.Result{
 		Schema:  results.SchemaVersion,
 		Started: locked.UTC(), Command: plan.Command,
-		Machine: machineOf(h.State),
-		Guest:   guestOf(h.State),
+		Machine: machineOf(st),
+		Guest:   guestOf(st),
 		Plugin:  desc.Name, PluginVersion: desc.Version,
 		Experiment: exp.Name, Parameters: map[string]string{"repeat": fmt.Sprint(plan.Repeat)},
 	}
@@ -272,103 +292,84 @@ func execute(ctx context.Context, plan *Plan, profile *images.Profile, clock vm.
 		res.Parameters[k] = v
 	}
 	res.ID = results.NewID(desc.Name, exp.Name, res.Started)
-	var pluginEnv []string
-	if wantsPeer(plan) {
-		if peer, err = startPeer(ctx, plan, h, bundle, opts); err != nil {
-			return nil, err
-		}
-		defer peer.stop(opts)
-		res.Peer = peer.rec
-		pluginEnv = peerEnv(plugins.PeerSelfAddr, plugins.PeerAddr)
-	}
+	return res
+}
 
-	runCtx, cancel := context.WithTimeout(ctx, plan.Timeout)
-	defer cancel()
-	npoints := max(len(plan.Points), 1)
-	opts.emit(Running{Plugin: desc.Name, Experiment: exp.Name, VM: h.Name, Repeat: plan.Repeat, Points: npoints,
-		Total: npoints * plan.Repeat, Sweep: plan.Axes != nil})
-	t := time.Now()
-	sess, err := host.Open(runCtx, h.Link(), bundle, host.OpenOptions{TLS: vmTLS, Env: pluginEnv})
-	if err != nil {
-		opts.emit(Ended{OK: false})
-		broke = classify(ctx, runCtx, h, err, plan.Timeout)
-		res.Outcome = results.Outcome{Status: failedOrInterrupted(ctx), Reason: broke.Reason}
-		if plan.Axes != nil {
-			res.Sweep = newSweep(plan)
-		}
-		return finish(res)
-	}
-	sent, cached, took := sess.Pushed()
-	res.Harness = &results.Harness{StartSeconds: sess.Ready.Sub(plan.Started).Seconds(), OpenSeconds: sess.Ready.Sub(t).Seconds(),
-		PushSeconds: took.Seconds(), FilesSent: sent, FilesCached: cached, StartRetried: sess.Retried}
-	if sess.Retried != "" {
-		opts.emit(Note{Text: sess.Retried + "; started it again"})
-	}
-	opts.emit(PluginStarted{Plugin: bundle.Name, Seconds: res.Harness.OpenSeconds, PushSeconds: took.Seconds(), Sent: sent, Cached: cached})
-
-	s := &session{ctx: ctx, runCtx: runCtx, plan: plan, h: h, sess: sess, opts: opts}
-	// closeSession ends the plugin. On a VM that stays up it ends before
-	// the run lets go of the VM. A throwaway VM is discarded once the run
-	// is saved, plugin and all: the plugin's graceful stop (tens of ms of
-	// round trips under TCG) then overlaps saving and discarding instead
-	// of coming before them, and ends (or fails fast on the gone link)
-	// before execute returns.
-	closeSession := func() {
-		if profile == nil {
-			sess.Close()
-			return
-		}
-		closing.Add(1)
-		go func() {
-			defer closing.Done()
-			sess.Close()
-		}()
-	}
-	// What of the plugin's output lab dropped (its cap), said and kept.
-	// And what the plugin left in the guest that had to be cleaned up
-	// (known once it has exited: on a VM that stays up).
-	dropped := func() {
-		if d := sess.Dropped(); len(d) > 0 {
-			res.Harness.OutputDropped = d
-			for _, line := range d {
-				opts.emit(Warning{Text: line})
-			}
-		}
-		if l := sess.LeftBehind(); len(l) > 0 {
-			res.Harness.LeftBehind = l
-			for _, line := range l {
-				opts.emit(Warning{Text: line})
-			}
-		}
-	}
-	if plan.Axes != nil {
-		broke = s.sweep(res)
-		closeSession()
-		dropped()
-		return finish(res)
-	}
-	c := s.call(plan.Resolved, nil, func(p plugins.Progress) { opts.emit(Progress{Done: p.Done, Total: p.Total, Message: p.Message}) })
-	opts.emit(Ended{OK: c.broke == nil})
-	res.Samples = c.samples
+// once runs the experiment once, its repeats in one call.
+func (r *running) once(s *session) {
+	c := s.call(r.plan.Resolved, nil, func(p plugins.Progress) { r.opts.emit(Progress{Done: p.Done, Total: p.Total, Message: p.Message}) })
+	r.opts.emit(Ended{OK: c.broke == nil})
+	r.res.Samples = c.samples
 	if c.env != nil {
-		res.Guest = mergeEnv(res.Guest, *c.env)
+		r.res.Guest = mergeEnv(r.res.Guest, *c.env)
 	}
 	if c.broke == nil {
-		res.Outcome = c.outcome
+		r.res.Outcome = c.outcome
 	} else {
-		res.Outcome, broke = c.broke.outcome, c.broke.failure
+		r.res.Outcome, r.broke = c.broke.outcome, c.broke.failure
 	}
-	closeSession()
-	dropped()
-	return finish(res)
+}
+
+// dropped records, and says, what of the plugin's output lab dropped
+// (its cap) and what the plugin left in the guest that had to be
+// cleaned up (known once it has exited: on a VM that stays up).
+func (r *running) dropped(sess pluginSession) {
+	for _, d := range [][]string{sess.Dropped(), sess.LeftBehind()} {
+		for _, line := range d {
+			r.opts.emit(Warning{Text: line})
+		}
+	}
+	if d := sess.Dropped(); len(d) > 0 {
+		r.res.Harness.OutputDropped = d
+	}
+	if l := sess.LeftBehind(); len(l) > 0 {
+		r.res.Harness.LeftBehind = l
+	}
+}
+
+// finish ends the peer, records the commands let in meanwhile, checks
+// what the plugin returned, and saves and judges the result, with its
+// plots beside it.
+func (r *running) finish() (*Run, error) {
+	plan, res := r.plan, r.res
+	if r.peer != nil {
+		r.peer.Stop(r.opts) // before saving: its fate goes into res.Peer
+	}
+	res.Finished = time.Now().UTC()
+	recs, err := r.m.Interference(r.locked, res.Finished)
+	if err != nil {
+		r.opts.emit(Warning{Text: err.Error()})
+	}
+	for _, rec := range recs {
+		res.Interference = append(res.Interference, results.Interference{Time: rec.Time.UTC(), Command: rec.Command})
+	}
+	// What the plugin returned is checked before it is saved: a sample
+	// that cannot be a measurement of this run fails it.
+	if refused := res.DropImplausible(plan.Exp.SignedMetric); len(refused) > 0 {
+		failRun(res, "samples refused, not measurements of this run: "+strings.Join(refused, "; "))
+	}
+	run := SaveJudged(res, plan.Refs, plan.Claims, plan.ClaimProfiles, plan.OutDir, plan.Roots.TempDir, r.opts.Observe)
+	run.Views = host.Views(plan.Exp)
+	if run.Path != "" {
+		_, run.Plots.Sweep = WritePlot(plan, []*results.Result{res}, strings.TrimSuffix(run.Path, filepath.Ext(run.Path))+".svg")
+		// A bar chart the experiment declares, if one fits the run; ""
+		// for anything else, sweeps included.
+		run.Plots.Chart = render.ChartBeside(run.Path, res, run.Views)
+	}
+	// A table the experiment declares: its chart beside the result.
+	run.Plots.Table = render.TableChartBeside(run.Path, res, run.Views)
+	if f := failureOf(res, r.broke); f != nil {
+		return run, f
+	}
+	return run, nil
 }
 
 // session is a plugin started in a guest, for one run.
 type session struct {
 	ctx, runCtx context.Context
 	plan        *Plan
-	h           *vm.Handle
-	sess        *host.Session
+	m           machine
+	sess        pluginSession
 	opts        Options
 }
 
@@ -394,7 +395,7 @@ func (s *session) call(params, labels map[string]string, progress func(plugins.P
 		return results.LabelPoint(ss, labels)
 	}
 	var c callResult
-	resp, err := s.sess.Bench.Run(s.runCtx, &plugins.RunRequest{Experiment: s.plan.Exp.Name, Params: params, Repeat: s.plan.Repeat}, func(p plugins.Progress) {
+	resp, err := s.sess.Run(s.runCtx, &plugins.RunRequest{Experiment: s.plan.Exp.Name, Params: params, Repeat: s.plan.Repeat}, func(p plugins.Progress) {
 		c.samples = append(c.samples, label(p.Samples)...)
 		progress(p)
 	})
@@ -403,7 +404,7 @@ func (s *session) call(params, labels map[string]string, progress func(plugins.P
 		c.env = &resp.Env
 	}
 	if err != nil {
-		b := runFailure(s.ctx, s.runCtx, s.h, s.sess, err, s.plan.Timeout)
+		b := runFailure(s.ctx, s.runCtx, s.m, s.sess, err, s.plan.Timeout)
 		c.broke = &b
 		return c
 	}

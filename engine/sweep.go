@@ -72,7 +72,7 @@ func (s *session) sweep(res *results.Result) *Failure {
 		case results.StatusFailed:
 			failed = append(failed, name+": "+o.Reason)
 			res.Outcome.StderrTail = o.StderrTail
-		case "expected-crash":
+		case results.StatusExpectedCrash:
 			crashed = append(crashed, name+": "+o.Reason)
 		}
 	}
@@ -98,13 +98,13 @@ func SweepOutcome(sw *results.Sweep, broken int, failed, crashed []string, inter
 		if len(failed) > 0 {
 			reason += "; earlier points failed too: " + strings.Join(failed, "; ")
 		}
-		return "failed", reason
+		return results.StatusFailed, reason
 	case len(failed) > 0:
-		return "failed", fmt.Sprintf("%d of %d sweep points failed: %s", len(failed), n, strings.Join(failed, "; "))
+		return results.StatusFailed, fmt.Sprintf("%d of %d sweep points failed: %s", len(failed), n, strings.Join(failed, "; "))
 	case len(crashed) > 0:
-		return "expected-crash", fmt.Sprintf("%d of %d sweep points ended in the expected crash: %s", len(crashed), n, strings.Join(crashed, "; "))
+		return results.StatusExpectedCrash, fmt.Sprintf("%d of %d sweep points ended in the expected crash: %s", len(crashed), n, strings.Join(crashed, "; "))
 	}
-	return "ok", ""
+	return results.StatusOK, ""
 }
 
 // plotOptions are what the plot of plan's sweep over runs shows.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"lab/images"
+	"lab/plugins/host"
 	"lab/results/matrix"
 	"lab/vm"
 )
@@ -30,6 +31,32 @@ func UpProfile(r Roots, name string, files []string, clock string, memoryMB int)
 		}
 	}
 	return p, c, nil
+}
+
+// Up boots a VM: `lab up`'s and a run's throwaway VM's one path. o is
+// filled in from the roots, lab's plugins of the profile's arch are
+// preloaded into its booted snapshot (unless o has its own), and what
+// the boot writes goes to opts as Log events. Then the certificates lab
+// speaks to the VM's plugins with are made, on the host (milliseconds),
+// so that no plugin makes keys in the guest; failing that is a warning
+// and nil TLS (the run makes them again, and says why if it cannot).
+func Up(ctx context.Context, r Roots, o vm.UpOptions, opts Options) (*vm.State, *host.VMTLS, error) {
+	if o.Preload == nil {
+		o.Preload = opts.preload(r.Plugins, o.Profile.Arch)
+	}
+	if o.Exe == "" {
+		o.Exe = opts.Exe
+	}
+	o.Log = &logWriter{opts: opts}
+	st, err := vm.Up(ctx, r.Up(o))
+	if err != nil {
+		return nil, nil, err
+	}
+	tls, err := host.EnsureTLS(r.VMs.Dir(o.Name), o.Name)
+	if err != nil {
+		opts.emit(Warning{Text: fmt.Sprintf("%v; `lab run` will try again", err)})
+	}
+	return st, tls, nil
 }
 
 // KernelsToBuild lists, in order and once each, the kernels the named

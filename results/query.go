@@ -21,7 +21,7 @@ type Filter struct {
 
 // Outcomes are the statuses a run can end with, as Filter.Outcome takes
 // them.
-var Outcomes = []string{"ok", "failed", "expected-crash", StatusInterrupted}
+var Outcomes = []string{StatusOK, StatusFailed, StatusExpectedCrash, StatusInterrupted}
 
 // Match says whether r passes the filter.
 func (f Filter) Match(r *Result) bool {

@@ -12,7 +12,6 @@ import (
 
 	"lab/engine"
 	"lab/results"
-	rclaims "lab/results/claims"
 	"lab/results/matrix"
 )
 
@@ -69,68 +68,36 @@ type matrixFlags struct {
 	profileFiles                      []string
 }
 
-// runMatrix runs the matrix in this process (engine.MatrixPlan.Run), the
-// cells' progress into their logs, then writes the JUnit XML and the
-// summary.
+// runMatrix is lab matrix: one engine call (engine.RunMatrix, or
+// engine.PlanMatrix for --dry-run), the cells' progress into their logs,
+// then the summary; the exit status says whether every cell ran and held
+// its claims.
 func (e *env) runMatrix(ctx context.Context, f matrixFlags) error {
 	data, err := os.ReadFile(f.file)
 	if err != nil {
 		return fmt.Errorf("matrix file: %w", err)
 	}
-	plan, err := engine.PlanMatrix(engine.MatrixRequest{File: f.file, Data: data, Out: f.out, Shard: f.shard, Parallel: f.parallel,
-		ProfileFiles: f.profileFiles, Command: e.args, Roots: e.roots.engine()})
-	if err != nil {
-		return err
-	}
-	if len(plan.Cells) == 0 && plan.Shard.N > 1 {
-		// Said, not an error: a CI job's shard count is fixed, its
-		// matrix may shrink. The empty shard still writes its state, so
-		// that merging the shards works.
-		fmt.Fprintf(e.stderr, "shard %s has no cells: the matrix has %d, fewer than its %d shards; nothing to run here (at most %d shards give each some)\n",
-			plan.Shard, len(plan.All), plan.Shard.N, len(plan.All))
-	}
+	req := engine.MatrixRequest{File: f.file, Data: data, Out: f.out, Shard: f.shard, Parallel: f.parallel,
+		ProfileFiles: f.profileFiles, Command: e.args, Roots: e.roots.engine()}
 	if f.dry {
+		plan, err := engine.PlanMatrix(req)
+		if err != nil {
+			return err
+		}
+		if line := plan.EmptyShard(); line != "" {
+			fmt.Fprintln(e.stderr, line)
+		}
 		return writeCells(e.stdout, plan.Cells, len(plan.All), plan.Shard, f.json)
 	}
 	opts, err := e.engineOptions(e.stderr)
 	if err != nil {
 		return err
 	}
-	opts.Observe = func(ev engine.Event) { fmt.Fprintln(e.stderr, ev.String()) }
-	descs, _ := e.roots.plugins.DescribeAll() // a plugin that does not describe itself fails its cells, with why
-	m, err := plan.Run(ctx, engine.MatrixOptions{Options: opts, CellObserver: observer, Cost: engine.EstimatesOf(descs...).Cell})
-	if err != nil {
+	opts.Observe = e.warnOptions().Observe
+	m, err := engine.RunMatrix(ctx, engine.MatrixCommand{MatrixRequest: req, Baseline: f.baseline, JUnit: f.junit},
+		engine.MatrixOptions{Options: opts, CellObserver: observer})
+	if m == nil || err != nil {
 		return err
-	}
-	return e.finishMatrix(ctx, f, m)
-}
-
-// finishMatrix writes the JUnit XML and the summary; the exit status says
-// whether every cell ran and held its claims.
-// matrixClaims are the installed plugins' claims judged from a matrix's
-// results (store), for junit.xml's claims suite: lab claims's statuses,
-// never nil (an empty suite says no plugin declares one).
-func (e *env) matrixClaims(store string) []rclaims.ClaimStatus {
-	sts, _ := e.claimStatuses(store, false) // a non-empty dir: no error to meet
-	if sts == nil {
-		sts = []rclaims.ClaimStatus{}
-	}
-	return sts
-}
-
-func (e *env) finishMatrix(ctx context.Context, f matrixFlags, m *engine.Matrix) error {
-	var baseline []*results.Result
-	if f.baseline != "" {
-		var errs []error
-		baseline, errs = results.LoadAll(f.baseline)
-		warnSkipped(e.stderr, errs)
-		if len(baseline) == 0 {
-			fmt.Fprintf(e.stderr, "warning: baseline %s holds no runs: no claim can have regressed against it\n", f.baseline)
-		}
-	}
-	doc := matrix.JUnit(m.State, m.Runs, baseline, e.matrixClaims(results.StoreDir(f.out)))
-	if err := matrix.WriteJUnit(doc, filepath.Join(f.out, "junit.xml"), f.junit); err != nil {
-		return fmt.Errorf("junit: %w", err)
 	}
 	if f.json {
 		if err := printJSON(e.stdout, m.State); err != nil {
@@ -139,15 +106,21 @@ func (e *env) finishMatrix(ctx context.Context, f matrixFlags, m *engine.Matrix)
 	} else {
 		matrix.WriteState(e.stdout, m.State, m.Runs)
 	}
-	s := doc.Suites[0]
-	fmt.Fprintf(e.stderr, "junit: %s (%d cells: %d failed, %d errors, %d not run)\n", filepath.Join(f.out, "junit.xml"), s.Tests, s.Failures, s.Errors, s.Skipped)
+	s := m.JUnit.Suites[0]
+	fmt.Fprintf(e.stderr, "junit: %s (%d cells: %d failed, %d errors, %d not run)\n", m.JUnitPath, s.Tests, s.Failures, s.Errors, s.Skipped)
 	if ctx.Err() != nil {
 		return &exitCode{code: 130, msg: fmt.Sprintf("interrupted: %d of %d cells done; run the same command again to resume", s.Tests-s.Errors-s.Skipped, s.Tests)}
 	}
 	if s.Failures+s.Errors > 0 {
-		return &exitCode{code: 1, msg: fmt.Sprintf("%d of %d cells failed (see %s and the logs in %s)", s.Failures+s.Errors, s.Tests, filepath.Join(f.out, "junit.xml"), filepath.Join(f.out, "logs"))}
+		return &exitCode{code: 1, msg: fmt.Sprintf("%d of %d cells failed (see %s and the logs in %s)", s.Failures+s.Errors, s.Tests, m.JUnitPath, filepath.Join(f.out, "logs"))}
 	}
 	return nil
+}
+
+// warnOptions print the engine's events a line each on stderr: for
+// commands with no progress to draw.
+func (e *env) warnOptions() engine.Options {
+	return engine.Options{Observe: func(ev engine.Event) { fmt.Fprintln(e.stderr, ev.String()) }}
 }
 
 // writeCells is --dry-run: the cells and the lab run each is.
@@ -182,7 +155,7 @@ func mergeCommand(e *env) *cli.Command {
 			if err != nil {
 				return err
 			}
-			if err := matrix.WriteJUnit(matrix.JUnit(st, runs, nil, e.matrixClaims(results.StoreDir(out))), filepath.Join(out, "junit.xml")); err != nil {
+			if err := matrix.WriteJUnit(matrix.JUnit(st, runs, nil, engine.MatrixClaims(e.roots.engine(), results.StoreDir(out), e.warnOptions())), filepath.Join(out, "junit.xml")); err != nil {
 				return err
 			}
 			if c.Bool("json") {

@@ -1,12 +1,12 @@
 package main
 
 import (
-	"io"
 	"os"
 	"strconv"
 	"strings"
 	"testing"
 
+	"lab/engine"
 	"lab/vm"
 )
 
@@ -51,7 +51,11 @@ func TestIntegrationPreload(t *testing.T) {
 		"ls /var/lib/lab/blobs | wc -l; ls /var/lib/lab/plugins 2>/dev/null | wc -l; grep VmRSS /proc/1/status").stdout
 	// Every built-in plugin's files for the arch, each content once.
 	blobs := map[string]bool{}
-	for _, f := range preloadFor(testRoots(t).plugins, p.Arch, io.Discard) {
+	files, err := engine.Preload(testRoots(t).plugins, p.Arch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range files {
 		blobs[f.SHA256] = true
 	}
 	f := strings.Fields(g)

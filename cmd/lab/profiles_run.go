@@ -20,33 +20,36 @@ type profilesOutput struct {
 	Plot       string            `json:"plot,omitempty"`
 }
 
-// runProfiles runs plan on each of its profiles in turn (see
-// engine.ExecuteProfiles), printing each run as it ends, then their
-// comparison. A run that fails does not stop the others; Ctrl-C does.
-func (e *env) runProfiles(ctx context.Context, plan *engine.Plan, f runFlags, opts engine.Options, choice engine.RepeatChoice) error {
-	f.combined = true
+// profileEnd is how a profile's run ended: the error printing it
+// returned, or why it did not start.
+type profileEnd struct {
+	profile string
+	err     error
+}
+
+// profilesEnd ends a run on several profiles (printed each as it ended):
+// what failed, what was not run, and their comparison.
+func (e *env) profilesEnd(ctx context.Context, ran *engine.Outcome, f runFlags, ended []profileEnd) error {
 	var (
 		msgs []string
 		code = 0
 		last string
 	)
-	ran := engine.ExecuteProfiles(ctx, plan, opts, func(profile string, run *engine.Run, err error) {
-		last = profile
-		if run != nil {
-			err = e.printRun(run, f, summaryNotes(plan, choice, run.Result))
+	for _, pe := range ended {
+		last = pe.profile
+		if pe.err == nil {
+			continue
 		}
-		if err != nil {
-			var ec *exitCode
-			switch {
-			case errors.As(err, &ec):
-				msgs = append(msgs, fmt.Sprintf("profile %s: %s", profile, ec.msg))
-				code = max(code, ec.code)
-			default:
-				msgs = append(msgs, fmt.Sprintf("profile %s: %v", profile, err))
-				code = max(code, exitRunFailed)
-			}
+		var ec *exitCode
+		switch {
+		case errors.As(pe.err, &ec):
+			msgs = append(msgs, fmt.Sprintf("profile %s: %s", pe.profile, ec.msg))
+			code = max(code, ec.code)
+		default:
+			msgs = append(msgs, fmt.Sprintf("profile %s: %v", pe.profile, pe.err))
+			code = max(code, exitRunFailed)
 		}
-	})
+	}
 	if ctx.Err() != nil {
 		if len(ran.Left) > 0 {
 			msgs = append(msgs, fmt.Sprintf("interrupted: the %d profile(s) after %s were not run", len(ran.Left), last))

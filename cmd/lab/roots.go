@@ -110,10 +110,6 @@ func readRoots(getenv func(string) string) roots {
 // resultsDir is the default result store, or why there is none.
 func (r roots) resultsDir() (string, error) { return r.results, r.resultsErr }
 
-// vmOptions fills in the directories and switches a boot takes from the
-// roots (engine.Roots.Up, the one place that knows which).
-func (r roots) vmOptions(o vm.UpOptions) vm.UpOptions { return r.engine().Up(o) }
-
 // engine is what the run engine is given of the roots.
 func (r roots) engine() engine.Roots {
 	return engine.Roots{VMs: r.vm, Cache: r.cache, LibDirs: r.libDirs, NoSnapshot: r.noSnapshot, Plugins: r.plugins, Profiles: r.profiles, KernelMirror: r.kernelMirror, Path: r.path, TempDir: r.tmp}

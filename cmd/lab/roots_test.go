@@ -137,9 +137,9 @@ func TestRootsSwitches(t *testing.T) {
 	if !r.noSnapshot || r.supervisorExe != "/s" || r.peerMemory != "64" {
 		t.Errorf("roots = %+v, want noSnapshot, supervisor /s, peer memory 64", r)
 	}
-	o := r.vmOptions(vm.UpOptions{Name: "x"})
+	o := r.engine().Up(vm.UpOptions{Name: "x"})
 	if o.Root != r.vm || o.Cache != r.cache || !o.NoSnapshot || !slices.Equal(o.LibDirs, r.libDirs) || o.Name != "x" {
-		t.Errorf("vmOptions = %+v, want the roots filled in", o)
+		t.Errorf("the engine's roots fill in %+v, want the CLI's roots", o)
 	}
 	if exe, _ := r.supervisor(); exe != "/s" {
 		t.Errorf("supervisor() = %q, want /s", exe)

@@ -38,7 +38,7 @@ type runFlags struct {
 	// end, not one by one.
 	combined bool
 	// chooseRepeat: --repeat not given; the run makes what the claims
-	// in scope on its profile need (engine.ChooseRepeat).
+	// in scope on its profile need (engine.Request.ChooseRepeat).
 	chooseRepeat bool
 }
 
@@ -141,7 +141,7 @@ func (e *env) request(f runFlags) (engine.Request, error) {
 		}
 	}
 	return engine.Request{Plugin: f.plugin, VM: f.vm, Profiles: f.profiles, ProfileFiles: f.files, Experiment: f.experiment,
-		Params: params, Sweep: axes, Repeat: f.repeat, Timeout: f.timeout, Clock: f.clock, Out: out, Command: e.args, Roots: e.roots.engine()}, nil
+		Params: params, Sweep: axes, Repeat: f.repeat, ChooseRepeat: f.chooseRepeat, Timeout: f.timeout, Clock: f.clock, Out: out, Command: e.args, Roots: e.roots.engine()}, nil
 }
 
 // engineOptions are what every run is given: where its events go (the
@@ -164,12 +164,10 @@ func (e *env) engineOptions(w io.Writer) (engine.Options, error) {
 // memory instead of the profile's: an impossible size makes its boot fail.
 const peerMemoryEnv = "LAB_PEER_MEMORY_MB"
 
+// runPlugin is lab run: one engine call (engine.Do), printing each run
+// as it ends and, with several profiles, their comparison.
 func (e *env) runPlugin(ctx context.Context, f runFlags) error {
 	req, err := e.request(f)
-	if err != nil {
-		return err
-	}
-	plan, err := engine.NewPlan(req)
 	if err != nil {
 		return err
 	}
@@ -177,31 +175,24 @@ func (e *env) runPlugin(ctx context.Context, f runFlags) error {
 	if err != nil {
 		return err
 	}
-	var choice engine.RepeatChoice
-	if f.chooseRepeat {
-		choice = engine.ChooseRepeat(plan, engine.DefaultRepeatBudget)
-		plan.Repeat = choice.Repeat
-		if line := choice.String(); line != "" {
-			fmt.Fprintln(e.stderr, line)
+	f.combined = len(f.profiles) > 1
+	var ended []profileEnd
+	opts.Ran = func(profile string, run *engine.Run, err error) {
+		if run != nil {
+			err = e.printRun(run, f)
 		}
+		ended = append(ended, profileEnd{profile, err})
 	}
-	if len(plan.Profiles) > 1 {
-		return e.runProfiles(ctx, plan, f, opts, choice)
+	out, err := engine.Do(ctx, req, opts)
+	switch {
+	case out == nil:
+		return err // the request did not plan
+	case f.combined:
+		return e.profilesEnd(ctx, out, f, ended)
+	case len(ended) == 1:
+		return ended[0].err
 	}
-	run, err := engine.Execute(ctx, plan, opts)
-	if run == nil {
-		return err
-	}
-	return e.printRun(run, f, summaryNotes(plan, choice, run.Result))
-}
-
-// summaryNotes are what the summary of run res of plan says beyond the
-// result: which command decides the claims the repeats lab chose left
-// inconclusive, and the claims of the plugin's other experiments on the
-// machine the profile stands for.
-func summaryNotes(plan *engine.Plan, choice engine.RepeatChoice, res *results.Result) render.Notes {
-	return render.Notes{Undecided: engine.Undecided(plan, res, choice),
-		Elsewhere: engine.Pointers(plan, results.ProfileName(res.Machine))}
+	return err
 }
 
 // printRun prints a run the engine saved (or could not save), its
@@ -209,8 +200,9 @@ func summaryNotes(plan *engine.Plan, choice engine.RepeatChoice, res *results.Re
 // exitInterrupted; if it could not be saved in its directory, it went to
 // a fallback file, else in full to stdout, and the exit code is
 // exitSaveFailed.
-func (e *env) printRun(run *engine.Run, f runFlags, notes render.Notes) error {
+func (e *env) printRun(run *engine.Run, f runFlags) error {
 	res, path := run.Result, run.Path
+	notes := render.Notes{Undecided: run.Undecided, Elsewhere: run.Elsewhere}
 	switch {
 	case f.json && f.combined:
 		// Printed with the other profiles' runs at the end.

@@ -17,7 +17,6 @@ import (
 	"lab/engine"
 	"lab/images"
 	"lab/results"
-	"lab/results/render"
 )
 
 // The exit code of a run whose result could not be saved where asked
@@ -103,7 +102,7 @@ func brokenDir(t *testing.T) string {
 // in the roots' temp directory) and prints it as lab run does.
 func (e *env) finish(res *results.Result, refs []results.Reference, claims []results.Claim, dir string, f runFlags) error {
 	run := engine.SaveJudged(res, refs, claims, engine.ClaimProfiles(images.Builtin()), dir, e.roots.tmp, observer(e.stderr))
-	return e.printRun(run, f, render.Notes{})
+	return e.printRun(run, f)
 }
 
 func finishCode(t *testing.T, err error) (int, string) {

@@ -18,7 +18,6 @@ import (
 	"lab/plugins"
 	"lab/plugins/contract"
 	"lab/results"
-	"lab/results/render"
 )
 
 // The failure modes of --sweep and --profile are refused before anything
@@ -81,7 +80,7 @@ func TestFinishInterruptedSweep(t *testing.T) {
 	run := engine.SaveJudged(res, nil, claims, engine.ClaimProfiles(images.Builtin()), dir, "", nil)
 	_, run.Plots.Sweep = engine.WritePlot(plan, []*results.Result{res}, strings.TrimSuffix(run.Path, ".json")+".svg")
 	path := run.Path
-	code, msg := finishCode(t, e.printRun(run, runFlags{}, render.Notes{}))
+	code, msg := finishCode(t, e.printRun(run, runFlags{}))
 	if code != exitInterrupted || !strings.Contains(msg, "1 of 2 sweep points") {
 		t.Errorf("exit %d %q, want %d saying how many points were kept", code, msg, exitInterrupted)
 	}

@@ -6,7 +6,6 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"lab/engine"
-	"lab/plugins/host"
 	"lab/vm"
 )
 
@@ -75,22 +74,16 @@ func (e *env) up(c *cli.Context, f upFlags) error {
 	if f.name == "" {
 		f.name = p.Name
 	}
-	exe, err := e.roots.supervisor()
+	opts, err := e.engineOptions(e.stderr)
 	if err != nil {
 		return err
 	}
 	if !f.json {
 		fmt.Fprintf(e.stderr, "booting %s (profile %s)...\n", f.name, p.Name)
 	}
-	st, err := vm.Up(c.Context, e.roots.vmOptions(vm.UpOptions{Name: f.name, Profile: p, Accel: f.accel, Clock: clock, MemoryMB: f.memory, Cold: f.cold, BzImage: f.bzImage, Link: f.link, Preload: preloadFor(e.roots.plugins, p.Arch, e.stderr), Exe: exe, Log: e.stderr}))
+	st, _, err := engine.Up(c.Context, e.roots.engine(), vm.UpOptions{Name: f.name, Profile: p, Accel: f.accel, Clock: clock, MemoryMB: f.memory, Cold: f.cold, BzImage: f.bzImage, Link: f.link}, opts)
 	if err != nil {
 		return err
-	}
-	// The certificates lab speaks to the VM's plugins with, made on the
-	// host now (milliseconds) so that no plugin makes keys in the guest.
-	// A failure here leaves the VM usable: `lab run` tries again.
-	if _, err := host.EnsureTLS(e.roots.vm.Dir(f.name), f.name); err != nil {
-		fmt.Fprintf(e.stderr, "warning: %v; `lab run` will try again\n", err)
 	}
 	if f.json {
 		return printJSON(e.stdout, st)

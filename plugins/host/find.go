@@ -105,11 +105,21 @@ func hasBuild(dir, name string) bool {
 // plugins and checking a run's parameters needs neither a VM nor running
 // anything the plugin ships (a plugin may have no build the host could run).
 func (s SearchPath) Describe(name string) (*plugins.Description, error) {
+	b, err := s.FindAny(name)
+	if err != nil {
+		return nil, err
+	}
+	return b.Description, nil
+}
+
+// FindAny is plugin name's bundle for the first guest arch it has a
+// usable build for (Describe).
+func (s SearchPath) FindAny(name string) (*Bundle, error) {
 	var first error
 	for _, arch := range images.Arches {
 		b, err := s.Find(name, arch)
 		if err == nil {
-			return b.Description, nil
+			return b, nil
 		}
 		// A build that is there but broken says more than one that is not.
 		if first == nil || errors.Is(first, errNoBuild) && !errors.Is(err, errNoBuild) {

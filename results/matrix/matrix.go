@@ -47,7 +47,9 @@ type Spec struct {
 	// Clock is every cell's guest clock (host, icount, icount:N); empty:
 	// each profile's own.
 	Clock string `yaml:"clock"`
-	// Repeat is every cell's repeats; absent: 1. Given, it is at least 1.
+	// Repeat is every cell's repeats; absent: what the claims in scope
+	// on the cell's profile need within 5 min, else 1 (as lab run
+	// without --repeat). Given, it is at least 1.
 	Repeat *int `yaml:"repeat"`
 	// Parallel is how many cells (VMs) run at once; 0: lab's default.
 	Parallel int `yaml:"parallel"`
@@ -95,7 +97,7 @@ func (l *listOrOne) UnmarshalYAML(n *yaml.Node) error {
 }
 
 // Cell is one run of the matrix: lab run PLUGIN -e EXPERIMENT --profile
-// PROFILE -p ... [--sweep ...] --repeat N.
+// PROFILE -p ... [--sweep ...] [--repeat N].
 type Cell struct {
 	// ID names the cell uniquely and stably:
 	// "celeron-2.4/forkbench/forktime/n=200" (+ "/sweep:count=5,50").
@@ -105,13 +107,17 @@ type Cell struct {
 	Profile    string              `json:"profile"`
 	Params     map[string]string   `json:"params,omitempty"`
 	Sweep      map[string][]string `json:"sweep,omitempty"`
-	Repeat     int                 `json:"repeat"`
-	Clock      string              `json:"clock,omitempty"`
+	// Repeat is the cell's repeats; 0: lab chooses (Spec.Repeat).
+	Repeat int    `json:"repeat"`
+	Clock  string `json:"clock,omitempty"`
 }
 
 // Args are the cell's lab run arguments (without --out and --json).
 func (c Cell) Args() []string {
-	args := []string{"run", c.Plugin, "--profile", c.Profile, "--repeat", strconv.Itoa(c.Repeat)}
+	args := []string{"run", c.Plugin, "--profile", c.Profile}
+	if c.Repeat > 0 {
+		args = append(args, "--repeat", strconv.Itoa(c.Repeat))
+	}
 	if c.Experiment != "" {
 		args = append(args, "-e", c.Experiment)
 	}
@@ -190,10 +196,10 @@ func Parse(data []byte) (*Spec, []Cell, error) {
 		return nil, nil, fmt.Errorf("matrix file: %w", decodeError(err))
 	}
 	// A repeat given is at least 1: `repeat: 0` is a mistake, not 1.
-	fileRepeat := 1
+	fileRepeat := 0 // lab chooses
 	if spec.Repeat != nil {
 		if *spec.Repeat < 1 {
-			return nil, nil, fmt.Errorf("matrix file: repeat %d: want at least 1 (leave it out for 1)", *spec.Repeat)
+			return nil, nil, fmt.Errorf("matrix file: repeat %d: want at least 1 (leave it out for what the claims in scope need, else 1)", *spec.Repeat)
 		}
 		fileRepeat = *spec.Repeat
 	}
@@ -239,7 +245,11 @@ func Parse(data []byte) (*Spec, []Cell, error) {
 		repeat := fileRepeat
 		if e.Repeat != nil {
 			if *e.Repeat < 1 {
-				return nil, nil, fmt.Errorf("%s (%s): repeat %d: want at least 1 (leave it out for the file's %d)", where, e.Plugin, *e.Repeat, fileRepeat)
+				file := "what the claims in scope need, else 1"
+				if fileRepeat > 0 {
+					file = fmt.Sprintf("the file's %d", fileRepeat)
+				}
+				return nil, nil, fmt.Errorf("%s (%s): repeat %d: want at least 1 (leave it out for %s)", where, e.Plugin, *e.Repeat, file)
 			}
 			repeat = *e.Repeat
 		}

@@ -62,6 +62,15 @@ func TestParseMatrix(t *testing.T) {
 	if want := "run threadbench --profile celeron-2.4 --repeat 6 -e hello --clock icount:0 --sweep count=5,50"; got != want {
 		t.Errorf("Args = %q, want %q", got, want)
 	}
+	// Repeat left out is lab's choice, as lab run without --repeat
+	// (issue 32: a matrix cell gets the repeat choice).
+	_, chosen, err := Parse([]byte("cells:\n  - plugin: p\n    profiles: [a]\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := chosen[0]; c.Repeat != 0 || strings.Join(c.Args(), " ") != "run p --profile a" {
+		t.Errorf("no repeat given: cell repeat %d, args %q; want 0 (lab chooses) and no --repeat", c.Repeat, c.Args())
+	}
 	for body, msg := range map[string]string{
 		"name: x\n":                   "no cells",
 		"cells:\n  - profiles: [a]\n": "has no plugin",
@@ -72,8 +81,8 @@ func TestParseMatrix(t *testing.T) {
 		"cells:\n  - plugin: p\n    profiles: [a]\n    experiment: e\n    experiments: [f]\n":    "experiment or experiments, not both",
 		"timeout: soon\ncells:\n  - plugin: p\n    profiles: [a]\n":                              "timeout \"soon\"",
 		// issue 31: repeat 0 was silently 1.
-		"repeat: 0\ncells:\n  - plugin: p\n    profiles: [a]\n":                 "repeat 0: want at least 1 (leave it out for 1)",
-		"cells:\n  - plugin: p\n    profiles: [a]\n    repeat: 0\n":             "cells[0] (p): repeat 0: want at least 1 (leave it out for the file's 1)",
+		"repeat: 0\ncells:\n  - plugin: p\n    profiles: [a]\n":                 "repeat 0: want at least 1 (leave it out for what the claims in scope need, else 1)",
+		"cells:\n  - plugin: p\n    profiles: [a]\n    repeat: 0\n":             "cells[0] (p): repeat 0: want at least 1 (leave it out for what the claims in scope need, else 1)",
 		"repeat: 3\ncells:\n  - plugin: p\n    profiles: [a]\n    repeat: -2\n": "repeat -2: want at least 1 (leave it out for the file's 3)",
 	} {
 		if _, _, err := Parse([]byte(body)); err == nil || !strings.Contains(err.Error(), msg) {

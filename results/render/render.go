@@ -160,8 +160,8 @@ func WriteTable(w io.Writer, r *results.Result) error { return writeTable(w, r, 
 func WriteTableAll(w io.Writer, r *results.Result) error { return writeTable(w, r, true, Notes{}) }
 
 // Notes are what a run's summary says beyond its result, made by the
-// caller from the plugin's description (`lab run`: engine.Undecided and
-// engine.Pointers).
+// caller from the plugin's description (`lab run`: engine.Run's Undecided and
+// Elsewhere).
 type Notes struct {
 	// Undecided say which command decides the claims the run left
 	// inconclusive for too few repeats; after the verdicts.

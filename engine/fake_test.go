@@ -272,3 +272,47 @@ func onProfiles(t *testing.T, plan *Plan, clock string, names ...string) *Plan {
 	}
 	return plan
 }
+
+// fakeBuild is a plugin directory holding lab's plugin name as if built
+// for every arch: its real description recorded beside a binary that is
+// only an ELF header of the arch (nothing of it ever runs: the sessions
+// are fakes). NewPlan takes it as a build.
+func fakeBuild(t *testing.T, name string) host.SearchPath {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("..", "plugins", name, "description.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	desc, err := plugins.ParseDescription(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	for arch, machine := range map[string]byte{"i386": 3, "x86_64": 62} {
+		build := filepath.Join(dir, name, arch)
+		if err := os.MkdirAll(build, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(build, name), elfHeader(arch == "x86_64", machine), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := host.WriteRecord(build, desc); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return host.SearchPath{User: dir}
+}
+
+// elfHeader is the ELF header of an executable for machine, and nothing
+// else.
+func elfHeader(is64 bool, machine byte) []byte {
+	class, size, ph, sh := byte(1), 52, 32, 40
+	if is64 {
+		class, size, ph, sh = 2, 64, 56, 64
+	}
+	h := make([]byte, size)
+	copy(h, []byte{0x7f, 'E', 'L', 'F', class, 1, 1})
+	h[16], h[18], h[20] = 2, machine, 1 // ET_EXEC, e_machine, EV_CURRENT
+	h[size-12], h[size-10], h[size-6] = byte(size), byte(ph), byte(sh)
+	return h
+}

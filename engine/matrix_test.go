@@ -4,13 +4,18 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	"lab/images"
+	"lab/plugins"
 	"lab/results"
 	"lab/results/matrix"
 )
@@ -137,5 +142,102 @@ func TestCellRepeatChoice(t *testing.T) {
 	req.Repeat, req.ChooseRepeat, req.Out = 0, true, t.TempDir()
 	if _, err := NewPlan(req); err != nil && strings.Contains(err.Error(), "--repeat") {
 		t.Errorf("NewPlan of a cell whose repeats are chosen: %v", err)
+	}
+}
+
+// TestRunMatrixOnFakes: a whole lab matrix (RunMatrix) on fake VMs: each
+// cell planned against the build and run by Do (the cell without repeats
+// gets the claims' choice), a cell whose guest dies retried once, the
+// state, the logs and the JUnit XML with its claims suite written, and a
+// second run keeping every finished cell.
+func TestRunMatrixOnFakes(t *testing.T) {
+	data := []byte(`name: fakes
+cells:
+  - plugin: forkbench
+    experiment: create
+    profiles: [celeron-2.4]
+    params: {m: [10000]}
+  - plugin: forkbench
+    experiment: forktime
+    profiles: [celeron-2.4, p4-2.4]
+    repeat: 2
+`)
+	out := t.TempDir()
+	var mu sync.Mutex
+	died := map[string]bool{}
+	ms := &fakeMachines{newMachine: func(p images.Profile) *fakeMachine {
+		m := newFakeMachine(p.Name+"-run", p)
+		if p.Name == "p4-2.4" {
+			mu.Lock()
+			first := !died[p.Name]
+			died[p.Name] = true
+			mu.Unlock()
+			if first {
+				m.gone = true
+				m.sess.run = func(ctx context.Context, req *plugins.RunRequest, progress func(plugins.Progress)) (*plugins.RunResponse, error) {
+					return nil, errors.New("EOF")
+				}
+			}
+		}
+		return m
+	}}
+	evs := &events{}
+	cmd := MatrixCommand{MatrixRequest: MatrixRequest{File: "fakes.yaml", Data: data, Out: out, Parallel: 2, Command: []string{"/bin/lab", "matrix", "fakes.yaml"},
+		Roots: Roots{Plugins: fakeBuild(t, "forkbench"), TempDir: t.TempDir()}}}
+	cellLog := func(w io.Writer) func(Event) { return func(e Event) { fmt.Fprintln(w, e.String()) } }
+	done, err := RunMatrix(context.Background(), cmd, MatrixOptions{Options: Options{Observe: evs.observe, machines: ms}, CellObserver: cellLog})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The attempt whose guest died is saved too: what it measured is kept.
+	if len(done.State.Cells) != 3 || len(done.Runs) != 4 {
+		t.Fatalf("%d cells, %d runs; want 3 and 4", len(done.State.Cells), len(done.Runs))
+	}
+	for _, cs := range done.State.Cells {
+		r := done.Runs[cs.Result]
+		if cs.Status != results.StatusOK || r == nil {
+			t.Errorf("cell %s: %s %q", cs.ID, cs.Status, cs.Error)
+			continue
+		}
+		want := "2"
+		if cs.Experiment == "create" {
+			want = "" // chosen: what E1.6 needs
+			if n, _ := strconv.Atoi(r.Parameters["repeat"]); n < 2 {
+				t.Errorf("cell %s ran %s repeats; want the claims' choice", cs.ID, r.Parameters["repeat"])
+			}
+		}
+		if want != "" && r.Parameters["repeat"] != want {
+			t.Errorf("cell %s ran %s repeats, want %s", cs.ID, r.Parameters["repeat"], want)
+		}
+		if (cs.Profile == "p4-2.4") != (cs.Attempts == 2) {
+			t.Errorf("cell %s: %d attempts (retried %q)", cs.ID, cs.Attempts, cs.Retried)
+		}
+	}
+	if len(ms.booted) != 4 {
+		t.Errorf("%d VMs booted, want 4 (one cell twice)", len(ms.booted))
+	}
+	if r := eventsOf[CellRetry](evs); len(r) != 1 || !strings.Contains(r[0].Why, "the guest died") {
+		t.Errorf("CellRetry events %+v, want the p4 cell's", r)
+	}
+	if d := eventsOf[CellDone](evs); len(d) != 3 {
+		t.Errorf("%d CellDone events, want 3", len(d))
+	}
+	if log, err := os.ReadFile(filepath.Join(out, "logs", "celeron-2.4_forkbench_create_m-10000.log")); err != nil || !strings.Contains(string(log), "repeats: ") {
+		t.Errorf("the chosen cell's log does not say the choice (%v):\n%s", err, log)
+	}
+	if len(done.JUnit.Suites) != 2 || done.JUnit.Suites[0].Tests != 3 || done.JUnit.Suites[0].Failures != 0 {
+		t.Errorf("junit %+v", done.JUnit.Suites)
+	}
+	if _, err := os.Stat(done.JUnitPath); err != nil {
+		t.Error(err)
+	}
+	// Again: every cell is done, nothing boots.
+	ms.booted = nil
+	again, err := RunMatrix(context.Background(), cmd, MatrixOptions{Options: Options{machines: ms}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ms.booted) != 0 || len(again.Runs) != 3 {
+		t.Errorf("second run booted %d VMs and has %d runs; want none and the 3 kept", len(ms.booted), len(again.Runs))
 	}
 }

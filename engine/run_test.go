@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -518,5 +519,35 @@ func TestRunBundleCheckedOnce(t *testing.T) {
 	}
 	if again, _ := plan.bundle("x86_64"); again != b {
 		t.Error("the x86_64 build was read again")
+	}
+}
+
+// TestDoFromRequest: a request planned against a build and run on the VM
+// that is up: the VM is opened once, the build read once, the repeats
+// chosen.
+func TestDoFromRequest(t *testing.T) {
+	p, err := images.Lookup("", "celeron-2.4")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ms := &fakeMachines{up: newFakeMachine("mine", p)}
+	req := Request{Plugin: "forkbench", Experiment: "create", Params: map[string]string{"m": "10000"}, ChooseRepeat: true, Timeout: time.Minute,
+		Out: t.TempDir(), Command: []string{"lab", "run", "forkbench"}, Roots: Roots{Plugins: fakeBuild(t, "forkbench"), TempDir: t.TempDir()}}
+	out, err := Do(context.Background(), req, Options{machines: ms})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := saved(t, onlyRun(t, out))
+	if ms.opens != 1 {
+		t.Errorf("the VM was opened %d times, want once", ms.opens)
+	}
+	if out.Choice.Repeat < 2 || r.Parameters["repeat"] != strconv.Itoa(out.Choice.Repeat) {
+		t.Errorf("choice %+v, run of %s repeats: want the claims' repeats run", out.Choice, r.Parameters["repeat"])
+	}
+	// Not planned: nothing opened, nothing run.
+	req.Plugin = "nosuch"
+	ms.opens = 0
+	if out, err := Do(context.Background(), req, Options{machines: ms}); out != nil || err == nil || !strings.Contains(err.Error(), `unknown plugin "nosuch"`) || ms.opens != 0 {
+		t.Errorf("Do(nosuch) = %v, %v, %d opens", out, err, ms.opens)
 	}
 }

@@ -126,7 +126,8 @@ func (m *vmMachine) Interference(from, to time.Time) ([]vm.Interference, error) 
 }
 
 func (m *vmMachine) Plugin(ctx context.Context, bundle *host.Bundle, env []string) (pluginSession, error) {
-	// A VM booted by an older lab has no certificates yet: made now.
+	// Certificates not made at boot (Up warned why), or a VM booted by
+	// an older lab: made now.
 	if m.tls == nil {
 		var err error
 		if m.tls, err = host.EnsureTLS(m.h.Dir, m.h.Name); err != nil {

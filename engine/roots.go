@@ -30,10 +30,13 @@ type Roots struct {
 	// TempDir is where a result goes when its store cannot take it
 	// ($TMPDIR); "" is os.TempDir().
 	TempDir string
+	// OwnerPID, if set, is a process every VM the engine boots ends
+	// with (vm.UpOptions.OwnerPID).
+	OwnerPID int
 }
 
 // Up fills the roots into o: what a boot takes from them.
 func (r Roots) Up(o vm.UpOptions) vm.UpOptions {
-	o.Root, o.Cache, o.LibDirs, o.NoSnapshot, o.KernelMirror, o.Path = r.VMs, r.Cache, r.LibDirs, r.NoSnapshot, r.KernelMirror, r.Path
+	o.Root, o.Cache, o.LibDirs, o.NoSnapshot, o.KernelMirror, o.Path, o.OwnerPID = r.VMs, r.Cache, r.LibDirs, r.NoSnapshot, r.KernelMirror, r.Path, r.OwnerPID
 	return o
 }

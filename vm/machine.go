@@ -62,6 +62,9 @@ type Config struct {
 	// (UpOptions.Throwaway): the supervisor watches the owner pipe on fd 4
 	// and discards the VM when it closes.
 	Throwaway bool `json:"throwaway,omitempty"`
+	// OwnerPID, if set, is a process the VM lives only as long as
+	// (UpOptions.OwnerPID): the supervisor watches it through a pidfd.
+	OwnerPID int `json:"owner_pid,omitempty"`
 }
 
 // Machine is a running QEMU process and the link to its agent. It belongs

@@ -3,6 +3,7 @@ package vm
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log"
@@ -15,6 +16,8 @@ import (
 	"time"
 
 	"lab/vm/link"
+
+	"golang.org/x/sys/unix"
 )
 
 // readyMsg is what the supervisor reports to `lab up` on its ready pipe.
@@ -52,15 +55,32 @@ func Supervise(dir string, ready *os.File, logw io.Writer) int {
 	ctx, cancel := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
 	defer cancel()
 	// A throwaway VM's owner holds the write end of the pipe on fd 4; it
-	// closes when the owner ends, however it ends.
+	// closes when the owner ends, however it ends. A VM with an owner
+	// pid (a test binary's, a CI job's) ends with that process.
 	ownerGone := make(chan struct{})
-	if cfg.Throwaway {
+	ownerWhy := "the process that owned this throwaway vm is gone"
+	gone := func() {
+		logger.Printf("%s; discarding it", ownerWhy)
+		close(ownerGone)
+		cancel()
+	}
+	switch {
+	case cfg.Throwaway:
 		owner := os.NewFile(4, "owner")
 		go func() {
 			_, _ = io.Copy(io.Discard, owner)
-			logger.Printf("the process that owns this throwaway vm is gone; discarding it")
-			close(ownerGone)
-			cancel()
+			gone()
+		}()
+	case cfg.OwnerPID > 0:
+		ownerWhy = fmt.Sprintf("its owner, process %d ($LAB_OWNER_PID), is gone", cfg.OwnerPID)
+		wait, err := watchPID(cfg.OwnerPID)
+		if err != nil {
+			report(readyMsg{Error: fmt.Sprintf("watching the owner process %d ($LAB_OWNER_PID): %v", cfg.OwnerPID, err)})
+			return 1
+		}
+		go func() {
+			wait()
+			gone()
 		}()
 	}
 
@@ -125,11 +145,11 @@ func Supervise(dir string, ready *os.File, logw io.Writer) int {
 		end.Cause, end.Reason = EndDied, exitReason(m.waitErr)
 	case <-ownerGone:
 		discard = true
-		end.Cause, end.Reason = EndDiscarded, "the process that owned this throwaway vm is gone"
+		end.Cause, end.Reason = EndDiscarded, ownerWhy
 	case <-ctx.Done():
 		if isClosed(ownerGone) {
 			discard = true
-			end.Cause, end.Reason = EndDiscarded, "the process that owned this throwaway vm is gone"
+			end.Cause, end.Reason = EndDiscarded, ownerWhy
 			break
 		}
 		logger.Printf("signalled; powering off")
@@ -281,4 +301,26 @@ func isClosed(ch <-chan struct{}) bool {
 	default:
 		return false
 	}
+}
+
+// watchPID returns a function that returns once process pid has ended
+// (at once if it is not there): a pidfd, so a pid reused meanwhile is
+// not mistaken for it.
+func watchPID(pid int) (wait func(), err error) {
+	fd, err := unix.PidfdOpen(pid, 0)
+	if errors.Is(err, unix.ESRCH) {
+		return func() {}, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return func() {
+		defer unix.Close(fd)
+		fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
+		for {
+			if _, err := unix.Poll(fds, -1); err != unix.EINTR {
+				return
+			}
+		}
+	}, nil
 }

@@ -68,6 +68,11 @@ type UpOptions struct {
 	// ends (SIGKILL too), the supervisor discards the VM. Take it down
 	// with Handle.Discard.
 	Throwaway bool
+	// OwnerPID, if set, ties the VM to process OwnerPID as Throwaway
+	// ties it to this one: when that process ends, the supervisor
+	// discards the VM. A test binary or a CI job sets it
+	// ($LAB_OWNER_PID), so that killing it leaves no VM behind.
+	OwnerPID int
 }
 
 var nameRE = regexp.MustCompile(`^[a-zA-Z0-9][a-zA-Z0-9._-]{0,62}$`)
@@ -155,7 +160,7 @@ func Prepare(ctx context.Context, o UpOptions) (*Config, error) {
 		Accel: accel, Clock: o.Clock,
 		KernelID: k.ID, Link: linkKind, KernelSHA256: kernelSHA, KernelEntry: entry, KernelPackage: k.Package + " " + k.Version, KernelRelease: k.Release,
 		KernelConfig: k.Config, KernelNotable: k.Notable,
-		Initrd: initrd, BootTimeout: timeout, StallTimeout: stall, Throwaway: o.Throwaway,
+		Initrd: initrd, BootTimeout: timeout, StallTimeout: stall, Throwaway: o.Throwaway, OwnerPID: o.OwnerPID,
 	}, nil
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"strconv"
 	"testing"
 
 	"lab/internal/labtest"
@@ -29,6 +30,9 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	os.Setenv("LAB_RESULTS_DIR", store)
+	// Every VM a test boots ends with this binary: one killed (go test's
+	// timeout) leaves none running.
+	os.Setenv(ownerEnv, strconv.Itoa(os.Getpid()))
 	code := m.Run()
 	os.RemoveAll(store)
 	os.Exit(code)

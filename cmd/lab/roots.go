@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 
 	"lab/engine"
 	"lab/images"
@@ -49,6 +50,9 @@ type roots struct {
 	// peerMemory ($LAB_PEER_MEMORY_MB, for tests) is a peer guest's
 	// memory in MB, unparsed: startPeer says what is wrong with it.
 	peerMemory string
+	// owner ($LAB_OWNER_PID, unparsed) is a process every VM this lab
+	// boots ends with: a test binary's or a CI job's.
+	owner string
 	// path is $PATH, where QEMU is looked for; tmp the temp directory
 	// ($TMPDIR, else /tmp), where a result goes when its store fails.
 	path, tmp string
@@ -103,6 +107,7 @@ func readRoots(getenv func(string) string) roots {
 	r.noSnapshot = getenv("LAB_NO_SNAPSHOT") != ""
 	r.supervisorExe = getenv("LAB_SUPERVISOR_EXE")
 	r.peerMemory = getenv(peerMemoryEnv)
+	r.owner = getenv(ownerEnv)
 	r.path, r.tmp = getenv("PATH"), tmp
 	return r
 }
@@ -112,12 +117,33 @@ func (r roots) resultsDir() (string, error) { return r.results, r.resultsErr }
 
 // engine is what the run engine is given of the roots.
 func (r roots) engine() engine.Roots {
-	return engine.Roots{VMs: r.vm, Cache: r.cache, LibDirs: r.libDirs, NoSnapshot: r.noSnapshot, Plugins: r.plugins, Profiles: r.profiles, KernelMirror: r.kernelMirror, Path: r.path, TempDir: r.tmp}
+	pid, _ := r.ownerPID() // refused where a VM boots (supervisor)
+	return engine.Roots{VMs: r.vm, Cache: r.cache, LibDirs: r.libDirs, NoSnapshot: r.noSnapshot, Plugins: r.plugins, Profiles: r.profiles, KernelMirror: r.kernelMirror, Path: r.path, TempDir: r.tmp, OwnerPID: pid}
+}
+
+// ownerEnv ties every VM lab boots to a process (vm.UpOptions.OwnerPID):
+// when it ends, however it ends, they are discarded. The test binaries
+// set it to themselves.
+const ownerEnv = "LAB_OWNER_PID"
+
+// ownerPID is $LAB_OWNER_PID, 0 if unset.
+func (r roots) ownerPID() (int, error) {
+	if r.owner == "" {
+		return 0, nil
+	}
+	pid, err := strconv.Atoi(r.owner)
+	if err != nil || pid < 1 {
+		return 0, fmt.Errorf("$%s=%q: want the id of the process the VMs end with, or leave it unset", ownerEnv, r.owner)
+	}
+	return pid, nil
 }
 
 // supervisor is the binary that runs supervisors: this one, unless
 // $LAB_SUPERVISOR_EXE says otherwise.
 func (r roots) supervisor() (string, error) {
+	if _, err := r.ownerPID(); err != nil {
+		return "", err
+	}
 	if r.supervisorExe != "" {
 		return r.supervisorExe, nil
 	}

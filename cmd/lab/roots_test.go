@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"lab/images"
@@ -143,5 +144,18 @@ func TestRootsSwitches(t *testing.T) {
 	}
 	if exe, _ := r.supervisor(); exe != "/s" {
 		t.Errorf("supervisor() = %q, want /s", exe)
+	}
+	if o.OwnerPID != 0 {
+		t.Errorf("no $LAB_OWNER_PID: VMs owned by %d", o.OwnerPID)
+	}
+	r = readRoots(getenv(map[string]string{ownerEnv: "4242"}))
+	if o := r.engine().Up(vm.UpOptions{}); o.OwnerPID != 4242 {
+		t.Errorf("$LAB_OWNER_PID=4242: VMs owned by %d", o.OwnerPID)
+	}
+	for _, bad := range []string{"me", "0", "-3"} {
+		r = readRoots(getenv(map[string]string{ownerEnv: bad}))
+		if _, err := r.supervisor(); err == nil || !strings.Contains(err.Error(), "$LAB_OWNER_PID") {
+			t.Errorf("$LAB_OWNER_PID=%s: supervisor() = %v, want it refused", bad, err)
+		}
 	}
 }

@@ -361,7 +361,13 @@ func TestRunSweep(t *testing.T) {
 	if !errors.Is(err, Broken) {
 		t.Fatalf("error %v, want the broken point's", err)
 	}
-	r := saved(t, onlyRun(t, out))
+	run := onlyRun(t, out)
+	r := saved(t, run)
+	// The sweep's plot is drawn beside the result.
+	svg := strings.TrimSuffix(run.Path, ".json") + ".svg"
+	if _, err := os.Stat(svg); err != nil || run.Plots.Sweep != "plot: "+svg {
+		t.Errorf("plot line %q (%v), want %s drawn", run.Plots.Sweep, err, svg)
+	}
 	var st []string
 	for _, p := range r.Sweep.Points {
 		st = append(st, p.Status)

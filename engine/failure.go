@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 
 	"lab/plugins"
 	"lab/results"
@@ -85,7 +87,9 @@ func classify(ctx, runCtx context.Context, m machine, err error, timeout time.Du
 	switch {
 	case ctx.Err() != nil:
 		return &Failure{Kind: Interrupted, Reason: "interrupted (" + InterruptedBy(ctx) + ")", VM: m.Name(), Err: err}
-	case errors.Is(runCtx.Err(), context.DeadlineExceeded):
+	case errors.Is(runCtx.Err(), context.DeadlineExceeded), status.Code(err) == codes.DeadlineExceeded:
+		// The call's only deadline is the run's: gRPC carries it to the
+		// plugin, whose clock (the guest's) may end it first.
 		return &Failure{Kind: TimedOut, Reason: fmt.Sprintf("timed out after %v (--timeout); the plugin was killed", timeout), VM: m.Name(), Err: err}
 	}
 	if down := m.TakenDown(); down != "" {

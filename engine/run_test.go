@@ -20,6 +20,9 @@ import (
 	"lab/plugins/host"
 	"lab/results"
 	"lab/vm"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 )
 
 // runFake runs plan with Do's steps on machines, its events recorded.
@@ -203,6 +206,13 @@ func TestRunFailures(t *testing.T) {
 				return nil, ctx.Err()
 			}
 		}, timeout: 50 * time.Millisecond, kind: TimedOut, status: results.StatusFailed, reason: "timed out after 50ms"},
+		// The RPC carries the run's deadline to the guest, whose clock is
+		// not the host's: on a loaded host the guest's server ended the
+		// call first (TestIntegrationRunOutputFlood under load). It is
+		// still the --timeout.
+		{name: "timed out by the guest's clock", set: func(m *fakeMachine) {
+			m.sess.run = partial(status.Error(codes.DeadlineExceeded, "stream terminated by RST_STREAM with error code: CANCEL"))
+		}, kind: TimedOut, status: results.StatusFailed, reason: "timed out after 1m0s (--timeout)", samples: 1},
 		{name: "interrupted", cancel: true, set: func(m *fakeMachine) {
 			m.sess.run = func(ctx context.Context, req *plugins.RunRequest, progress func(plugins.Progress)) (*plugins.RunResponse, error) {
 				progress(plugins.Progress{Done: 1, Total: req.Repeat, Samples: []plugins.Sample{{Metric: "process_ms", Value: 2, Unit: "ms"}}})

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"math"
 	"os"
 	"strconv"
 	"strings"
@@ -122,10 +123,14 @@ func TestIntegrationEraProfiles(t *testing.T) {
 				if err != nil {
 					t.Fatalf("%s: tick rate %q: %v\n%s", how, g["tick_hz"], err, r.stdout)
 				}
-				// Wide enough for a host busy with other guests, narrow
-				// enough to tell 100 from 250 (Debian's) and 1000.
-				if lo, hi := wantHZ*6/10, wantHZ*14/10; periodic && (hz < lo || hz > hi) {
-					t.Errorf("%s: %d timer interrupts a second, want about %d (%d..%d)", how, hz, wantHZ, lo, hi)
+				// The rate tells the CONFIG_HZ choices apart: it is
+				// nearer (as a ratio) to the kernel's than to any other
+				// choice. A TCG guest on a loaded host takes fewer ticks
+				// than it is set for (56 a second for HZ=100, the host
+				// busy with a compiler loop and another lab's tests); a
+				// quarter of HZ is the floor a periodic tick keeps.
+				if periodic && (nearestHZ(hz) != wantHZ || hz < wantHZ/4) {
+					t.Errorf("%s: %d timer interrupts a second, want about %d (the nearest of %v, and at least %d)", how, hz, wantHZ, configHZ, wantHZ/4)
 				}
 			}
 			if k.PVH == "" {
@@ -222,5 +227,28 @@ func TestIntegrationSplitThreadLimit(t *testing.T) {
 			t.Errorf("%s: max_threads = %v, not more than the smaller split's %v", tt.profile, got[0], prev)
 		}
 		prev = got[0]
+	}
+}
+
+// configHZ are the timer frequencies Linux's Kconfig offers.
+var configHZ = []int{100, 250, 300, 1000}
+
+// nearestHZ is the choice of configHZ nearest to a measured rate, as a
+// ratio.
+func nearestHZ(rate int) int {
+	best, bestd := 0, math.Inf(1)
+	for _, hz := range configHZ {
+		if d := math.Abs(math.Log(float64(rate) / float64(hz))); d < bestd {
+			best, bestd = hz, d
+		}
+	}
+	return best
+}
+
+func TestNearestHZ(t *testing.T) {
+	for rate, want := range map[int]int{56: 100, 100: 100, 150: 100, 170: 250, 250: 250, 280: 300, 600: 1000, 1000: 1000, 0: 0} {
+		if got := nearestHZ(rate); got != want {
+			t.Errorf("nearestHZ(%d) = %d, want %d", rate, got, want)
+		}
 	}
 }

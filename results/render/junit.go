@@ -121,14 +121,24 @@ func RunSuite(r *results.Result) JUnitSuite {
 // VerdictCase is one verdict as a test case named after its claim.
 func VerdictCase(class string, v results.Verdict) JUnitCase {
 	c := JUnitCase{Name: v.Claim + ": " + v.Statement, Classname: class, SystemOut: v.Rule + "\n" + v.Reason}
-	switch {
-	case v.Verdict == results.Reproduced:
-	case v.Verdict == results.NotReproduced, results.IsDependent(v.Verdict):
-		c.Failure = &JUnitProblem{Message: v.Verdict + ": " + v.Reason, Type: v.Verdict}
-	default:
-		c.Skipped = &JUnitProblem{Message: results.OrUnknown(v.Verdict) + ": " + v.Reason}
+	c.Judge(v.Verdict, &JUnitProblem{Message: results.OrUnknown(v.Verdict) + ": " + v.Reason})
+	if c.Failure != nil {
+		c.Failure.Type = v.Verdict
 	}
 	return c
+}
+
+// Judge gives c the outcome of verdict v, by what it says of its claim
+// (results.ClassOf): a claim that held passes; one that did not (not
+// reproduced, dependent) fails with p; any other is skipped with p.
+func (c *JUnitCase) Judge(v string, p *JUnitProblem) {
+	switch results.ClassOf(v) {
+	case results.ClassPassed:
+	case results.ClassFailed, results.ClassSplit:
+		c.Failure = p
+	default:
+		c.Skipped = p
+	}
 }
 
 // SummaryText is the system-out of a run's JUnit case: one line per

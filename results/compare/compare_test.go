@@ -184,7 +184,7 @@ func TestComparePublishedVariant(t *testing.T) {
 	}
 	var buf bytes.Buffer
 	r.Comparisons = got
-	if err := render.WriteTable(&buf, r); err != nil {
+	if err := render.WriteSummary(&buf, r, false, render.Notes{}); err != nil {
 		t.Fatal(err)
 	}
 	if out := buf.String(); !strings.Contains(out, "published, "+fixture.MachineP4) || strings.Contains(out, "no published figure") {

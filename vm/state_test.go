@@ -460,7 +460,7 @@ func fakeCtl(t *testing.T, dir string, kill func()) {
 				case ctlStatus:
 					_ = link.WriteMsg(conn, &ctlResponse{Status: &Status{RunState: "running", Uptime: time.Minute}})
 				case ctlLink:
-					_ = link.WriteMsg(conn, &ctlResponse{})
+					_ = link.WriteMsg(conn, &ctlResponse{Link: &LinkStatus{Session: 1, Up: true}})
 					var lr link.Request
 					if link.ReadMsg(conn, &lr) == nil {
 						_ = link.WriteMsg(conn, &link.Response{Info: &link.Info{Uname: "Linux fake", Session: lr.Op}})

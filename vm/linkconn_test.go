@@ -5,7 +5,6 @@ import (
 	"errors"
 	"io"
 	"net"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -18,37 +17,19 @@ import (
 // whose linkstate answers state (or nothing, when state is nil).
 func dropCtl(t *testing.T, dir string, state *LinkStatus) {
 	t.Helper()
-	ln, err := net.Listen("unix", filepath.Join(dir, CtlSock))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ln.Close() })
-	go func() {
-		for {
-			conn, err := ln.Accept()
-			if err != nil {
-				return
+	serveCtl(t, dir, func(conn net.Conn, req ctlRequest) {
+		switch req.Op {
+		case ctlLink:
+			_ = link.WriteMsg(conn, &ctlResponse{Link: &LinkStatus{Session: 1, Up: true}})
+			var lr link.Request
+			_ = link.ReadMsg(conn, &lr) // and hang up: the stream's session died
+		case ctlLinkState:
+			if state == nil {
+				return // a supervisor that cannot say
 			}
-			go func() {
-				defer conn.Close()
-				var req ctlRequest
-				if link.ReadMsg(conn, &req) != nil {
-					return
-				}
-				switch req.Op {
-				case ctlLink:
-					_ = link.WriteMsg(conn, &ctlResponse{Link: &LinkStatus{Session: 1, Up: true}})
-					var lr link.Request
-					_ = link.ReadMsg(conn, &lr) // and hang up: the stream's session died
-				case ctlLinkState:
-					if state == nil {
-						return // a supervisor that cannot say
-					}
-					_ = link.WriteMsg(conn, &ctlResponse{Link: state})
-				}
-			}()
+			_ = link.WriteMsg(conn, &ctlResponse{Link: state})
 		}
-	}()
+	})
 }
 
 // A stream cut under a client says the link dropped when (and only when)
@@ -98,34 +79,16 @@ func TestLinkDroppedError(t *testing.T) {
 // used.
 func olderCtl(t *testing.T, dir string) {
 	t.Helper()
-	ln, err := net.Listen("unix", filepath.Join(dir, CtlSock))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ln.Close() })
-	go func() {
-		for {
-			conn, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			go func() {
-				defer conn.Close()
-				var req ctlRequest
-				if link.ReadMsg(conn, &req) != nil {
-					return
-				}
-				switch req.Op {
-				case ctlLink:
-					_ = link.WriteMsg(conn, &ctlResponse{})
-				case ctlStatus:
-					_ = link.WriteMsg(conn, &ctlResponse{Status: &Status{RunState: "running"}})
-				default:
-					_ = link.WriteMsg(conn, &ctlResponse{Error: `unknown control operation "` + req.Op + `"`})
-				}
-			}()
+	serveCtl(t, dir, func(conn net.Conn, req ctlRequest) {
+		switch req.Op {
+		case ctlLink:
+			_ = link.WriteMsg(conn, &ctlResponse{})
+		case ctlStatus:
+			_ = link.WriteMsg(conn, &ctlResponse{Status: &Status{RunState: "running"}})
+		default:
+			_ = link.WriteMsg(conn, &ctlResponse{Error: `unknown control operation "` + req.Op + `"`})
 		}
-	}()
+	})
 }
 
 // TestOlderLab: a VM whose supervisor is an older lab's (the one that

@@ -150,16 +150,85 @@ type Number struct {
 	Unit  string  `json:"unit,omitempty"`
 }
 
+// Class is what a verdict says of its claim, whatever shows it: a JUnit
+// case passes a claim that held and fails one that did not (failed or
+// split), skipping the rest; the report's badge is coloured by it.
+type Class string
+
+const (
+	// ClassPassed: the claim held (reproduced).
+	ClassPassed Class = "passed"
+	// ClassFailed: the claim did not hold (not reproduced).
+	ClassFailed Class = "failed"
+	// ClassSplit: a dependent verdict: strata decided both ways, so the
+	// claim did not hold across this machine's strata. It fails a JUnit
+	// case; its badge is unsure's.
+	ClassSplit Class = "split"
+	// ClassUnsure: inconclusive; more repeats could decide it.
+	ClassUnsure Class = "unsure"
+	// ClassNotComparable: not comparable or untestable here; nothing
+	// this machine measures could decide it.
+	ClassNotComparable Class = "not comparable"
+	// ClassNone: not run, or no verdict at all ("").
+	ClassNone Class = "none"
+	// ClassUnknown: a verdict this lab does not know.
+	ClassUnknown Class = "unknown"
+)
+
+// verdicts is, for each verdict but Dependent's, its letter (lab
+// history's table of claims) and its class: the one table every view of
+// a verdict derives from (ClassOf, Letter, Decided).
+var verdicts = map[string]struct {
+	letter string
+	class  Class
+}{
+	Reproduced:    {"R", ClassPassed},
+	NotReproduced: {"N", ClassFailed},
+	Inconclusive:  {"I", ClassUnsure},
+	NotComparable: {"C", ClassNotComparable},
+	Untestable:    {"U", ClassNotComparable},
+	NotRun:        {"-", ClassNone},
+	"":            {"-", ClassNone},
+}
+
+// LetterKey says what each Letter stands for.
+const LetterKey = "R reproduced, N not reproduced, I inconclusive, C not comparable, U untestable here, D clock-, console- or kernel-dependent, - not run"
+
+// ClassOf is what verdict v says of its claim: ClassSplit for every
+// Dependent verdict, ClassUnknown for one this lab does not know.
+func ClassOf(v string) Class {
+	if k, ok := verdicts[v]; ok {
+		return k.class
+	}
+	if IsDependent(v) {
+		return ClassSplit
+	}
+	return ClassUnknown
+}
+
+// Letter is v in one letter (LetterKey), as lab history's table of
+// claims shows a night's verdict: "D" for every Dependent verdict, "?"
+// for one this lab does not know.
+func Letter(v string) string {
+	if k, ok := verdicts[v]; ok {
+		return k.letter
+	}
+	if IsDependent(v) {
+		return "D"
+	}
+	return "?"
+}
+
 // Decided says whether verdict v decides its claim, so that more runs or
 // repeats would not change it: anything but inconclusive and not run
 // (reproduced, not reproduced, dependent on the clock or kernel, not
 // comparable, untestable here). It is lab's one meaning of "decided":
 // lab reproduce repeats the claims it is false for.
-func Decided(v string) bool { return v != "" && v != Inconclusive && v != NotRun }
+func Decided(v string) bool { c := ClassOf(v); return c != ClassUnsure && c != ClassNone }
 
 // Judged says whether a run in scope gave v a verdict (anything but not
 // run), decided or not.
-func (v Verdict) Judged() bool { return v.Verdict != "" && v.Verdict != NotRun }
+func (v Verdict) Judged() bool { return ClassOf(v.Verdict) != ClassNone }
 
 // Values returns the samples of one series of r: metric with exactly
 // these labels.

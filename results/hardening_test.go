@@ -144,7 +144,9 @@ func TestInterferenceRecordedAndShown(t *testing.T) {
 		t.Errorf("saved document has no \"interference\" key: %v", err)
 	}
 	for _, w := range []func(*bytes.Buffer, *results.Result) error{
-		func(b *bytes.Buffer, r *results.Result) error { return render.WriteTable(b, r) },
+		func(b *bytes.Buffer, r *results.Result) error {
+			return render.WriteSummary(b, r, false, render.Notes{})
+		},
 		func(b *bytes.Buffer, r *results.Result) error { return render.WriteMarkdown(b, r) },
 	} {
 		var buf bytes.Buffer
@@ -160,7 +162,7 @@ func TestInterferenceRecordedAndShown(t *testing.T) {
 	// Without interference nothing is said.
 	r.Interference = nil
 	var buf bytes.Buffer
-	if err := render.WriteTable(&buf, r); err != nil {
+	if err := render.WriteSummary(&buf, r, false, render.Notes{}); err != nil {
 		t.Fatal(err)
 	}
 	if strings.Contains(buf.String(), "WARNING") {

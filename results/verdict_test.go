@@ -2,6 +2,7 @@ package results
 
 import (
 	"slices"
+	"strings"
 	"testing"
 
 	"lab/plugins/contract"
@@ -44,5 +45,60 @@ func TestMeasuredParamsDefaultBuild(t *testing.T) {
 	got = MeasuredParams(map[string]string{"n": "200", contract.ParamBuild: "dynamic-O0"})
 	if len(got) != 2 || got[contract.ParamBuild] != "dynamic-O0" {
 		t.Errorf("MeasuredParams with build dynamic-O0 = %v, want it kept", got)
+	}
+}
+
+// TestVerdictMeanings: every verdict has its letter, which LetterKey
+// explains, and its class; decided is anything but inconclusive and not
+// run, judged anything but not run.
+func TestVerdictMeanings(t *testing.T) {
+	type meaning struct {
+		letter         string
+		class          Class
+		decided, judge bool
+	}
+	want := map[string]meaning{
+		Reproduced:    {"R", ClassPassed, true, true},
+		NotReproduced: {"N", ClassFailed, true, true},
+		Inconclusive:  {"I", ClassUnsure, false, true},
+		NotComparable: {"C", ClassNotComparable, true, true},
+		Untestable:    {"U", ClassNotComparable, true, true},
+		NotRun:        {"-", ClassNone, false, false},
+		"":            {"-", ClassNone, false, false},
+		"a newer one": {"?", ClassUnknown, true, true},
+	}
+	for _, v := range VerdictOrder {
+		if IsDependent(v) {
+			want[v] = meaning{"D", ClassSplit, true, true}
+		}
+	}
+	if len(want) != len(VerdictOrder)+2 {
+		t.Fatalf("VerdictOrder has %d verdicts, the table here %d", len(VerdictOrder), len(want)-2)
+	}
+	for v, w := range want {
+		if got := Letter(v); got != w.letter {
+			t.Errorf("Letter(%q) = %q, want %q", v, got, w.letter)
+		}
+		if got := ClassOf(v); got != w.class {
+			t.Errorf("ClassOf(%q) = %q, want %q", v, got, w.class)
+		}
+		if got := Decided(v); got != w.decided {
+			t.Errorf("Decided(%q) = %v, want %v", v, got, w.decided)
+		}
+		if got := (Verdict{Verdict: v}).Judged(); got != w.judge {
+			t.Errorf("Judged(%q) = %v, want %v", v, got, w.judge)
+		}
+		if w.letter == "?" {
+			continue
+		}
+		name := v
+		if IsDependent(v) {
+			name = "clock-, console- or kernel-dependent"
+		} else if v == "" {
+			name = NotRun
+		}
+		if !strings.Contains(LetterKey, w.letter+" "+name) {
+			t.Errorf("LetterKey %q lacks %q", LetterKey, w.letter+" "+name)
+		}
 	}
 }

@@ -69,8 +69,6 @@ type Status struct {
 	// RunState is QEMU's run state from QMP ("running", "paused"...).
 	RunState string        `json:"run_state"`
 	Uptime   time.Duration `json:"uptime"`
-	// Link is the link's state; nil from older supervisors.
-	Link *LinkStatus `json:"link,omitempty"`
 	// NIC is the NIC a peer network attached, if any.
 	NIC *NICState `json:"nic,omitempty"`
 }
@@ -96,7 +94,21 @@ var (
 	// ErrHungUp: the supervisor closed the control connection before
 	// answering (it died, or the VM went down, mid-request).
 	ErrHungUp = errors.New("supervisor hung up")
+	// ErrOlderLab: the VM's supervisor is the older lab binary that
+	// booted it, which lacks what this one asks of it (olderLab).
+	ErrOlderLab = errors.New("booted by an older lab")
 )
+
+// olderLab is the one error of a VM whose supervisor is too old for what
+// is asked of it, saying what to do.
+func (h *Handle) olderLab() error {
+	return fmt.Errorf("vm %s: %w: `lab down %s` and `lab up` again", h.Name, ErrOlderLab, h.Name)
+}
+
+// unknownOp is a supervisor's answer to an operation it does not know,
+// as every supervisor has said it: from a lab older than its client, the
+// operation is newer than the supervisor.
+func unknownOp(op string) string { return fmt.Sprintf("unknown control operation %q", op) }
 
 // Open finds the VM called name in r. A stale state directory is cleaned
 // up and reported as not up.
@@ -182,6 +194,9 @@ func (h *Handle) ctl(ctx context.Context, req ctlRequest) (net.Conn, *ctlRespons
 	}
 	if resp.Error != "" {
 		conn.Close()
+		if resp.Error == unknownOp(req.Op) {
+			return nil, nil, h.olderLab()
+		}
 		return nil, nil, fmt.Errorf("vm %s: %s", h.Name, resp.Error)
 	}
 	return conn, &resp, nil
@@ -204,8 +219,9 @@ func (h *Handle) Link() *link.Client {
 		if err != nil {
 			return nil, err
 		}
-		if resp.Link == nil {
-			return conn, nil // an older supervisor: no reconnects to tell
+		if resp.Link == nil { // a supervisor from before link sessions
+			conn.Close()
+			return nil, h.olderLab()
 		}
 		return &linkConn{Conn: conn, h: h, session: resp.Link.Session}, nil
 	})
@@ -274,9 +290,6 @@ func (h *Handle) LinkState(ctx context.Context) (*LinkStatus, error) {
 		return nil, err
 	}
 	conn.Close()
-	if resp.Link == nil {
-		return nil, fmt.Errorf("vm %s: the supervisor sent no link state", h.Name)
-	}
 	return resp.Link, nil
 }
 

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"io"
 	"net"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -18,37 +17,19 @@ import (
 // whose linkstate answers state (or nothing, when state is nil).
 func dropCtl(t *testing.T, dir string, state *LinkStatus) {
 	t.Helper()
-	ln, err := net.Listen("unix", filepath.Join(dir, CtlSock))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ln.Close() })
-	go func() {
-		for {
-			conn, err := ln.Accept()
-			if err != nil {
-				return
+	serveCtl(t, dir, func(conn net.Conn, req ctlRequest) {
+		switch req.Op {
+		case ctlLink:
+			_ = link.WriteMsg(conn, &ctlResponse{Link: &LinkStatus{Session: 1, Up: true}})
+			var lr link.Request
+			_ = link.ReadMsg(conn, &lr) // and hang up: the stream's session died
+		case ctlLinkState:
+			if state == nil {
+				return // a supervisor that cannot say
 			}
-			go func() {
-				defer conn.Close()
-				var req ctlRequest
-				if link.ReadMsg(conn, &req) != nil {
-					return
-				}
-				switch req.Op {
-				case ctlLink:
-					_ = link.WriteMsg(conn, &ctlResponse{Link: &LinkStatus{Session: 1, Up: true}})
-					var lr link.Request
-					_ = link.ReadMsg(conn, &lr) // and hang up: the stream's session died
-				case ctlLinkState:
-					if state == nil {
-						return // a supervisor that cannot say
-					}
-					_ = link.WriteMsg(conn, &ctlResponse{Link: state})
-				}
-			}()
+			_ = link.WriteMsg(conn, &ctlResponse{Link: state})
 		}
-	}()
+	})
 }
 
 // A stream cut under a client says the link dropped when (and only when)
@@ -89,5 +70,54 @@ func TestLinkDroppedError(t *testing.T) {
 				t.Errorf("Info over a cut stream: %v, want the plain EOF", err)
 			}
 		})
+	}
+}
+
+// olderCtl serves a control socket as a supervisor of a lab from before
+// link sessions did: a link stream answered without its session, any
+// later operation refused as unknown, in the words every supervisor has
+// used.
+func olderCtl(t *testing.T, dir string) {
+	t.Helper()
+	serveCtl(t, dir, func(conn net.Conn, req ctlRequest) {
+		switch req.Op {
+		case ctlLink:
+			_ = link.WriteMsg(conn, &ctlResponse{})
+		case ctlStatus:
+			_ = link.WriteMsg(conn, &ctlResponse{Status: &Status{RunState: "running"}})
+		default:
+			_ = link.WriteMsg(conn, &ctlResponse{Error: `unknown control operation "` + req.Op + `"`})
+		}
+	})
+}
+
+// TestOlderLab: a VM whose supervisor is an older lab's (the one that
+// booted it, before an upgrade) says so, and what to do, whatever this
+// lab asks of it that it lacks: a link stream with its session, the
+// link's state, a NIC. What it knows still works.
+func TestOlderLab(t *testing.T) {
+	t.Parallel()
+	root := stateRoot(t)
+	dir := writeVM(t, root, "old", State{SupervisorPID: fakeSupervisor(t)})
+	olderCtl(t, dir)
+	h, err := root.Open("old")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if st, err := h.Status(ctx); err != nil || st.RunState != "running" {
+		t.Errorf("Status = %+v, %v; want what the older supervisor knows", st, err)
+	}
+	const want = "vm old: booted by an older lab: `lab down old` and `lab up` again"
+	for what, call := range map[string]func() error{
+		"Link().Info": func() error { _, err := h.Link().Info(ctx); return err },
+		"LinkState":   func() error { _, err := h.LinkState(ctx); return err },
+		"AttachNIC":   func() error { _, err := h.AttachNIC(ctx, goodNIC()); return err },
+	} {
+		err := call()
+		if !errors.Is(err, ErrOlderLab) || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s = %v, want %q", what, err, want)
+		}
 	}
 }

@@ -174,9 +174,6 @@ func Start(ctx context.Context, dir string, cfg Config, opt StartOptions) (*Mach
 	var note string
 	if cfg.Snapshot != "" {
 		if _, err := os.Stat(cfg.Snapshot); err == nil {
-			// Snapshots saved before they were private: guest memory is
-			// the user's alone.
-			_ = os.Chmod(cfg.Snapshot, 0o600)
 			// What needs no read of the snapshot is checked before QEMU
 			// starts; its content as QEMU loads it (restoreSnapshot).
 			_, err := precheckSnapshot(cfg.Snapshot)

@@ -83,10 +83,6 @@ func (h *Handle) AttachNIC(ctx context.Context, spec NICSpec) (*NIC, error) {
 	if err != nil {
 		return nil, err
 	}
-	if resp.NIC == nil {
-		conn.Close()
-		return nil, fmt.Errorf("vm %s: its supervisor attached no nic (started by an older lab?); boot it again with `lab down %s` and `lab up`", h.Name, h.Name)
-	}
 	return &NIC{VM: h.Name, State: *resp.NIC, h: h, conn: conn}, nil
 }
 

@@ -434,10 +434,10 @@ func TestReadState(t *testing.T) {
 	}
 }
 
-// fakeCtl serves a VM's control socket the way a supervisor does: status,
-// link (answering one info request as the agent would) and down (which
-// kills the stand-in supervisor process and closes the connection).
-func fakeCtl(t *testing.T, dir string, kill func()) {
+// serveCtl serves a VM's control socket as a stand-in supervisor: each
+// connection's request is handed to handle, and the connection closed
+// when it returns.
+func serveCtl(t *testing.T, dir string, handle func(conn net.Conn, req ctlRequest)) {
 	t.Helper()
 	ln, err := net.Listen("unix", filepath.Join(dir, CtlSock))
 	if err != nil {
@@ -456,27 +456,37 @@ func fakeCtl(t *testing.T, dir string, kill func()) {
 				if link.ReadMsg(conn, &req) != nil {
 					return
 				}
-				switch req.Op {
-				case ctlStatus:
-					_ = link.WriteMsg(conn, &ctlResponse{Status: &Status{RunState: "running", Uptime: time.Minute}})
-				case ctlLink:
-					_ = link.WriteMsg(conn, &ctlResponse{})
-					var lr link.Request
-					if link.ReadMsg(conn, &lr) == nil {
-						_ = link.WriteMsg(conn, &link.Response{Info: &link.Info{Uname: "Linux fake", Session: lr.Op}})
-					}
-				case ctlDown:
-					if req.Grace != 3*time.Second {
-						_ = link.WriteMsg(conn, &ctlResponse{Error: "grace not passed on"})
-						return
-					}
-					kill()
-				default:
-					_ = link.WriteMsg(conn, &ctlResponse{Error: "unknown control operation " + req.Op})
-				}
+				handle(conn, req)
 			}()
 		}
 	}()
+}
+
+// fakeCtl serves a VM's control socket the way a supervisor does: status,
+// link (answering one info request as the agent would) and down (which
+// kills the stand-in supervisor process and closes the connection).
+func fakeCtl(t *testing.T, dir string, kill func()) {
+	t.Helper()
+	serveCtl(t, dir, func(conn net.Conn, req ctlRequest) {
+		switch req.Op {
+		case ctlStatus:
+			_ = link.WriteMsg(conn, &ctlResponse{Status: &Status{RunState: "running", Uptime: time.Minute}})
+		case ctlLink:
+			_ = link.WriteMsg(conn, &ctlResponse{Link: &LinkStatus{Session: 1, Up: true}})
+			var lr link.Request
+			if link.ReadMsg(conn, &lr) == nil {
+				_ = link.WriteMsg(conn, &link.Response{Info: &link.Info{Uname: "Linux fake", Session: lr.Op}})
+			}
+		case ctlDown:
+			if req.Grace != 3*time.Second {
+				_ = link.WriteMsg(conn, &ctlResponse{Error: "grace not passed on"})
+				return
+			}
+			kill()
+		default:
+			_ = link.WriteMsg(conn, &ctlResponse{Error: "unknown control operation " + req.Op})
+		}
+	})
 }
 
 func TestHandleControl(t *testing.T) {

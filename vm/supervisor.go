@@ -248,8 +248,6 @@ func (s *server) handle(conn net.Conn) {
 			rs = "unknown (" + err.Error() + ")"
 		}
 		status.RunState = rs
-		session, up := s.m.LinkState()
-		status.Link = &LinkStatus{Session: session, Up: up}
 		status.NIC = s.m.NIC()
 		_ = link.WriteMsg(conn, &ctlResponse{Status: status})
 		conn.Close()
@@ -278,7 +276,7 @@ func (s *server) handle(conn net.Conn) {
 			conn.Close() // already going down; the caller waits for the pid
 		}
 	default:
-		_ = link.WriteMsg(conn, &ctlResponse{Error: fmt.Sprintf("unknown control operation %q", req.Op)})
+		_ = link.WriteMsg(conn, &ctlResponse{Error: unknownOp(req.Op)})
 		conn.Close()
 	}
 }

@@ -855,7 +855,7 @@ func TestSchemaVersions(t *testing.T) {
 		t.Errorf("schema 1 result loaded as %+v", old)
 	}
 	var buf strings.Builder
-	if err := render.WriteTable(&buf, old); err != nil || !strings.Contains(buf.String(), "none declared for this experiment") {
+	if err := render.WriteSummary(&buf, old, false, render.Notes{}); err != nil || !strings.Contains(buf.String(), "none declared for this experiment") {
 		t.Errorf("a schema 1 result renders as (%v):\n%s", err, buf.String())
 	}
 

@@ -105,7 +105,10 @@ func TestComparePublishedForkbench(t *testing.T) {
 	}
 }
 
-func TestDiff(t *testing.T) {
+// TestCompareSidesMedians: two runs compared series by series (metric,
+// unit and labels): each side's median, the change in percent, and the
+// series one side only has, in a's order followed by b's own.
+func TestCompareSidesMedians(t *testing.T) {
 	a := fixture.Result()
 	b := fixture.Result()
 	b.Samples = []results.Sample{
@@ -113,10 +116,7 @@ func TestDiff(t *testing.T) {
 		{Metric: fixture.MetricRatio, Value: 4.414, Unit: "x"},
 		{Metric: "new", Value: 1, Unit: "x"},
 	}
-	got, err := compare.Diff(a, b, false)
-	if err != nil {
-		t.Fatal(err)
-	}
+	got := compare.CompareSides(compare.Side{Name: "a", Runs: []*results.Result{a}}, compare.Side{Name: "b", Runs: []*results.Result{b}})
 	type row struct {
 		metric  string
 		a, b    float64
@@ -131,14 +131,16 @@ func TestDiff(t *testing.T) {
 	}
 	var rows []row
 	for _, d := range got {
-		rows = append(rows, row{d.Metric, d.A, d.B, d.Percent, d.Only})
+		rows = append(rows, row{d.Metric, d.A.Median, d.B.Median, d.Percent, d.Only})
 	}
 	if !reflect.DeepEqual(rows, want) {
-		t.Errorf("Diff = %+v, want %+v", rows, want)
+		t.Errorf("CompareSides = %+v, want %+v", rows, want)
 	}
 }
 
-func TestDiffRefusesIncomparable(t *testing.T) {
+// TestSidesRefusesIncomparable: runs on another accelerator or clock
+// measure something else and are refused (ErrMixedRuns), unless forced.
+func TestSidesRefusesIncomparable(t *testing.T) {
 	tests := []struct {
 		name         string
 		accel, clock string
@@ -154,12 +156,12 @@ func TestDiffRefusesIncomparable(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			a, b := fixture.Result(), fixture.Result()
 			b.Machine.Accelerator, b.Machine.Clock = tt.accel, tt.clock
-			_, err := compare.Diff(a, b, tt.force)
+			_, err := compare.Sides(compare.Side{Name: "a", Runs: []*results.Result{a}}, compare.Side{Name: "b", Runs: []*results.Result{b}}, tt.force, -1)
 			if (err != nil) != tt.wantErr {
-				t.Fatalf("Diff err = %v, want error %v", err, tt.wantErr)
+				t.Fatalf("Sides err = %v, want error %v", err, tt.wantErr)
 			}
-			if err != nil && !errors.Is(err, compare.ErrIncomparable) {
-				t.Errorf("Diff err = %v, want ErrIncomparable", err)
+			if err != nil && !errors.Is(err, compare.ErrMixedRuns) {
+				t.Errorf("Sides err = %v, want ErrMixedRuns", err)
 			}
 		})
 	}
@@ -182,7 +184,7 @@ func TestComparePublishedVariant(t *testing.T) {
 	}
 	var buf bytes.Buffer
 	r.Comparisons = got
-	if err := render.WriteTable(&buf, r); err != nil {
+	if err := render.WriteSummary(&buf, r, false, render.Notes{}); err != nil {
 		t.Fatal(err)
 	}
 	if out := buf.String(); !strings.Contains(out, "published, "+fixture.MachineP4) || strings.Contains(out, "no published figure") {

@@ -74,7 +74,7 @@ func WriteText(w io.Writer, h *History, all bool) error {
 		}
 	}
 	if len(h.Claims) > 0 {
-		fmt.Fprintf(w, "\nclaims, verdict per night (%s):\n", VerdictKey)
+		fmt.Fprintf(w, "\nclaims, verdict per night (%s):\n", results.LetterKey)
 		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 		head := []string{"CLAIM"}
 		for i := range h.Nights {
@@ -89,7 +89,7 @@ func WriteText(w io.Writer, h *History, all bool) error {
 			}
 			row := []string{c.ID}
 			for _, v := range c.Verdicts {
-				row = append(row, Letter(v))
+				row = append(row, results.Letter(v))
 			}
 			var flips []string
 			for _, f := range c.Flips {
@@ -108,31 +108,6 @@ func WriteText(w io.Writer, h *History, all bool) error {
 		}
 	}
 	return nil
-}
-
-// VerdictKey says what each Letter stands for.
-const VerdictKey = "R reproduced, N not reproduced, I inconclusive, C not comparable, U untestable here, D clock-, console- or kernel-dependent, - not run"
-
-// Letter is a verdict's one-letter form in the claims' history table.
-func Letter(v string) string {
-	switch v {
-	case results.Reproduced:
-		return "R"
-	case results.NotReproduced:
-		return "N"
-	case results.Inconclusive:
-		return "I"
-	case results.NotComparable:
-		return "C"
-	case results.Untestable:
-		return "U"
-	case results.NotRun:
-		return "-"
-	}
-	if results.IsDependent(v) {
-		return "D"
-	}
-	return "?"
 }
 
 func medianRange(p Point, unit string) string {

@@ -572,14 +572,7 @@ func ClaimsSuite(name string, sts []rclaims.ClaimStatus) render.JUnitSuite {
 	for _, s := range sts {
 		tc := render.JUnitCase{Name: s.Claim.ID, Classname: "claims." + s.Claim.Plugin + "." + s.Claim.Bench}
 		v := s.Judged
-		p := &render.JUnitProblem{Message: s.Verdict + ": " + v.Reason, Type: s.Verdict}
-		switch {
-		case s.Verdict == results.Reproduced:
-		case s.Verdict == results.NotReproduced, results.IsDependent(s.Verdict):
-			tc.Failure = p
-		default:
-			tc.Skipped = p
-		}
+		tc.Judge(s.Verdict, &render.JUnitProblem{Message: s.Verdict + ": " + v.Reason, Type: s.Verdict})
 		var out strings.Builder
 		fmt.Fprintf(&out, "%s: %s\n%s %s\n", s.Claim.ID, s.Claim.Statement, s.Verdict, v.Reason)
 		for _, st := range v.Strata {

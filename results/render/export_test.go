@@ -59,3 +59,37 @@ func TestExportFormats(t *testing.T) {
 		t.Errorf("Export yaml = %v", err)
 	}
 }
+
+// TestVerdictCase: a run's own verdict as a JUnit case follows what the
+// verdict means (docs/claims.md, "Verdict kinds"): reproduced passes;
+// not reproduced and the dependent verdicts (strata decided both ways,
+// so the claim did not hold across this machine's) fail with the
+// verdict and reason; the rest are skipped with theirs.
+func TestVerdictCase(t *testing.T) {
+	for _, v := range results.VerdictOrder {
+		c := VerdictCase("p.e", results.Verdict{Claim: "E1", Statement: "s", Verdict: v, Reason: "because"})
+		want := "skipped"
+		switch {
+		case v == results.Reproduced:
+			want = "pass"
+		case v == results.NotReproduced, results.IsDependent(v):
+			want = "failure"
+		}
+		got, p := "pass", (*JUnitProblem)(nil)
+		switch {
+		case c.Failure != nil:
+			got, p = "failure", c.Failure
+		case c.Skipped != nil:
+			got, p = "skipped", c.Skipped
+		}
+		if got != want {
+			t.Errorf("%s: %s, want %s", v, got, want)
+		}
+		if p != nil && p.Message != v+": because" {
+			t.Errorf("%s: message %q, want %q", v, p.Message, v+": because")
+		}
+		if got == "failure" && p.Type != v {
+			t.Errorf("%s: failure type %q, want the verdict", v, p.Type)
+		}
+	}
+}

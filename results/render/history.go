@@ -72,7 +72,7 @@ type (
 func historyViewOf(h *history.History, ids anchors, claimAnchor map[string]string) *historyView {
 	v := &historyView{Anchor: ids.make("", "history"), Series: len(h.Series),
 		Alpha: strconv.FormatFloat(h.Options.Alpha, 'g', -1, 64), MinChange: results.FormatValue(h.Options.MinChange),
-		UnstableAbove: results.FormatValue(h.Options.MinChange / 2), VerdictKey: history.VerdictKey}
+		UnstableAbove: results.FormatValue(h.Options.MinChange / 2), VerdictKey: results.LetterKey}
 	for i, n := range h.Nights {
 		v.Nights = append(v.Nights, nightView{N: i + 1, Name: n.Name, Start: n.Start.UTC().Format("2006-01-02 15:04 UTC"), Dir: n.Dir, Runs: n.Runs})
 		v.NightNumbers = append(v.NightNumbers, i+1)
@@ -98,7 +98,7 @@ func historyViewOf(h *history.History, ids anchors, claimAnchor map[string]strin
 		}
 		cv := claimHistoryView{ID: c.ID, Anchor: claimAnchor[c.ID], Statement: c.Statement}
 		for _, verdict := range c.Verdicts {
-			cv.Verdicts = append(cv.Verdicts, letterView{Letter: history.Letter(verdict), Verdict: verdict, Class: verdictClass(verdict)})
+			cv.Verdicts = append(cv.Verdicts, letterView{Letter: results.Letter(verdict), Verdict: verdict, Class: verdictClass(verdict)})
 		}
 		for _, f := range c.Flips {
 			cv.Flips = append(cv.Flips, fmt.Sprintf("night %d: %s → %s", f.Night+1, f.From, f.To))

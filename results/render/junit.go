@@ -88,9 +88,10 @@ func (s *JUnitSuites) Write(w io.Writer) error {
 
 // RunSuite is one run as a JUnit test suite: the run itself is a case
 // (a failure when it failed, an error when it was interrupted), and so
-// is each verdict: not reproduced is a failure, reproduced passes, and a
-// claim the run could not decide (inconclusive, not comparable, not run)
-// is skipped, with the reason.
+// is each verdict: not reproduced and the dependent verdicts (strata
+// decided both ways) are failures, reproduced passes, and a claim the
+// run could not decide (inconclusive, not comparable, untestable here,
+// not run) is skipped, with the reason.
 func RunSuite(r *results.Result) JUnitSuite {
 	class := r.Plugin + "." + r.Experiment
 	profile := results.ProfileName(r.Machine)
@@ -120,14 +121,24 @@ func RunSuite(r *results.Result) JUnitSuite {
 // VerdictCase is one verdict as a test case named after its claim.
 func VerdictCase(class string, v results.Verdict) JUnitCase {
 	c := JUnitCase{Name: v.Claim + ": " + v.Statement, Classname: class, SystemOut: v.Rule + "\n" + v.Reason}
-	switch v.Verdict {
-	case results.Reproduced:
-	case results.NotReproduced:
-		c.Failure = &JUnitProblem{Message: "not reproduced: " + v.Reason, Type: results.NotReproduced}
-	default:
-		c.Skipped = &JUnitProblem{Message: results.OrUnknown(v.Verdict) + ": " + v.Reason}
+	c.Judge(v.Verdict, &JUnitProblem{Message: results.OrUnknown(v.Verdict) + ": " + v.Reason})
+	if c.Failure != nil {
+		c.Failure.Type = v.Verdict
 	}
 	return c
+}
+
+// Judge gives c the outcome of verdict v, by what it says of its claim
+// (results.ClassOf): a claim that held passes; one that did not (not
+// reproduced, dependent) fails with p; any other is skipped with p.
+func (c *JUnitCase) Judge(v string, p *JUnitProblem) {
+	switch results.ClassOf(v) {
+	case results.ClassPassed:
+	case results.ClassFailed, results.ClassSplit:
+		c.Failure = p
+	default:
+		c.Skipped = p
+	}
 }
 
 // SummaryText is the system-out of a run's JUnit case: one line per

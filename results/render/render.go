@@ -147,17 +147,9 @@ func sameMark(c results.Comparison) string {
 	return ""
 }
 
-// WriteTable writes r for a terminal, compact: the verdicts on the
-// experiment's claims first, then our metrics (median with range and
-// spread), then the published figures of the machine the profile stands
-// for, then where the run ran. The figures of other machines are in the
-// result's comparisons (and WriteTableAll). Summaries and comparisons are
-// computed when r has none.
-func WriteTable(w io.Writer, r *results.Result) error { return writeTable(w, r, false, Notes{}) }
-
-// WriteTableAll is WriteTable with every published figure the run was
-// compared with, those of other machines too (`lab run --all`).
-func WriteTableAll(w io.Writer, r *results.Result) error { return writeTable(w, r, true, Notes{}) }
+// WriteTableAll is WriteSummary with every published figure the run was
+// compared with and no notes: `lab results`' table.
+func WriteTableAll(w io.Writer, r *results.Result) error { return WriteSummary(w, r, true, Notes{}) }
 
 // Notes are what a run's summary says beyond its result, made by the
 // caller from the plugin's description (`lab run`: engine.Run's Undecided and
@@ -172,12 +164,15 @@ type Notes struct {
 	Elsewhere []string
 }
 
-// WriteSummary is WriteTable (all: WriteTableAll) with notes.
+// WriteSummary writes r for a terminal, compact, as `lab run` prints
+// it: the verdicts on the experiment's claims first (then
+// notes.Undecided), then our metrics (median with range and spread),
+// then the published figures of the machine the profile stands for
+// (then notes.Elsewhere), then where the run ran. The figures of other
+// machines are in the result's comparisons, and shown when all is set
+// (`lab run --all`). Summaries and comparisons are computed when r has
+// none.
 func WriteSummary(w io.Writer, r *results.Result, all bool, notes Notes) error {
-	return writeTable(w, r, all, notes)
-}
-
-func writeTable(w io.Writer, r *results.Result, all bool, notes Notes) error {
 	// A disturbed measurement is shown as such before anything it decided.
 	if lines := interferenceLines(r); len(lines) > 0 {
 		tw := tabwriter.NewWriter(w, 0, 8, 2, ' ', 0)
@@ -404,15 +399,12 @@ func mdCell(s string) string {
 	return strings.NewReplacer("|", `\|`, "\n", " ", "*", `\*`, "_", `\_`).Replace(s)
 }
 
-// CSVHeader is the first row WriteCSV writes.
+// CSVHeader is the first row WriteCSVRuns writes.
 var CSVHeader = []string{"id", "plugin", "experiment", "profile", "accelerator", "clock",
 	"metric", "labels", "repeat", "value", "unit"}
 
-// WriteCSV writes one row per sample (values at full precision) under
-// CSVHeader; labels are "k=v k=v".
-func WriteCSV(w io.Writer, r *results.Result) error { return WriteCSVRuns(w, []*results.Result{r}) }
-
-// WriteCSVRuns writes the samples of every run under one CSVHeader.
+// WriteCSVRuns writes the samples of every run under one CSVHeader, one
+// row per sample (values at full precision); labels are "k=v k=v".
 func WriteCSVRuns(w io.Writer, runs []*results.Result) error {
 	cw := csv.NewWriter(w)
 	if err := cw.Write(CSVHeader); err != nil {

@@ -105,10 +105,10 @@ func TestRender(t *testing.T) {
 		ext   string
 		write func(io.Writer, *results.Result) error
 	}{
-		{"txt", WriteTable},
+		{"txt", func(w io.Writer, r *results.Result) error { return WriteSummary(w, r, false, Notes{}) }},
 		{"all.txt", WriteTableAll},
 		{"md", WriteMarkdown},
-		{"csv", WriteCSV},
+		{"csv", func(w io.Writer, r *results.Result) error { return WriteCSVRuns(w, []*results.Result{r}) }},
 		{"json", WriteJSON},
 	}
 	for name, r := range renderFixtures(t) {

@@ -268,25 +268,13 @@ type (
 	}
 )
 
+// badges are the CSS classes of a verdict's badge, by its class.
+var badges = map[results.Class]string{results.ClassPassed: "v-ok", results.ClassFailed: "v-bad",
+	results.ClassSplit: "v-unsure", results.ClassUnsure: "v-unsure", results.ClassNotComparable: "v-nc",
+	results.ClassNone: "v-none", results.ClassUnknown: "v-other"}
+
 // verdictClass is the CSS class of a verdict's badge.
-func verdictClass(v string) string {
-	switch v {
-	case results.Reproduced:
-		return "v-ok"
-	case results.NotReproduced:
-		return "v-bad"
-	case results.Inconclusive:
-		return "v-unsure"
-	case results.NotComparable, results.Untestable:
-		return "v-nc"
-	case results.NotRun, "":
-		return "v-none"
-	}
-	if results.IsDependent(v) {
-		return "v-unsure"
-	}
-	return "v-other"
-}
+func verdictClass(v string) string { return badges[results.ClassOf(v)] }
 
 // anchors hands out unique, safe fragment ids.
 type anchors map[string]bool

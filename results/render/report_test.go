@@ -535,3 +535,22 @@ func TestReportSweepPublishedOnce(t *testing.T) {
 		}
 	}
 }
+
+// TestVerdictBadges: a verdict's badge is coloured by its class: a
+// dependent verdict is unsure's colour, not comparable and untestable
+// here share one, no verdict is not run's, and one this lab does not
+// know has its own.
+func TestVerdictBadges(t *testing.T) {
+	want := map[string]string{results.Reproduced: "v-ok", results.NotReproduced: "v-bad", results.Inconclusive: "v-unsure",
+		results.NotComparable: "v-nc", results.Untestable: "v-nc", results.NotRun: "v-none", "": "v-none", "a newer one": "v-other"}
+	for _, v := range results.VerdictOrder {
+		if results.IsDependent(v) {
+			want[v] = "v-unsure"
+		}
+	}
+	for v, w := range want {
+		if got := verdictClass(v); got != w {
+			t.Errorf("verdictClass(%q) = %q, want %q", v, got, w)
+		}
+	}
+}

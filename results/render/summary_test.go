@@ -58,11 +58,4 @@ func TestWriteSummaryNotes(t *testing.T) {
 			}
 		})
 	}
-	// Without notes it is WriteTable.
-	var a, b bytes.Buffer
-	_ = WriteTable(&a, fx["create"])
-	_ = WriteSummary(&b, fx["create"], false, Notes{})
-	if a.String() != b.String() {
-		t.Errorf("WriteSummary without notes differs from WriteTable:\n%s\n---\n%s", b.String(), a.String())
-	}
 }

@@ -22,9 +22,11 @@ type ReportRequest struct {
 	Generated time.Time
 	// Version is lab's version line, printed on the page.
 	Version string
-	// ProfileDir is the user's profile directory: the catalogue's
-	// profiles give the claims' judge their variants and calibrations.
-	ProfileDir string
+	// ProfileDir is the user's profile directory and ProfileFiles
+	// more profiles: the catalogue's profiles give the claims' judge
+	// their variants and calibrations.
+	ProfileDir   string
+	ProfileFiles []string
 }
 
 // Report gathers what render.WriteReport draws: every installed
@@ -63,7 +65,7 @@ func Report(req ReportRequest) (in render.ReportInput, warnings, skipped []error
 	for _, err := range skipped {
 		in.Skipped = append(in.Skipped, err.Error())
 	}
-	profiles, err := CatalogProfiles(req.ProfileDir)
+	profiles, err := CatalogProfiles(req.ProfileDir, req.ProfileFiles...)
 	if err != nil {
 		warnings = append(warnings, fmt.Errorf("profiles: %w; claims judged with the built-in profiles' calibrations", err))
 	}

@@ -592,8 +592,10 @@ func (p *ReproducePlan) nextRound(sts []rclaims.ClaimStatus, open []string, repe
 	return todo, next, capped
 }
 
-// ReportRequest is the report over the plan's store: every run it made.
+// ReportRequest is the report over the plan's store, its claims judged
+// as the rounds and the claims table judge them: the latest run of each
+// cell, with the plan's profiles.
 func (p *ReproducePlan) ReportRequest(version string) ReportRequest {
-	return ReportRequest{Store: p.Store(), AllRuns: true, Plugins: p.Roots.Plugins, Generated: time.Now(),
-		Version: version, ProfileDir: p.Roots.Profiles}
+	return ReportRequest{Store: p.Store(), Plugins: p.Roots.Plugins, Generated: time.Now(),
+		Version: version, ProfileDir: p.Roots.Profiles, ProfileFiles: p.ProfileFiles}
 }

@@ -13,7 +13,10 @@ import (
 	"time"
 
 	"lab/internal/fixture"
+	"lab/internal/labtest"
+	"lab/plugins"
 	"lab/plugins/contract"
+	"lab/plugins/host"
 	"lab/results"
 	rclaims "lab/results/claims"
 	"lab/results/matrix"
@@ -26,7 +29,7 @@ import (
 // too small for the next round stops it and says which claims it stopped.
 
 func ratioClaim(id, profile, exp string) results.Claim {
-	return results.Claim{Claim: contract.Claim{ID: id, Statement: "a is above b",
+	return results.Claim{Claim: contract.Claim{ID: id, Statement: "a is above b", Source: "a note",
 		Ratio: &contract.RatioClaim{Numerator: "a", Denominator: "b", Min: 1},
 		Scope: &contract.Scope{Profiles: []string{profile}, Clocks: []string{contract.ClockIcount}}},
 		Plugin: "bench", Bench: exp}.WithKind()
@@ -54,9 +57,19 @@ func (f *fakeCells) run(ctx context.Context, req Request, o Options) (*Run, erro
 	if req.Experiment == "short" && reps <= 5 {
 		reps = 3
 	}
-	res := &results.Result{ID: fmt.Sprintf("run-%s-%d", req.Experiment, id), Plugin: req.Plugin, PluginVersion: "1.0.0", Experiment: req.Experiment,
-		Parameters: map[string]string{"repeat": strconv.Itoa(req.Repeat)}, Started: time.Now().UTC(), Finished: time.Now().UTC().Add(time.Duration(n) * time.Second),
-		Machine: results.MachineRecord{Profile: map[string]any{"name": req.Profiles[0]}, Accelerator: "tcg", Clock: req.Clock},
+	res := fakeResult(id, req.Profiles[0], req.Experiment, req.Clock, req.Repeat, reps, time.Duration(n)*time.Second)
+	if _, err := results.Save(req.Out, res); err != nil {
+		return nil, err
+	}
+	return &Run{Result: res}, nil
+}
+
+// fakeResult is run id of bench/exp on profile under clock, asked for
+// repeat repeats and giving reps samples of a = 2b, finishing after.
+func fakeResult(id int, profile, exp, clock string, repeat, reps int, after time.Duration) *results.Result {
+	res := &results.Result{ID: fmt.Sprintf("run-%s-%d", exp, id), Plugin: "bench", PluginVersion: "1.0.0", Experiment: exp,
+		Parameters: map[string]string{"repeat": strconv.Itoa(repeat)}, Started: time.Now().UTC(), Finished: time.Now().UTC().Add(after),
+		Machine: results.MachineRecord{Profile: map[string]any{"name": profile}, Accelerator: "tcg", Clock: clock},
 		Outcome: results.Outcome{Status: "ok"}}
 	var a, b []float64
 	for i := range reps {
@@ -64,10 +77,34 @@ func (f *fakeCells) run(ctx context.Context, req Request, o Options) (*Run, erro
 		a = append(a, 200+2*float64(i))
 	}
 	res.Samples = append(fixture.Series("a", "ms", nil, a...), fixture.Series("b", "ms", nil, b...)...)
-	if _, err := results.Save(req.Out, res); err != nil {
-		return nil, err
+	return res
+}
+
+// benchPlugin installs plugin bench, a recorded description and no code,
+// whose experiments declare claims (each claim's Bench): the search path
+// that finds it.
+func benchPlugin(t *testing.T, claims ...results.Claim) host.SearchPath {
+	t.Helper()
+	root := t.TempDir()
+	dir := filepath.Join(root, "bench", "i386")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
 	}
-	return &Run{Result: res}, nil
+	labtest.WriteELF(t, filepath.Join(dir, "bench"), "i386", "")
+	desc := &plugins.Description{Name: "bench", Version: "1.0.0", Summary: "a and b"}
+	for _, c := range claims {
+		i := slices.IndexFunc(desc.Experiments, func(x plugins.Experiment) bool { return x.Name == c.Bench })
+		if i < 0 {
+			desc.Experiments = append(desc.Experiments, plugins.Experiment{Name: c.Bench, Summary: c.Bench,
+				Metrics: []plugins.Metric{{Name: "a", Unit: "ms", Help: "a"}, {Name: "b", Unit: "ms", Help: "b"}}})
+			i = len(desc.Experiments) - 1
+		}
+		desc.Experiments[i].Claims = append(desc.Experiments[i].Claims, c.Claim)
+	}
+	if err := host.WriteRecord(dir, desc); err != nil {
+		t.Fatal(err)
+	}
+	return host.SearchPath{Extra: []string{root}}
 }
 
 func fakePlan(out string, budget time.Duration, claims ...results.Claim) *ReproducePlan {
@@ -240,5 +277,53 @@ func TestReproduceInterrupted(t *testing.T) {
 	}
 	if !slices.Equal(f.calls, []string{"pc/full x5"}) || again.Interrupted || again.Statuses[1].Verdict != results.Reproduced {
 		t.Errorf("resumed: ran %v, %+v", f.calls, again.Statuses)
+	}
+}
+
+// The claims table lab reproduce ends with and the report page it writes
+// beside it judge one store by one rule, so they agree claim by claim.
+// Here the rules differ: E1.2's cell ran twice, each run too short to
+// decide alone (3 repeats of the 5 its rule needs), enough pooled (6);
+// E1.1's ran once, enough. The rule is the latest run of each cell, which
+// the rounds decide by (a round more gives the latest run the repeats the
+// judge asked for).
+func TestReproduceTableIsThePage(t *testing.T) {
+	claims := []results.Claim{ratioClaim("E1.1", "pa", "full"), ratioClaim("E1.2", "pb", "short")}
+	p := fakePlan(t.TempDir(), time.Hour, claims...)
+	p.Roots.Plugins = benchPlugin(t, claims...)
+	for i, r := range []*results.Result{
+		fakeResult(1, "pa", "full", "icount:0", 5, 5, 0),
+		fakeResult(2, "pb", "short", "icount:0", 5, 3, time.Second),
+		fakeResult(3, "pb", "short", "icount:0", 5, 3, 2*time.Second),
+	} {
+		if _, err := results.Save(p.Store(), r); err != nil {
+			t.Fatalf("run %d: %v", i, err)
+		}
+	}
+	store, _ := results.LoadAll(p.Store())
+	latest := rclaims.JudgeStore(claims, store, nil, rclaims.Options{})
+	pooled := rclaims.JudgeStore(claims, store, nil, rclaims.Options{All: true})
+	if latest[1].Verdict != results.Inconclusive || pooled[1].Verdict != results.Reproduced || latest[0].Verdict != results.Reproduced {
+		t.Fatalf("the store does not tell the rules apart: latest %s %s, all %s %s", latest[0].Verdict, latest[1].Verdict, pooled[0].Verdict, pooled[1].Verdict)
+	}
+	table := p.judge()
+	in, warnings, skipped := Report(p.ReportRequest("test"))
+	if len(warnings)+len(skipped) != 0 {
+		t.Fatalf("report: warnings %v, skipped %v", warnings, skipped)
+	}
+	page := map[string]string{}
+	for _, s := range in.Claims {
+		page[s.Claim.ID] = s.Verdict
+	}
+	if len(table) != 2 || len(page) != 2 {
+		t.Fatalf("table %+v, page %v", table, page)
+	}
+	for i, s := range table {
+		if s.Verdict != latest[i].Verdict {
+			t.Errorf("%s: the table says %s, the latest run of each cell %s", s.Claim.ID, s.Verdict, latest[i].Verdict)
+		}
+		if page[s.Claim.ID] != s.Verdict {
+			t.Errorf("%s: the table says %s, the page %s", s.Claim.ID, s.Verdict, page[s.Claim.ID])
+		}
 	}
 }

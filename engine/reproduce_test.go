@@ -2,9 +2,12 @@ package engine
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -12,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"lab/images"
 	"lab/internal/fixture"
 	"lab/internal/labtest"
 	"lab/plugins"
@@ -107,18 +111,13 @@ func benchPlugin(t *testing.T, claims ...results.Claim) host.SearchPath {
 	return host.SearchPath{Extra: []string{root}}
 }
 
+// fakePlan is a plan of claims whose cells are planned without checking
+// them against installed plugins and profiles.
 func fakePlan(out string, budget time.Duration, claims ...results.Claim) *ReproducePlan {
 	runs, un := rclaims.Plan(claims, nil)
 	p := &ReproducePlan{ReproduceRequest: ReproduceRequest{IDs: []string{"all"}, Out: out, Budget: budget, Parallel: 2,
 		Command: []string{"/bin/lab", "reproduce"}}, Claims: claims, Runs: runs, Unplanned: un}
-	p.planMatrix = func(req MatrixRequest) (*MatrixPlan, error) {
-		spec, all, err := matrix.Parse(req.Data)
-		if err != nil {
-			return nil, err
-		}
-		return &MatrixPlan{MatrixRequest: req, Spec: spec, All: all, Cells: all, Shard: matrix.Shard{I: 1, N: 1},
-			Store: results.StoreDir(req.Out), Parallel: req.Parallel}, nil
-	}
+	p.newPlan = func(r Request) (*Plan, error) { return &Plan{Request: r, OutDir: r.Out}, nil }
 	return p
 }
 
@@ -300,14 +299,15 @@ func TestReproduceTableIsThePage(t *testing.T) {
 			t.Fatalf("run %d: %v", i, err)
 		}
 	}
-	store, _ := results.LoadAll(p.Store())
-	latest := rclaims.JudgeStore(claims, store, nil, rclaims.Options{})
-	pooled := rclaims.JudgeStore(claims, store, nil, rclaims.Options{All: true})
+	all, _ := results.LoadAll(p.Store())
+	latest := rclaims.JudgeStore(claims, all, nil, rclaims.Options{})
+	pooled := rclaims.JudgeStore(claims, all, nil, rclaims.Options{All: true})
 	if latest[1].Verdict != results.Inconclusive || pooled[1].Verdict != results.Reproduced || latest[0].Verdict != results.Reproduced {
 		t.Fatalf("the store does not tell the rules apart: latest %s %s, all %s %s", latest[0].Verdict, latest[1].Verdict, pooled[0].Verdict, pooled[1].Verdict)
 	}
-	table := p.judge()
-	in, warnings, skipped := Report(p.ReportRequest("test"))
+	store, skipped := p.readStore()
+	table := p.judge(store)
+	in, warnings, skipped := reportFrom(p.reportRequest(), store, skipped)
 	if len(warnings)+len(skipped) != 0 {
 		t.Fatalf("report: warnings %v, skipped %v", warnings, skipped)
 	}
@@ -325,5 +325,223 @@ func TestReproduceTableIsThePage(t *testing.T) {
 		if page[s.Claim.ID] != s.Verdict {
 			t.Errorf("%s: the table says %s, the page %s", s.Claim.ID, s.Verdict, page[s.Claim.ID])
 		}
+	}
+	// What lab reproduce returns and the page it writes: the store holds
+	// every run, so nothing runs.
+	f := &fakeCells{}
+	got, err := p.Run(context.Background(), MatrixOptions{runCell: f.run})
+	if err != nil {
+		t.Fatal(err)
+	}
+	html, err := os.ReadFile(got.Report)
+	if err != nil || got.ReportErr != nil || len(f.calls) != 0 || len(got.Statuses) != 2 {
+		t.Fatalf("ran %v; report %s: %v, %v; statuses %+v", f.calls, got.Report, err, got.ReportErr, got.Statuses)
+	}
+	for i, s := range got.Statuses {
+		if s.Verdict != table[i].Verdict {
+			t.Errorf("%s: lab reproduce says %s, the table %s", s.Claim.ID, s.Verdict, table[i].Verdict)
+		}
+		row := regexp.MustCompile(`>` + regexp.QuoteMeta(s.Claim.ID) + `</a></td><td><span class="badge [^"]*">([^<]*)<`).FindSubmatch(html)
+		if row == nil || string(row[1]) != s.Verdict {
+			t.Errorf("%s: lab reproduce says %s, its page %q", s.Claim.ID, s.Verdict, row)
+		}
+	}
+}
+
+// The cells a round runs, built from the runs, are those of the matrix
+// file MatrixYAML writes of the same runs (what --dry-run --matrix and
+// examples/ci print): for every claim the plugins declare, with the
+// era-kernel variants, under each clock, and for runs with quoted
+// parameters, a sweep and repeats of their own.
+func TestRoundCellsAreTheMatrixFile(t *testing.T) {
+	var claims []results.Claim
+	for _, name := range []string{"forkbench", "threadbench", "printfbench", "netbench"} {
+		b, err := os.ReadFile(filepath.Join("..", "plugins", name, "description.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var d plugins.Description
+		if err := json.Unmarshal(b, &d); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		claims = append(claims, host.AllClaims(&d)...)
+	}
+	variants := map[string][]string{}
+	for _, p := range images.Builtin() {
+		if p.VariantOf != "" {
+			variants[p.VariantOf] = append(variants[p.VariantOf], p.Name)
+		}
+	}
+	all, _ := rclaims.Plan(claims, variants)
+	c := ratioClaim("E1.1", "pa", "full")
+	c.Scope.Params = map[string]string{"stdout": "pty", "label": "a b"}
+	c.Scope.Sweep = &contract.ScopeSweep{Key: "count", Points: []string{"5", "500"}}
+	d := ratioClaim("E1.2", "pb", "full")
+	sc := *c.Scope
+	sc.Profiles = []string{"pb"}
+	d.Scope = &sc
+	some, _ := rclaims.Plan([]results.Claim{c, d}, nil)
+	for _, tt := range []struct {
+		name    string
+		runs    []rclaims.Run
+		repeats map[string]int
+	}{
+		{"all", all, nil},
+		{"all, more repeats", all, map[string]int{all[0].Key(): 9, all[len(all)-1].Key(): 17}},
+		{"quoted, swept", some, map[string]int{some[1].Key(): 9}},
+	} {
+		var clocks []string
+		for _, r := range tt.runs {
+			if !slices.Contains(clocks, r.Clock) {
+				clocks = append(clocks, r.Clock)
+			}
+		}
+		if tt.name == "all" && (len(clocks) != 2 || len(tt.runs) < 40) {
+			t.Fatalf("all: %d runs under %v", len(tt.runs), clocks)
+		}
+		n := 0
+		for _, clock := range clocks {
+			_, want, err := matrix.Parse(MatrixYAML("m", clock, tt.runs, tt.repeats, ""))
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := roundCells(clock, tt.runs, tt.repeats)
+			n += len(got)
+			if !reflect.DeepEqual(got, want) {
+				t.Errorf("%s, %s: cells\n%+v\nthe matrix file's\n%+v", tt.name, clock, got, want)
+			}
+		}
+		if n != len(tt.runs) {
+			t.Errorf("%s: %d cells of %d runs", tt.name, n, len(tt.runs))
+		}
+	}
+}
+
+// Each cell is planned once: a round's cells when its matrix is made (a
+// cell planned before keeps its plan), and the store is read once before
+// the first round and once after each.
+func TestReproducePlansEachCellOnce(t *testing.T) {
+	out := t.TempDir()
+	claims := []results.Claim{ratioClaim("E1.1", "pa", "full"), ratioClaim("E1.2", "pb", "short")}
+	var planned []string
+	reads := 0
+	plan := func() *ReproducePlan {
+		p := fakePlan(out, time.Hour, claims...)
+		fake := p.newPlan
+		p.newPlan = func(r Request) (*Plan, error) {
+			planned = append(planned, fmt.Sprintf("%s/%s x%d", r.Profiles[0], r.Experiment, r.Repeat))
+			return fake(r)
+		}
+		p.load = func(dir string) ([]*results.Result, []error) {
+			reads++
+			return results.LoadAll(dir)
+		}
+		return p
+	}
+	f := &fakeCells{}
+	p := plan()
+	// The plan's own check of round 1's cells, kept for the round.
+	for _, clock := range p.Clocks() {
+		if _, err := p.matrixPlan(1, clock, p.Runs, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err := p.Run(context.Background(), MatrixOptions{runCell: f.run})
+	if err != nil {
+		t.Fatal(err)
+	}
+	slices.Sort(planned)
+	slices.Sort(f.calls)
+	if want := []string{"pa/full x5", "pb/short x10", "pb/short x5"}; !slices.Equal(planned, want) || !slices.Equal(f.calls, planned) {
+		t.Errorf("planned %v, ran %v; want each of %v once", planned, f.calls, want)
+	}
+	if len(got.Rounds) != 2 || reads != 3 {
+		t.Errorf("%d rounds, %d reads of the store; want 2 and 3", len(got.Rounds), reads)
+	}
+	// Resumed: nothing to plan, one read.
+	planned, reads, f.calls = nil, 0, nil
+	if _, err := plan().Run(context.Background(), MatrixOptions{runCell: f.run}); err != nil {
+		t.Fatal(err)
+	}
+	if len(planned) != 0 || len(f.calls) != 0 || reads != 1 {
+		t.Errorf("resumed: planned %v, ran %v, %d reads", planned, f.calls, reads)
+	}
+}
+
+// A matrix cell runs on the plan its check made, made ready to run: the
+// command recorded, the results directory made, start-up counted from
+// the run; nothing is planned again.
+func TestMatrixCellRunsItsCheckedPlan(t *testing.T) {
+	out := t.TempDir()
+	c := matrix.Cell{Plugin: "bench", Experiment: "full", Profile: "pa", Repeat: 3, Clock: "icount:0"}
+	c.ID = matrix.CellID(c)
+	calls := 0
+	m, err := newMatrixPlan(MatrixRequest{File: "m", Out: out}, &matrix.Spec{Name: "m"}, []matrix.Cell{c}, results.StoreDir(out),
+		func(r Request) (*Plan, error) {
+			calls++
+			if !r.CheckOnly || r.Command != nil {
+				t.Errorf("checked as %+v", r)
+			}
+			return &Plan{Request: r, OutDir: r.Out, Started: time.Now().Add(-time.Hour), Desc: &plugins.Description{Name: "bench"}}, nil
+		})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checked := m.plans[c.ID]
+	req, err := CellRequest(c, m.Store, nil, []string{"lab", "run", "bench"}, Roots{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan, err := m.runPlan(c, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if calls != 1 || plan == checked || plan.Desc != checked.Desc || plan.CheckOnly || !slices.Equal(plan.Command, req.Command) ||
+		time.Since(plan.Started) > time.Minute || !checked.CheckOnly || checked.Command != nil {
+		t.Errorf("%d plans; ran on %+v, checked %+v", calls, plan, checked)
+	}
+	if fi, err := os.Stat(m.Store); err != nil || !fi.IsDir() {
+		t.Errorf("the results directory was not made: %v", err)
+	}
+}
+
+// lab reproduce is one engine call: the claims the installed plugins
+// declare, selected, planned and checked (each cell once, the plan that
+// checked it kept for it), run in rounds, judged, the report written;
+// the plan is an event before the first round.
+func TestReproduceOneCall(t *testing.T) {
+	claims := []results.Claim{ratioClaim("E1.1", "celeron-2.4", "full"), ratioClaim("E1.2", "split-3g1g", "short")}
+	roots := Roots{Plugins: benchPlugin(t, claims...), Profiles: t.TempDir()}
+	out := filepath.Join(t.TempDir(), "out")
+	f := &fakeCells{}
+	var events []string
+	opts := MatrixOptions{runCell: f.run, Options: Options{Observe: func(e Event) {
+		if p, ok := e.(ReproducePlanned); ok && (len(p.Plan.Claims) != 2 || len(p.Plan.plans) != 2) {
+			t.Errorf("planned %+v", p.Plan)
+		}
+		events = append(events, fmt.Sprintf("%T", e))
+	}}}
+	got, err := Reproduce(context.Background(), ReproduceRequest{IDs: []string{"E1"}, Out: out, Roots: roots, Command: []string{"lab", "reproduce"}, Version: "lab test"}, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(events) == 0 || events[0] != "engine.ReproducePlanned" {
+		t.Errorf("events %v", events)
+	}
+	slices.Sort(f.calls)
+	if want := []string{"celeron-2.4/full x5", "split-3g1g/short x10", "split-3g1g/short x5"}; !slices.Equal(f.calls, want) || len(got.Plan.plans) != 3 {
+		t.Errorf("ran %v, want %v; %d cells planned, want 3", f.calls, want, len(got.Plan.plans))
+	}
+	if len(got.Statuses) != 2 || got.Statuses[0].Verdict != results.Reproduced || got.Statuses[1].Verdict != results.Reproduced {
+		t.Errorf("statuses %+v", got.Statuses)
+	}
+	html, err := os.ReadFile(got.Report)
+	if err != nil || got.ReportErr != nil || len(got.Warnings)+len(got.Skipped) != 0 || !strings.Contains(string(html), "lab test") {
+		t.Errorf("report %s: %v, %v; warnings %v, skipped %v", got.Report, err, got.ReportErr, got.Warnings, got.Skipped)
+	}
+	// What --json prints of it: the outcome, not the plan or the report.
+	b, err := json.Marshal(got)
+	if err != nil || strings.Contains(string(b), `"Plan"`) || strings.Contains(string(b), `"Report"`) || !strings.Contains(string(b), `"Statuses"`) {
+		t.Errorf("json: %v\n%s", err, b)
 	}
 }

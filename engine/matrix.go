@@ -35,7 +35,9 @@ func DefaultParallel(clock string) int {
 
 // MatrixRequest is a matrix to run: `lab matrix`'s arguments as values.
 type MatrixRequest struct {
-	// File names the matrix file in messages; Data is what it holds.
+	// File names the matrix file in messages; Data is what it holds
+	// (a matrix made of cells, not read from a file: the cells as
+	// JSON). The matrix's state records Data's hash.
 	File string
 	Data []byte
 	// Out is the output directory: results, logs, state.
@@ -64,6 +66,9 @@ type MatrixPlan struct {
 	Parallel   int
 	// Store is where the cells' results go (Out/results).
 	Store string
+	// plans are the plans the check made of the cells, by ID: each
+	// runs its cell (runPlan).
+	plans map[string]*Plan
 }
 
 // CellRequest is the run a matrix cell is, with its results in store.
@@ -91,7 +96,16 @@ func PlanMatrix(req MatrixRequest) (*MatrixPlan, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", req.File, err)
 	}
-	m := &MatrixPlan{MatrixRequest: req, Spec: spec, All: all, Shard: matrix.Shard{I: 1, N: 1}, Store: results.StoreDir(req.Out)}
+	return newMatrixPlan(req, spec, all, results.StoreDir(req.Out), NewPlan)
+}
+
+// newMatrixPlan checks the matrix of cells all (spec's, which gives its
+// name, clock and parallelism), its results in store: the shard, each of
+// the shard's cells planned by newPlan (NewPlan, checking only) with its
+// plan kept to run the cell, the parallelism.
+func newMatrixPlan(req MatrixRequest, spec *matrix.Spec, all []matrix.Cell, store string, newPlan func(Request) (*Plan, error)) (*MatrixPlan, error) {
+	m := &MatrixPlan{MatrixRequest: req, Spec: spec, All: all, Shard: matrix.Shard{I: 1, N: 1}, Store: store, plans: map[string]*Plan{}}
+	var err error
 	if req.Shard != "" {
 		if m.Shard, err = matrix.ParseShard(req.Shard); err != nil {
 			return nil, err
@@ -101,12 +115,14 @@ func PlanMatrix(req MatrixRequest) (*MatrixPlan, error) {
 	for _, c := range m.Cells {
 		r, err := CellRequest(c, m.Store, req.ProfileFiles, nil, req.Roots)
 		r.CheckOnly = true
+		var plan *Plan
 		if err == nil {
-			_, err = NewPlan(r)
+			plan, err = newPlan(r)
 		}
 		if err != nil {
 			return nil, fmt.Errorf("%s: cell %s: %w", req.File, c.ID, err)
 		}
+		m.plans[c.ID] = plan
 	}
 	m.Parallel = req.Parallel
 	if m.Parallel == 0 {
@@ -119,6 +135,15 @@ func PlanMatrix(req MatrixRequest) (*MatrixPlan, error) {
 		return nil, fmt.Errorf("--parallel %d: want 1..16 (2 TCG guests per 2 host cores is the measured limit here; see the README)", m.Parallel)
 	}
 	return m, nil
+}
+
+// runPlan is the plan that runs cell c as req: the one the matrix's
+// check made (Plan.again), else a new one.
+func (p *MatrixPlan) runPlan(c matrix.Cell, req Request) (*Plan, error) {
+	if plan := p.plans[c.ID]; plan != nil {
+		return plan.again(req.Command)
+	}
+	return NewPlan(req)
 }
 
 // MatrixOptions are what a matrix run is given besides its plan.
@@ -446,9 +471,12 @@ func (m *matrixRun) cell(ctx context.Context, c matrix.Cell, attempt int) (*resu
 		if m.opts.runCell != nil {
 			run, err = m.opts.runCell(ctx, req, opts)
 		} else {
-			var out *Outcome
-			if out, err = Do(ctx, req, opts); out != nil && len(out.Runs) > 0 {
-				run = out.Runs[0]
+			var plan *Plan
+			if plan, err = p.runPlan(c, req); err == nil {
+				var out *Outcome
+				if out, err = do(ctx, plan, opts); len(out.Runs) > 0 {
+					run = out.Runs[0]
+				}
 			}
 		}
 	}

@@ -202,6 +202,19 @@ func (plan *Plan) bundle(arch string) (*host.Bundle, error) {
 	return b, nil
 }
 
+// again is a plan made checking only (a matrix checks every cell before
+// any runs, CheckOnly) made ready to run now, recording command: its
+// results directory made and checked writable, and its start-up counted
+// from now.
+func (plan *Plan) again(command []string) (*Plan, error) {
+	if err := results.CheckDir(plan.OutDir); err != nil {
+		return nil, fmt.Errorf("%w; make it writable or choose another with --out DIR (nothing was started)", err)
+	}
+	q := *plan
+	q.Command, q.CheckOnly, q.Started = command, false, time.Now()
+	return &q, nil
+}
+
 // CheckNeeds says whether the plan's parameter values (each sweep
 // point's too) can run on profile p: a value the plugin declares needs a
 // console p lacks is refused, before anything boots.

@@ -1,7 +1,10 @@
 package engine
 
 import (
+	"bytes"
 	"fmt"
+	"os"
+	"path/filepath"
 	"time"
 
 	"lab/plugins"
@@ -22,9 +25,11 @@ type ReportRequest struct {
 	Generated time.Time
 	// Version is lab's version line, printed on the page.
 	Version string
-	// ProfileDir is the user's profile directory: the catalogue's
-	// profiles give the claims' judge their variants and calibrations.
-	ProfileDir string
+	// ProfileDir is the user's profile directory and ProfileFiles
+	// more profiles: the catalogue's profiles give the claims' judge
+	// their variants and calibrations.
+	ProfileDir   string
+	ProfileFiles []string
 }
 
 // Report gathers what render.WriteReport draws: every installed
@@ -34,7 +39,14 @@ type ReportRequest struct {
 // does not read and write-ups declared twice; skipped the result files
 // that do not load (the page names them too).
 func Report(req ReportRequest) (in render.ReportInput, warnings, skipped []error) {
-	in = render.ReportInput{Generated: req.Generated, Version: req.Version, Store: req.Store, Filter: req.Filter,
+	store, skipped := results.LoadAll(req.Store)
+	return reportFrom(req, store, skipped)
+}
+
+// reportFrom is Report of store, the runs of req.Store already read,
+// and skipped, the files that did not load.
+func reportFrom(req ReportRequest, store []*results.Result, skipped []error) (render.ReportInput, []error, []error) {
+	in := render.ReportInput{Generated: req.Generated, Version: req.Version, Store: req.Store, Filter: req.Filter,
 		AllRuns: req.AllRuns, SearchPath: req.Plugins.Dirs()}
 	descs, warnings := req.Plugins.DescribeAll()
 	var all []render.ReportExperiment
@@ -59,11 +71,15 @@ func Report(req ReportRequest) (in render.ReportInput, warnings, skipped []error
 		claims = append(claims, x.Claims...)
 	}
 	rclaims.Sort(claims)
-	in.Runs, skipped = results.Select(req.Store, f)
+	for _, r := range store {
+		if f.Match(r) {
+			in.Runs = append(in.Runs, r)
+		}
+	}
 	for _, err := range skipped {
 		in.Skipped = append(in.Skipped, err.Error())
 	}
-	profiles, err := CatalogProfiles(req.ProfileDir)
+	profiles, err := CatalogProfiles(req.ProfileDir, req.ProfileFiles...)
 	if err != nil {
 		warnings = append(warnings, fmt.Errorf("profiles: %w; claims judged with the built-in profiles' calibrations", err))
 	}
@@ -71,6 +87,26 @@ func Report(req ReportRequest) (in render.ReportInput, warnings, skipped []error
 	// all of them, else the latest of each cell).
 	in.Claims = rclaims.JudgeStore(claims, in.Runs, profiles, rclaims.Options{All: req.AllRuns})
 	return in, warnings, skipped
+}
+
+// WriteReportPage writes the report page of in as dir/index.html and
+// returns its absolute path.
+func WriteReportPage(in render.ReportInput, dir string) (string, error) {
+	var page bytes.Buffer
+	if err := render.WriteReport(&page, in); err != nil {
+		return "", err
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", fmt.Errorf("report directory %s: %w", dir, err)
+	}
+	path := filepath.Join(dir, "index.html")
+	if err := results.WriteAtomic(path, page.Bytes()); err != nil {
+		return "", fmt.Errorf("write report %s: %w", path, err)
+	}
+	if abs, err := filepath.Abs(path); err == nil {
+		path = abs
+	}
+	return path, nil
 }
 
 // reportExperiment is what the report shows of experiment x of plugin d:

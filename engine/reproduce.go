@@ -4,7 +4,9 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
+	"maps"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -17,6 +19,7 @@ import (
 	"lab/plugins/host"
 	"lab/results"
 	rclaims "lab/results/claims"
+	"lab/results/matrix"
 )
 
 // `lab reproduce` decides claims from one command: it plans the fewest
@@ -28,9 +31,16 @@ import (
 // budget is spent. Everything goes under Out: the results in
 // Out/results (one store, so the latest run of a cell decides), each
 // round's matrix in Out/rounds/N-CLOCK-HASH (state, logs), the report in
-// Out/report.html. Running the same command again resumes: a round's
-// matrix keeps its finished cells, and the rounds after it are planned
-// from the same results.
+// Out/report/index.html. Running the same command again resumes: a
+// round's matrix keeps its finished cells, and the rounds after it are
+// planned from the same results.
+//
+// A round's matrix is made of cells built from the runs (roundCells; the
+// matrix file MatrixYAML writes is for --dry-run --matrix and the CI
+// files), each cell planned once (checkCell: the plan that checked it
+// runs it), and the store is read once before the first round and once
+// after each, that read deciding the next round, the claims table and
+// the report alike.
 
 // ReproduceRequest is what `lab reproduce` is asked.
 type ReproduceRequest struct {
@@ -49,6 +59,8 @@ type ReproduceRequest struct {
 	ProfileFiles []string
 	Command      []string
 	Roots        Roots
+	// Version is lab's version line, for the report.
+	Version string
 }
 
 // DefaultBudget bounds a `lab reproduce` that is given none.
@@ -75,14 +87,41 @@ type ReproducePlan struct {
 	// versions are the installed plugins' versions: a stored run of
 	// another version is not one of the plan's.
 	versions map[string]string
-	// planMatrix, in tests, replaces PlanMatrix (which checks each cell
-	// against the installed plugins and profiles).
-	planMatrix func(MatrixRequest) (*MatrixPlan, error)
+	// plans are the cells planned (checkCell), by cellKey.
+	plans map[string]*Plan
+	// newPlan, in tests, replaces NewPlan (which checks a cell against
+	// the installed plugins and profiles); load, results.LoadAll.
+	newPlan func(Request) (*Plan, error)
+	load    func(dir string) ([]*results.Result, []error)
 }
 
 // PlanReproduce selects the claims, plans their runs and checks every
-// run as lab run would, before anything boots.
+// run as lab run would, before anything boots; the estimate is of the
+// runs the store does not hold yet. It is --dry-run's; Reproduce plans
+// and runs.
 func PlanReproduce(req ReproduceRequest) (*ReproducePlan, error) {
+	p, err := planReproduce(req)
+	if err != nil {
+		return nil, err
+	}
+	store, _ := p.readStore()
+	p.hold(store)
+	return p, nil
+}
+
+// Reproduce is lab reproduce: the claims selected, their runs planned
+// and checked (as PlanReproduce), then run in rounds (ReproducePlan.Run),
+// the claims judged and the report written.
+func Reproduce(ctx context.Context, req ReproduceRequest, opts MatrixOptions) (*Reproduced, error) {
+	p, err := planReproduce(req)
+	if err != nil {
+		return nil, err
+	}
+	return p.Run(ctx, opts)
+}
+
+// planReproduce is PlanReproduce without the store: nothing estimated.
+func planReproduce(req ReproduceRequest) (*ReproducePlan, error) {
 	if req.Out == "" {
 		return nil, fmt.Errorf("no output directory: choose one with --out DIR")
 	}
@@ -127,15 +166,29 @@ func PlanReproduce(req ReproduceRequest) (*ReproducePlan, error) {
 		p.versions[d.Name] = d.Version
 	}
 	p.Runs, p.Unplanned = rclaims.Plan(sel, variants)
-	// Each run is checked as its matrix cell will be.
+	// Each run is checked as its matrix cell, whose plan it keeps.
 	for _, clock := range p.Clocks() {
-		if _, err := p.matrixPlan(1, clock, nil); err != nil {
+		if _, err := p.matrixPlan(1, clock, p.Runs, nil); err != nil {
 			return nil, err
 		}
 	}
-	todo, kept := p.notYetRun()
-	p.Estimate, p.Kept = p.estimate(todo, nil), kept
 	return p, nil
+}
+
+// readStore reads the plan's store.
+func (p *ReproducePlan) readStore() ([]*results.Result, []error) {
+	if p.load != nil {
+		return p.load(p.Store())
+	}
+	return results.LoadAll(p.Store())
+}
+
+// hold sets the plan's estimate and Kept from store, and returns the
+// runs it does not hold yet.
+func (p *ReproducePlan) hold(store []*results.Result) []rclaims.Run {
+	todo, kept := p.notYetRun(store)
+	p.Estimate, p.Kept = p.estimate(todo, nil), kept
+	return todo
 }
 
 // installedClaims are the claims of every plugin on path, sorted, and
@@ -196,7 +249,8 @@ func (p *ReproducePlan) estimate(runs []rclaims.Run, repeats map[string]int) tim
 // MatrixYAML is the matrix file of runs of clock at repeats (missing:
 // the run's own): a cell a run, runs differing only in profile one
 // entry, each entry's comment naming its claims. It is what `lab
-// reproduce` runs and what examples/ci/nightly.yaml holds.
+// reproduce --dry-run --matrix` prints and examples/ci/nightly.yaml
+// holds; the rounds run the same cells (roundCells), not read from it.
 func MatrixYAML(name, clock string, runs []rclaims.Run, repeats map[string]int, header string) []byte {
 	var b strings.Builder
 	for _, l := range strings.Split(strings.TrimRight(header, "\n"), "\n") {
@@ -268,9 +322,36 @@ func yamlScalar(s string) string {
 	return strconv.Quote(s)
 }
 
-// roundDir is where round n's matrix of clock, of data, keeps its state
-// and logs: Out/rounds/N-CLOCK-HASH, so that another plan of a round
-// (the evidence changed) never resumes the wrong one.
+// roundCells are the cells of the runs of clock at repeats (by run key;
+// missing: the run's own), sorted by ID: those of the matrix file
+// MatrixYAML writes of them.
+func roundCells(clock string, runs []rclaims.Run, repeats map[string]int) []matrix.Cell {
+	var cells []matrix.Cell
+	for _, r := range runs {
+		if r.Clock != clock {
+			continue
+		}
+		c := matrix.Cell{Plugin: r.Plugin, Experiment: r.Experiment, Profile: r.Profile, Repeat: r.Repeat, Clock: clock}
+		if n, ok := repeats[r.Key()]; ok {
+			c.Repeat = n
+		}
+		if len(r.Params) > 0 {
+			c.Params = maps.Clone(r.Params)
+		}
+		if r.SweepKey != "" {
+			c.Sweep = map[string][]string{r.SweepKey: slices.Clone(r.Points)}
+		}
+		c.ID = matrix.CellID(c)
+		cells = append(cells, c)
+	}
+	slices.SortFunc(cells, func(a, b matrix.Cell) int { return strings.Compare(a.ID, b.ID) })
+	return cells
+}
+
+// roundDir is where round n's matrix of clock, of cells data (their
+// JSON), keeps its state and logs: Out/rounds/N-CLOCK-HASH, so that
+// another plan of a round (the evidence changed) never resumes the wrong
+// one.
 func (p *ReproducePlan) roundDir(n int, clock string, data []byte) string {
 	sum := sha256.Sum256(data)
 	return filepath.Join(p.Out, "rounds", fmt.Sprintf("%d-%s-%s", n, strings.ReplaceAll(clock, ":", ""), hex.EncodeToString(sum[:4])))
@@ -279,21 +360,55 @@ func (p *ReproducePlan) roundDir(n int, clock string, data []byte) string {
 // Store is where every run of the plan goes.
 func (p *ReproducePlan) Store() string { return results.StoreDir(p.Out) }
 
-// matrixPlan is round n's matrix of clock, checked.
-func (p *ReproducePlan) matrixPlan(n int, clock string, repeats map[string]int) (*MatrixPlan, error) {
-	data := MatrixYAML(fmt.Sprintf("reproduce-round-%d", n), clock, p.Runs, repeats, "")
-	dir := p.roundDir(n, clock, data)
-	plan := PlanMatrix
-	if p.planMatrix != nil {
-		plan = p.planMatrix
+// matrixPlan is round n's matrix of the runs of clock at repeats,
+// checked (nil: no run of clock).
+func (p *ReproducePlan) matrixPlan(n int, clock string, runs []rclaims.Run, repeats map[string]int) (*MatrixPlan, error) {
+	cells := roundCells(clock, runs, repeats)
+	if len(cells) == 0 {
+		return nil, nil
 	}
-	mp, err := plan(MatrixRequest{File: "reproduce round " + strconv.Itoa(n), Data: data, Out: dir,
-		Parallel: p.parallel(clock), ProfileFiles: p.ProfileFiles, Command: p.Command, Roots: p.Roots})
+	data, err := json.Marshal(cells)
 	if err != nil {
 		return nil, err
 	}
-	mp.Store = p.Store()
-	return mp, nil
+	spec := &matrix.Spec{Name: fmt.Sprintf("reproduce-round-%d", n), Clock: clock}
+	return newMatrixPlan(MatrixRequest{File: "reproduce round " + strconv.Itoa(n), Data: data, Out: p.roundDir(n, clock, data),
+		Parallel: p.parallel(clock), ProfileFiles: p.ProfileFiles, Command: p.Command, Roots: p.Roots}, spec, cells, p.Store(), p.checkCell)
+}
+
+// checkCell plans a cell's run, checking only (NewPlan), once: a cell
+// planned before (when the plan was checked, or in an earlier round)
+// keeps its plan.
+func (p *ReproducePlan) checkCell(r Request) (*Plan, error) {
+	k := cellKey(r)
+	if plan, ok := p.plans[k]; ok {
+		return plan, nil
+	}
+	newPlan := NewPlan
+	if p.newPlan != nil {
+		newPlan = p.newPlan
+	}
+	plan, err := newPlan(r)
+	if err != nil {
+		return nil, err
+	}
+	if p.plans == nil {
+		p.plans = map[string]*Plan{}
+	}
+	p.plans[k] = plan
+	return plan, nil
+}
+
+// cellKey is what makes a cell's run the one it is.
+func cellKey(r Request) string {
+	k, _ := json.Marshal(struct {
+		Plugin, Experiment, Clock string
+		Profiles                  []string
+		Params                    map[string]string
+		Sweep                     []results.SweepAxis
+		Repeat                    int
+	}{r.Plugin, r.Experiment, r.Clock, r.Profiles, r.Params, r.Sweep, r.Repeat})
+	return string(k)
 }
 
 // Round is one round's outcome.
@@ -322,8 +437,18 @@ type RoundStarted struct {
 // RoundDone: a round's runs ended and the claims were judged.
 type RoundDone struct{ Round Round }
 
-func (RoundStarted) event() {}
-func (RoundDone) event()    {}
+// ReproducePlanned: the plan, its estimate and Kept from the store, is
+// about to run.
+type ReproducePlanned struct{ Plan *ReproducePlan }
+
+func (RoundStarted) event()     {}
+func (RoundDone) event()        {}
+func (ReproducePlanned) event() {}
+
+func (e ReproducePlanned) String() string {
+	p := e.Plan
+	return fmt.Sprintf("%d claims, %d runs; estimate %s for the first round; budget %s", len(p.Claims), len(p.Runs), FormatEstimate(p.Estimate), p.Budget)
+}
 
 func (e RoundStarted) String() string {
 	what := "every selected claim"
@@ -367,11 +492,20 @@ type Reproduced struct {
 	NextRound       time.Duration
 	Interrupted     bool
 	Elapsed         time.Duration
+	// Plan is what ran. Report is the report page written (ReportErr:
+	// why none was); Warnings are the plugins whose description does
+	// not read and write-ups declared twice, Skipped the result files
+	// that do not load (the page names them too).
+	Plan              *ReproducePlan `json:"-"`
+	Report            string         `json:"-"`
+	ReportErr         error          `json:"-"`
+	Warnings, Skipped []error        `json:"-"`
 }
 
-// Run runs the plan's rounds (see above). It returns when every claim is
-// decided, the caps or the budget are reached or ctx ends; what finished
-// is kept either way.
+// Run runs the plan's rounds (see above), then judges the claims and
+// writes the report (Out/report) from the same read of the store. It
+// returns when every claim is decided, the caps or the budget are reached
+// or ctx ends; what finished is kept either way.
 func (p *ReproducePlan) Run(ctx context.Context, opts MatrixOptions) (*Reproduced, error) {
 	t0 := time.Now()
 	// One writer per --out: a second would run the same cells at once.
@@ -385,12 +519,16 @@ func (p *ReproducePlan) Run(ctx context.Context, opts MatrixOptions) (*Reproduce
 	}
 	ctx, cancel := context.WithDeadline(ctx, t0.Add(p.Budget))
 	defer cancel()
-	out := &Reproduced{}
+	out := &Reproduced{Plan: p}
 	repeats := map[string]int{}
 	// A run the store already holds (an earlier lab reproduce into the
 	// same directory, of these claims or others) is not run again.
-	todo, kept := p.notYetRun()
-	open := p.open(p.judge())
+	store, skipped := p.readStore()
+	todo := p.hold(store)
+	kept := p.Kept
+	opts.emit(ReproducePlanned{Plan: p})
+	sts := p.judge(store)
+	open := p.open(sts)
 	if len(todo) == 0 {
 		opts.emit(RoundStarted{N: 1, Kept: kept, Claims: open})
 	}
@@ -408,7 +546,7 @@ func (p *ReproducePlan) Run(ctx context.Context, opts MatrixOptions) (*Reproduce
 		round := Round{N: n, Runs: todo, Repeats: repeats}
 		rt := time.Now()
 		for _, clock := range p.Clocks() {
-			mp, err := p.roundMatrix(n, clock, todo, repeats)
+			mp, err := p.matrixPlan(n, clock, todo, repeats)
 			if err != nil {
 				return out, err
 			}
@@ -434,7 +572,8 @@ func (p *ReproducePlan) Run(ctx context.Context, opts MatrixOptions) (*Reproduce
 			}
 		}
 		round.Elapsed = time.Since(rt)
-		sts := p.judge()
+		store, skipped = p.readStore()
+		sts = p.judge(store)
 		now := p.open(sts)
 		for _, id := range open {
 			if !slices.Contains(now, id) {
@@ -455,7 +594,7 @@ func (p *ReproducePlan) Run(ctx context.Context, opts MatrixOptions) (*Reproduce
 		todo, repeats, capped = p.nextRound(sts, open, repeats)
 		out.Capped = append(out.Capped, capped...)
 	}
-	out.Statuses = p.judge()
+	out.Statuses = sts
 	out.Elapsed = time.Since(t0)
 	if ctx.Err() != nil {
 		out.Interrupted = true
@@ -463,13 +602,16 @@ func (p *ReproducePlan) Run(ctx context.Context, opts MatrixOptions) (*Reproduce
 			out.Stopped = p.open(out.Statuses)
 		}
 	}
+	// The report, from the read the statuses are judged from.
+	in, warnings, skipped := reportFrom(p.reportRequest(), store, skipped)
+	out.Warnings, out.Skipped = warnings, skipped
+	out.Report, out.ReportErr = WriteReportPage(in, filepath.Join(p.Out, "report"))
 	return out, nil
 }
 
-// notYetRun are the plan's runs the store holds no finished run of, and
+// notYetRun are the plan's runs store holds no finished run of, and
 // how many it holds.
-func (p *ReproducePlan) notYetRun() ([]rclaims.Run, int) {
-	store, _ := results.LoadAll(p.Store())
+func (p *ReproducePlan) notYetRun(store []*results.Result) ([]rclaims.Run, int) {
 	var todo []rclaims.Run
 	for _, r := range p.Runs {
 		if !slices.ContainsFunc(store, func(res *results.Result) bool { return holds(res, r, p.versions[r.Plugin]) }) {
@@ -515,19 +657,9 @@ func holds(res *results.Result, r rclaims.Run, version string) bool {
 	return false
 }
 
-// roundMatrix is round n's matrix of the runs todo of clock (nil: none).
-func (p *ReproducePlan) roundMatrix(n int, clock string, todo []rclaims.Run, repeats map[string]int) (*MatrixPlan, error) {
-	if !slices.ContainsFunc(todo, func(r rclaims.Run) bool { return r.Clock == clock }) {
-		return nil, nil
-	}
-	q := *p
-	q.Runs = todo
-	return q.matrixPlan(n, clock, repeats)
-}
-
-// judge is the selected claims' statuses from the plan's store.
-func (p *ReproducePlan) judge() []rclaims.ClaimStatus {
-	store, _ := results.LoadAll(p.Store())
+// judge is the selected claims' statuses from store, the plan's: the
+// latest run of each cell decides.
+func (p *ReproducePlan) judge(store []*results.Result) []rclaims.ClaimStatus {
 	return rclaims.JudgeStore(p.Claims, store, p.Profiles, rclaims.Options{})
 }
 
@@ -592,8 +724,10 @@ func (p *ReproducePlan) nextRound(sts []rclaims.ClaimStatus, open []string, repe
 	return todo, next, capped
 }
 
-// ReportRequest is the report over the plan's store: every run it made.
-func (p *ReproducePlan) ReportRequest(version string) ReportRequest {
-	return ReportRequest{Store: p.Store(), AllRuns: true, Plugins: p.Roots.Plugins, Generated: time.Now(),
-		Version: version, ProfileDir: p.Roots.Profiles}
+// reportRequest is the report over the plan's store, its claims judged
+// as the rounds and the claims table judge them (judge): the latest run
+// of each cell, with the plan's profiles.
+func (p *ReproducePlan) reportRequest() ReportRequest {
+	return ReportRequest{Store: p.Store(), Plugins: p.Roots.Plugins, Generated: time.Now(),
+		Version: p.Version, ProfileDir: p.Roots.Profiles, ProfileFiles: p.ProfileFiles}
 }

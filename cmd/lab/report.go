@@ -1,16 +1,12 @@
 package main
 
 import (
-	"bytes"
 	"fmt"
-	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/urfave/cli/v2"
 
 	"lab/engine"
-	"lab/results"
 	rclaims "lab/results/claims"
 	"lab/results/history"
 	"lab/results/render"
@@ -79,7 +75,7 @@ func reportCommand(e *env) *cli.Command {
 				}
 			}
 			warnSkipped(e.stderr, skipped)
-			path, err := writeReportPage(in, c.String("out"))
+			path, err := engine.WriteReportPage(in, c.String("out"))
 			if err != nil {
 				return err
 			}
@@ -123,24 +119,4 @@ func (e *env) reportHistory(c *cli.Context) (*history.History, []error, error) {
 		return nil, nil, fmt.Errorf("--history: %w", err)
 	}
 	return h, warnings, nil
-}
-
-// writeReportPage writes the report page in into dir/index.html and
-// returns its absolute path.
-func writeReportPage(in render.ReportInput, dir string) (string, error) {
-	var page bytes.Buffer
-	if err := render.WriteReport(&page, in); err != nil {
-		return "", err
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return "", fmt.Errorf("report directory %s: %w", dir, err)
-	}
-	path := filepath.Join(dir, "index.html")
-	if err := results.WriteAtomic(path, page.Bytes()); err != nil {
-		return "", fmt.Errorf("write report %s: %w", path, err)
-	}
-	if abs, err := filepath.Abs(path); err == nil {
-		path = abs
-	}
-	return path, nil
 }

@@ -60,22 +60,23 @@ func reproduceCommand(e *env) *cli.Command {
 			if len(ids) == 0 {
 				return errors.New("lab reproduce needs what to decide: claim ids (E1.6), experiments (E1) or all; `lab claims` lists them")
 			}
-			plan, err := engine.PlanReproduce(engine.ReproduceRequest{IDs: ids, Out: c.String("out"), Budget: c.Duration("budget"),
+			req := engine.ReproduceRequest{IDs: ids, Out: c.String("out"), Budget: c.Duration("budget"),
 				Parallel: c.Int("parallel"), Variants: c.Bool("variants"), ProfileFiles: c.StringSlice("profile-file"),
-				Command: e.args, Roots: e.roots.engine()})
+				Command: e.args, Roots: e.roots.engine(), Version: versionString(buildVersion())}
+			if !c.Bool("dry-run") {
+				return e.reproduce(c.Context, req, c.Bool("json"))
+			}
+			plan, err := engine.PlanReproduce(req)
 			if err != nil {
 				return err
 			}
-			if c.Bool("dry-run") {
-				if m := c.String("matrix"); m != "" {
-					return writePlanMatrix(e.stdout, plan, m)
-				}
-				if c.Bool("json") {
-					return printJSON(e.stdout, planJSON(plan))
-				}
-				return writePlan(e.stdout, plan)
+			if m := c.String("matrix"); m != "" {
+				return writePlanMatrix(e.stdout, plan, m)
 			}
-			return e.reproduce(c.Context, plan, c.Bool("json"))
+			if c.Bool("json") {
+				return printJSON(e.stdout, planJSON(plan))
+			}
+			return writePlan(e.stdout, plan)
 		},
 	}
 }
@@ -180,27 +181,34 @@ func runParams(r rclaims.Run) string {
 	return s
 }
 
-// reproduce runs the plan, the rounds' progress on stderr, then prints
-// the claims table and writes the report.
-func (e *env) reproduce(ctx context.Context, plan *engine.ReproducePlan, asJSON bool) error {
-	if err := writePlan(e.stderr, plan); err != nil {
-		return err
-	}
+// reproduce plans and runs req, the plan and the rounds' progress on
+// stderr, then prints the claims table (or the outcome as JSON) and
+// where the report went.
+func (e *env) reproduce(ctx context.Context, req engine.ReproduceRequest, asJSON bool) error {
 	opts, err := e.engineOptions(e.stderr)
 	if err != nil {
 		return err
 	}
-	opts.Observe = func(ev engine.Event) { fmt.Fprintln(e.stderr, ev.String()) }
-	out, err := plan.Run(ctx, engine.MatrixOptions{Options: opts, CellObserver: observer})
+	var planErr error
+	opts.Observe = func(ev engine.Event) {
+		if p, ok := ev.(engine.ReproducePlanned); ok {
+			planErr = writePlan(e.stderr, p.Plan)
+			return
+		}
+		fmt.Fprintln(e.stderr, ev.String())
+	}
+	out, err := engine.Reproduce(ctx, req, engine.MatrixOptions{Options: opts, CellObserver: observer})
 	if err != nil {
 		return err
 	}
-	in, warnings, skipped := engine.Report(plan.ReportRequest(versionString(buildVersion())))
-	for _, err := range warnings {
+	if planErr != nil {
+		return planErr
+	}
+	plan := out.Plan
+	for _, err := range out.Warnings {
 		fmt.Fprintf(e.stderr, "warning: %v\n", err)
 	}
-	warnSkipped(e.stderr, skipped)
-	report, rerr := writeReportPage(in, plan.Out+"/report")
+	warnSkipped(e.stderr, out.Skipped)
 	if asJSON {
 		if err := printJSON(e.stdout, out); err != nil {
 			return err
@@ -210,10 +218,10 @@ func (e *env) reproduce(ctx context.Context, plan *engine.ReproducePlan, asJSON 
 			return err
 		}
 	}
-	if rerr != nil {
-		fmt.Fprintf(e.stderr, "warning: report: %v\n", rerr)
+	if out.ReportErr != nil {
+		fmt.Fprintf(e.stderr, "warning: report: %v\n", out.ReportErr)
 	} else {
-		fmt.Fprintf(e.stderr, "report: %s\n", report)
+		fmt.Fprintf(e.stderr, "report: %s\n", out.Report)
 	}
 	fmt.Fprintf(e.stderr, "results: %s (%d rounds, %s)\n", plan.Store(), len(out.Rounds), out.Elapsed.Round(time.Second))
 	if len(out.Stopped) > 0 {

@@ -263,7 +263,7 @@ func Parse(data []byte) (*Spec, []Cell, error) {
 							c.Sweep[k] = slices.Clone(v)
 						}
 					}
-					c.ID = cellID(c)
+					c.ID = CellID(c)
 					if j, dup := seen[c.ID]; dup {
 						return nil, nil, fmt.Errorf("%s repeats cell %s of cells[%d]", where, c.ID, j)
 					}
@@ -277,7 +277,8 @@ func Parse(data []byte) (*Spec, []Cell, error) {
 	return &spec, cells, nil
 }
 
-func cellID(c Cell) string {
+// CellID is c's ID (Cell.ID) from its other fields.
+func CellID(c Cell) string {
 	exp := c.Experiment
 	if exp == "" {
 		exp = "default"

@@ -567,3 +567,52 @@ func TestDoFromRequest(t *testing.T) {
 		t.Errorf("Do(nosuch) = %v, %v, %d opens", out, err, ms.opens)
 	}
 }
+
+// TestRunRefusedOnTheVM: a plan the VM that is up cannot run (a peer on a
+// 2.6.32 kernel, built without PCI hotplug) is refused once the VM is
+// opened, before it is locked.
+func TestRunRefusedOnTheVM(t *testing.T) {
+	p, err := images.Lookup("", "celeron-2.4-linux-2.6.32")
+	if err != nil {
+		t.Fatal(err)
+	}
+	up := newFakeMachine("old", p)
+	plan := peerPlan(t, fakeRunPlan(t, "create", nil))
+	out, err, _ := runFake(t, context.Background(), plan, &fakeMachines{up: up})
+	if err == nil || !strings.Contains(err.Error(), "vm old: ") || !strings.Contains(err.Error(), "built without PCI hotplug") || len(out.Runs) != 0 {
+		t.Errorf("do = %v; want the peer refused on vm old", err)
+	}
+	if up.locked != 0 || up.plugins != 0 {
+		t.Errorf("locked %d, plugins %d: want nothing done to the VM", up.locked, up.plugins)
+	}
+}
+
+// TestRunSweepNothingToPlot: a sweep none of whose points finished saves
+// its result and says there is no plot.
+func TestRunSweepNothingToPlot(t *testing.T) {
+	plan := onProfiles(t, fakeRunPlan(t, "create", nil), "host", "celeron-2.4")
+	axes, points, err := planSweep(plan.Desc, plan.Exp, map[string]string{}, []results.SweepAxis{{Key: "m", Values: []string{"100", "200"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan.Axes, plan.Points = axes, points
+	ms := &fakeMachines{newMachine: func(p images.Profile) *fakeMachine {
+		m := newFakeMachine("c", p)
+		m.sess.run = func(ctx context.Context, req *plugins.RunRequest, progress func(plugins.Progress)) (*plugins.RunResponse, error) {
+			return &plugins.RunResponse{Outcome: plugins.Outcome{Status: results.StatusFailed, Reason: "no memory"}}, nil
+		}
+		return m
+	}}
+	out, err, _ := runFake(t, context.Background(), plan, ms)
+	if !errors.Is(err, WorkloadFailed) {
+		t.Fatalf("error %v, want the workload failed", err)
+	}
+	run := onlyRun(t, out)
+	saved(t, run)
+	if !strings.HasPrefix(run.Plots.Sweep, "no plot: ") {
+		t.Errorf("plot line %q, want no plot said", run.Plots.Sweep)
+	}
+	if !strings.Contains(run.Result.Outcome.Reason, "2 of 2 sweep points failed") {
+		t.Errorf("reason %q", run.Result.Outcome.Reason)
+	}
+}

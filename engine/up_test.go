@@ -44,3 +44,29 @@ func TestBuildKernelsStopped(t *testing.T) {
 		t.Errorf("events %q, want the first-use note first", lines)
 	}
 }
+
+// TestUpProfile: what lab up boots, and each refusal before it boots.
+func TestUpProfile(t *testing.T) {
+	r := Roots{Profiles: t.TempDir()}
+	p, c, err := UpProfile(r, "celeron-2.4", nil, "icount:1", 0)
+	if err != nil || p.Name != "celeron-2.4" || c.String() != "icount:1" {
+		t.Fatalf("UpProfile = %s, %v, %v", p.Name, c, err)
+	}
+	if _, _, err := UpProfile(r, "celeron-2.4", nil, "", 512); err != nil {
+		t.Errorf("--memory 512: %v", err)
+	}
+	for _, tt := range []struct {
+		name, clock string
+		memory      int
+		want        string
+	}{
+		{"pdp-11", "", 0, "pdp-11"},
+		{"celeron-2.4", "sundial", 0, "sundial"},
+		{"celeron-2.4", "", -1, "--memory -1: must be a positive number of MB"},
+		{"celeron-2.4", "", 1 << 20, "--memory 1048576: "},
+	} {
+		if _, _, err := UpProfile(r, tt.name, nil, tt.clock, tt.memory); err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("UpProfile(%s, clock %q, memory %d) = %v, want %q", tt.name, tt.clock, tt.memory, err, tt.want)
+		}
+	}
+}

@@ -134,7 +134,7 @@ func TestHolds(t *testing.T) {
 		return &results.Result{Plugin: "threadbench", PluginVersion: "1.2", Experiment: "hello",
 			Machine:    results.MachineRecord{Profile: "celeron-2.4", Clock: "icount:0"},
 			Parameters: map[string]string{"stack": "8192", "repeat": "5"}, Outcome: results.Outcome{Status: results.StatusOK},
-			Sweep:      &results.Sweep{Axes: []results.SweepAxis{{Key: "count", Values: []string{"5", "50", "500"}}}}}
+			Sweep: &results.Sweep{Axes: []results.SweepAxis{{Key: "count", Values: []string{"5", "50", "500"}}}}}
 	}
 	if !holds(good(), run, "1.2") || !holds(good(), run, "") {
 		t.Fatal("the run itself is not held")

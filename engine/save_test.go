@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"lab/plugins"
 	"lab/plugins/host"
 	"lab/results"
 	rclaims "lab/results/claims"
@@ -174,5 +175,48 @@ func TestRunInterruptedBeforeTheVM(t *testing.T) {
 	out, err := do(ctx, plan, Options{machines: ms})
 	if err == nil || len(out.Runs) != 0 {
 		t.Errorf("do = %d runs, %v", len(out.Runs), err)
+	}
+}
+
+// TestSaveJudgedReadsTheStoreOnlyAcross: a run's own verdicts read the
+// store only for a claim across two profiles (threadbench's E1.8a, the
+// other profile's runs): a torn file there is then said; forkbench's
+// claims do not read it.
+func TestSaveJudgedReadsTheStoreOnlyAcross(t *testing.T) {
+	for _, tt := range []struct {
+		plugin, exp string
+		reads       bool
+	}{{"threadbench", "hello", true}, {"forkbench", "create", false}} {
+		b, err := os.ReadFile(filepath.Join("..", "plugins", tt.plugin, "description.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		desc, err := plugins.ParseDescription(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		exp, _, err := desc.Resolve(tt.exp, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		dir := t.TempDir()
+		if err := os.WriteFile(filepath.Join(dir, "torn.json"), []byte("{"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		res := &results.Result{Schema: results.SchemaVersion, ID: "r-" + tt.plugin, Plugin: tt.plugin, Experiment: tt.exp, Started: time.Now().UTC(),
+			Machine:    results.MachineRecord{Profile: "xeon5130-1core", Clock: "icount:0"},
+			Parameters: map[string]string{"repeat": "1"}, Outcome: results.Outcome{Status: results.StatusOK}}
+		evs := &events{}
+		run := SaveJudged(res, host.References(exp), host.Claims(desc.Name, exp), nil, dir, t.TempDir(), evs.observe)
+		if run.SaveErr != nil {
+			t.Fatal(run.SaveErr)
+		}
+		warned := false
+		for _, w := range eventsOf[Warning](evs) {
+			warned = warned || strings.Contains(w.Text, "torn.json")
+		}
+		if warned != tt.reads {
+			t.Errorf("%s/%s: the store was read = %v, want %v", tt.plugin, tt.exp, warned, tt.reads)
+		}
 	}
 }

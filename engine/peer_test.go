@@ -6,6 +6,8 @@ import (
 
 	"lab/images"
 	"lab/plugins"
+	"lab/results"
+	"lab/vm"
 )
 
 func TestPeerName(t *testing.T) {
@@ -71,5 +73,17 @@ func TestPeerRefusedOn2632(t *testing.T) {
 	plan.Resolved = map[string]string{"clients": "peer"}
 	if err := plan.CheckNeeds(base); err != nil {
 		t.Errorf("CheckNeeds(peer on 6.1) = %v", err)
+	}
+}
+
+// TestPeerStopNothingStarted: a peer whose boot never got as far as a VM
+// stops without error and records none; Stop is once.
+func TestPeerStopNothingStarted(t *testing.T) {
+	p := &peerRun{vms: vm.Root(t.TempDir()), rec: &results.Peer{VM: "c-peer"}}
+	evs := &events{}
+	p.Stop(Options{Observe: evs.observe})
+	p.Stop(Options{Observe: evs.observe})
+	if p.Record().Error != "" || len(eventsOf[Warning](evs)) != 0 {
+		t.Errorf("error %q, warnings %v: want none", p.Record().Error, eventsOf[Warning](evs))
 	}
 }

@@ -220,3 +220,27 @@ func TestSaveJudgedReadsTheStoreOnlyAcross(t *testing.T) {
 		}
 	}
 }
+
+// TestRunProblems: a failed run's message carries the plugin's stderr
+// tail; a run that ended well has none.
+func TestRunProblems(t *testing.T) {
+	run := &Run{Result: &results.Result{Outcome: results.Outcome{Status: results.StatusFailed, Reason: "fork: EAGAIN", StderrTail: "panic: fork\n"}}}
+	msgs := run.Problems()
+	if len(msgs) != 1 || msgs[0] != "run failed: fork: EAGAIN\nplugin stderr (tail):\npanic: fork\n" {
+		t.Errorf("problems %q", msgs)
+	}
+	run.Result.Outcome = results.Outcome{Status: results.StatusOK}
+	if msgs := run.Problems(); len(msgs) != 0 {
+		t.Errorf("an ok run's problems: %q", msgs)
+	}
+}
+
+// TestCommandText: a recorded command line, or what stands for none.
+func TestCommandText(t *testing.T) {
+	if got := commandText([]string{"lab", "matrix", "m.yaml"}, "lab matrix"); got != "lab matrix m.yaml" {
+		t.Errorf("commandText = %q", got)
+	}
+	if got := commandText(nil, "lab matrix"); got != "lab matrix" {
+		t.Errorf("commandText(nil) = %q", got)
+	}
+}

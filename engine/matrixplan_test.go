@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"lab/results"
 )
@@ -105,5 +106,36 @@ func TestRunMatrixBaselineAndJUnit(t *testing.T) {
 	cmd.Baseline = ""
 	if _, err := RunMatrix(context.Background(), cmd, MatrixOptions{Options: Options{machines: &fakeMachines{}}}); err == nil || !strings.HasPrefix(err.Error(), "junit: ") {
 		t.Errorf("RunMatrix with an unwritable --junit: %v", err)
+	}
+}
+
+// TestRunMatrixPilotByEstimate: with no Cost given, lab matrix estimates
+// cells from the plugins' descriptions, and each profile and clock's
+// cheapest cell runs alone first (the pilot that makes the snapshot).
+func TestRunMatrixPilotByEstimate(t *testing.T) {
+	data := []byte(`name: pilots
+cells:
+  - plugin: forkbench
+    experiments: [create, forktime, switch]
+    profiles: [celeron-2.4]
+    repeat: 1
+`)
+	roots := Roots{Plugins: fakeBuild(t, "forkbench"), TempDir: t.TempDir()}
+	descs, _ := roots.Plugins.DescribeAll()
+	est := EstimatesOf(descs...)
+	cheapest, least := "", time.Duration(0)
+	for _, x := range []string{"create", "forktime", "switch"} {
+		if d := est["forkbench/"+x]; cheapest == "" || d < least {
+			cheapest, least = x, d
+		}
+	}
+	evs := &events{}
+	cmd := MatrixCommand{MatrixRequest: MatrixRequest{File: "p.yaml", Data: data, Out: t.TempDir(), Parallel: 2, Roots: roots}}
+	if _, err := RunMatrix(context.Background(), cmd, MatrixOptions{Options: Options{Observe: evs.observe, machines: &fakeMachines{}}}); err != nil {
+		t.Fatal(err)
+	}
+	done := eventsOf[CellDone](evs)
+	if len(done) != 3 || done[0].Cell.Experiment != cheapest {
+		t.Fatalf("cells done %v; want 3, the cheapest (%s, %v a repeat) first", done, cheapest, least)
 	}
 }

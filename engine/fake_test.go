@@ -30,6 +30,18 @@ type fakeMachines struct {
 	openErr    error
 	booted     []*fakeMachine
 	opens      int
+	// cold are the profiles ("NAME clock") with no booted snapshot yet:
+	// a boot of one makes it. Every other has one.
+	cold map[string]bool
+	// snapshotChecks counts Snapshotted's calls.
+	snapshotChecks int
+}
+
+func (f *fakeMachines) Snapshotted(ctx context.Context, plan *Plan, p images.Profile, clock vm.Clock, opts Options) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.snapshotChecks++
+	return !f.cold[p.Name+" "+clock.String()]
 }
 
 func (f *fakeMachines) Boot(ctx context.Context, plan *Plan, p images.Profile, clock vm.Clock, opts Options) (machine, error) {
@@ -47,6 +59,7 @@ func (f *fakeMachines) Boot(ctx context.Context, plan *Plan, p images.Profile, c
 	m.st.Clock = clock
 	opts.emit(Booting{VM: m.name, Profile: p.Name})
 	f.booted = append(f.booted, m)
+	delete(f.cold, p.Name+" "+clock.String())
 	return m, nil
 }
 

@@ -70,6 +70,10 @@ type peer interface {
 type machines interface {
 	Boot(ctx context.Context, plan *Plan, p images.Profile, clock vm.Clock, opts Options) (machine, error)
 	Open(plan *Plan) (machine, error)
+	// Snapshotted says whether Boot of p under clock would restore a
+	// booted snapshot, not boot cold (false when it cannot tell: the
+	// boot then says why).
+	Snapshotted(ctx context.Context, plan *Plan, p images.Profile, clock vm.Clock, opts Options) bool
 }
 
 // realMachines are QEMU guests under the plan's roots.
@@ -82,7 +86,7 @@ func (realMachines) Boot(ctx context.Context, plan *Plan, p images.Profile, cloc
 	_, _ = rand.Read(b[:])
 	name := p.Name + "-run-" + hex.EncodeToString(b[:])
 	opts.emit(Booting{VM: name, Profile: p.Name})
-	st, tls, err := Up(ctx, plan.Roots, vm.UpOptions{Name: name, Profile: p, Accel: "auto", Clock: clock, Throwaway: true}, opts)
+	st, tls, err := Up(ctx, plan.Roots, throwawayOptions(name, p, clock), opts)
 	if err != nil {
 		return nil, err
 	}
@@ -92,6 +96,21 @@ func (realMachines) Boot(ctx context.Context, plan *Plan, p images.Profile, cloc
 		return nil, err
 	}
 	return &vmMachine{h: h, tls: tls}, nil
+}
+
+// throwawayOptions are the boot options of throwaway VM name of p.
+func throwawayOptions(name string, p images.Profile, clock vm.Clock) vm.UpOptions {
+	return vm.UpOptions{Name: name, Profile: p, Accel: "auto", Clock: clock, Throwaway: true}
+}
+
+// Snapshotted resolves the boot Boot would make (vm.Prepare: the kernel,
+// initramfs and accelerator are cached, nothing starts) and looks for
+// its snapshot.
+func (realMachines) Snapshotted(ctx context.Context, plan *Plan, p images.Profile, clock vm.Clock, opts Options) bool {
+	o := plan.Roots.Up(throwawayOptions(p.Name+"-run-check", p, clock))
+	o.Preload, o.Exe = opts.preload(plan.Roots.Plugins, p.Arch), opts.Exe
+	cfg, err := vm.Prepare(ctx, o)
+	return err == nil && cfg.HasSnapshot()
 }
 
 // Open opens the VM plan.VM names, or the only one up.

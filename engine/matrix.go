@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -155,8 +156,8 @@ type MatrixOptions struct {
 	// CellObserver makes the observer of a cell's run events, which
 	// goes to the cell's log w (nil: the events are dropped).
 	CellObserver func(w io.Writer) func(Event)
-	// Cost, if set, is a cell's expected time: each profile and clock's
-	// cheapest cell is the one that runs alone first (pilots).
+	// Cost, if set, is a cell's expected time: cells sharing the cores
+	// start longest first (longestFirst).
 	Cost func(matrix.Cell) time.Duration
 	// runCell, in tests, replaces planning and running a cell.
 	runCell func(ctx context.Context, req Request, opts Options) (*Run, error)
@@ -178,6 +179,16 @@ type MatrixStarted struct {
 	StateFile, Results string
 }
 
+// Warming: profile under clock has no booted snapshot yet; one VM of it
+// boots alone to make it before the cells share the cores.
+type Warming struct{ Profile, Clock string }
+
+// Warmed: the snapshot Warming made, in Seconds.
+type Warmed struct {
+	Profile, Clock string
+	Seconds        float64
+}
+
 // CellRetry: a cell whose VM died runs once more.
 type CellRetry struct{ Cell, Why string }
 
@@ -190,7 +201,17 @@ type CellDone struct {
 
 func (MatrixStarted) event() {}
 func (CellRetry) event()     {}
-func (CellDone) event()      {}
+func (Warming) event()       {}
+func (Warmed) event()        {}
+
+func (e Warming) String() string {
+	return fmt.Sprintf("%s (%s) has no booted snapshot yet: booting it alone first, so that its cold boot does not share the cores", e.Profile, e.Clock)
+}
+
+func (e Warmed) String() string {
+	return fmt.Sprintf("%s (%s): snapshot made in %.1fs; its cells restore it", e.Profile, e.Clock, e.Seconds)
+}
+func (CellDone) event() {}
 
 func (e MatrixStarted) String() string {
 	name := e.Name
@@ -241,8 +262,8 @@ func (m *matrixRun) emit(e Event) {
 }
 
 // Run runs the matrix's pending cells: each a run on a throwaway VM, in
-// this process, Parallel at a time (each profile and clock's first cell
-// alone first, see pilots), its events in its log under Out/logs, its
+// this process, Parallel at a time (each profile and clock's cold boot
+// alone first, see warm), its events in its log under Out/logs, its
 // result in Out/results; the state in Out is saved after each cell, so
 // that running the same matrix again (after Ctrl-C, say) runs only the
 // cells not done. A cell whose VM died is run once more. The error is for
@@ -326,56 +347,91 @@ func (m *matrixRun) save() error {
 	return matrix.SaveState(m.plan.Out, m.out.State)
 }
 
-// pilots splits the pending cells (indexes into cells) into the first of
-// each profile and clock, and the rest. With more than one VM at a time
-// the pilots run alone first: a configuration's first boot may be cold
-// (it makes the booted snapshot), and two TCG guests on two cores can
-// break a cold guest's timer calibration; the rest restore the snapshot,
-// already calibrated. With cost, each profile and clock's pilot is its
-// cheapest pending cell (the first of the cheapest), so that a long cell
-// does not run alone.
-func pilots(cells []matrix.CellState, cost func(matrix.Cell) time.Duration) (first, rest []int) {
-	pilot := map[string]int{}
-	var keys []string
+// With more than one VM at a time, a profile's first boot would be cold
+// (it makes the booted snapshot) beside other guests, and two TCG guests
+// on two cores can break a cold guest's timer calibration. So before the
+// cells, each profile and clock with no snapshot yet boots alone, once,
+// to make it (warm); then every cell restores it, already calibrated, and
+// the cells share the cores, longest first (longestFirst): a long cell
+// started last would run on alone at the end.
+
+// pending are the indexes of the cells not done, in order.
+func pending(cells []matrix.CellState) []int {
+	var out []int
 	for i, c := range cells {
-		if c.Done() {
-			continue
-		}
-		k := c.Profile + "\x00" + c.Clock
-		j, seen := pilot[k]
-		if !seen {
-			keys = append(keys, k)
-		}
-		if !seen || cost != nil && cost(c.Cell) < cost(cells[j].Cell) {
-			pilot[k] = i
+		if !c.Done() {
+			out = append(out, i)
 		}
 	}
-	for _, k := range keys {
-		first = append(first, pilot[k])
-	}
-	slices.Sort(first)
-	for i, c := range cells {
-		if !c.Done() && !slices.Contains(first, i) {
-			rest = append(rest, i)
-		}
-	}
-	return first, rest
+	return out
 }
 
-// runAll runs the pending cells, Parallel at a time (each profile and
-// clock's first cell alone, see pilots), reporting each as it ends with
-// an ETA.
+// longestFirst orders the cells idx by cost, the longest first, keeping
+// the file's order among cells of one cost; with no cost, the file's
+// order.
+func longestFirst(cells []matrix.CellState, idx []int, cost func(matrix.Cell) time.Duration) []int {
+	out := slices.Clone(idx)
+	if cost == nil {
+		return out
+	}
+	slices.SortStableFunc(out, func(a, b int) int { return cmp.Compare(cost(cells[b].Cell), cost(cells[a].Cell)) })
+	return out
+}
+
+// warm boots, alone and one after another, a throwaway VM of each
+// profile and clock of the cells idx whose boot would be cold, so that
+// its booted snapshot is made before the cells share the cores. A boot
+// that fails is a warning: the cells then boot cold themselves and fail,
+// if they do, with their own reasons.
+func (m *matrixRun) warm(ctx context.Context, idx []int) {
+	vms := m.opts.vms()
+	seen := map[string]bool{}
+	for _, i := range idx {
+		c := m.out.State.Cells[i]
+		plan := m.plan.plans[c.ID]
+		if plan == nil || len(plan.Profiles) == 0 || seen[c.Profile+"\x00"+c.Clock] {
+			continue
+		}
+		seen[c.Profile+"\x00"+c.Clock] = true
+		p, clock := plan.Profiles[0], plan.Clocks[0]
+		if ctx.Err() != nil || vms.Snapshotted(ctx, plan, p, clock, m.opts.Options) {
+			continue
+		}
+		m.emit(Warming{Profile: p.Name, Clock: clock.String()})
+		// The boot's own events are the cells' business; its warnings
+		// are the matrix's.
+		quiet := m.opts.Options
+		quiet.Observe = func(e Event) {
+			if w, ok := e.(Warning); ok {
+				m.emit(w)
+			}
+		}
+		t := time.Now()
+		mach, err := vms.Boot(ctx, plan, p, clock, quiet)
+		if err == nil {
+			dctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			err = mach.Discard(dctx)
+			cancel()
+		}
+		if err != nil {
+			m.emit(Warning{Text: fmt.Sprintf("booting %s (%s) alone to make its snapshot: %v; its cells boot it themselves", p.Name, clock, err)})
+			continue
+		}
+		m.emit(Warmed{Profile: p.Name, Clock: clock.String(), Seconds: time.Since(t).Seconds()})
+	}
+}
+
+// runAll runs the pending cells, Parallel at a time (after warm, longest
+// first), reporting each as it ends with an ETA.
 func (m *matrixRun) runAll(ctx context.Context, todo int) {
 	t0 := time.Now()
 	finished := 0
-	var order []int
-	first, rest := pilots(m.out.State.Cells, m.opts.Cost)
+	order := pending(m.out.State.Cells)
 	if m.plan.Parallel > 1 {
-		m.runSome(ctx, 1, first, todo, t0, &finished)
-		order = rest
-	} else {
-		order = append(first, rest...)
-		slices.Sort(order)
+		if m.opts.runCell == nil {
+			m.warm(ctx, order)
+		}
+		order = longestFirst(m.out.State.Cells, order, m.opts.Cost)
 	}
 	m.runSome(ctx, m.plan.Parallel, order, todo, t0, &finished)
 }

@@ -28,30 +28,29 @@ func TestDefaultParallel(t *testing.T) {
 	}
 }
 
-// TestMatrixPilots: the first pending cell of each profile and clock runs
-// alone before the others run side by side.
-func TestMatrixPilots(t *testing.T) {
-	cell := func(profile, clock, status, result string) matrix.CellState {
-		return matrix.CellState{Cell: matrix.Cell{Profile: profile, Clock: clock}, Status: status, Result: result}
+// TestMatrixOrder: the cells not done, in the file's order; sharing the
+// cores, the longest first, the file's order among equals.
+func TestMatrixOrder(t *testing.T) {
+	cell := func(status, result string, repeat int) matrix.CellState {
+		return matrix.CellState{Cell: matrix.Cell{Profile: "a", Clock: "icount:0", Repeat: repeat}, Status: status, Result: result}
 	}
 	cells := []matrix.CellState{
-		cell("a", "host", "ok", "r1"), // done: neither
-		cell("a", "host", "pending", ""),
-		cell("a", "host", "pending", ""),
-		cell("a", "icount:0", "pending", ""),
-		cell("b", "host", "interrupted", "r2"),
-		cell("b", "host", "pending", ""),
+		cell("ok", "r1", 9), // done
+		cell("pending", "", 1),
+		cell("pending", "", 5),
+		cell("interrupted", "r2", 7), // not done: run again
+		cell("pending", "", 5),
 	}
-	first, rest := pilots(cells, nil)
-	if !slices.Equal(first, []int{1, 3, 4}) || !slices.Equal(rest, []int{2, 5}) {
-		t.Errorf("pilots = %v, rest %v; want [1 3 4] and [2 5]", first, rest)
+	idx := pending(cells)
+	if !slices.Equal(idx, []int{1, 2, 3, 4}) {
+		t.Fatalf("pending = %v, want [1 2 3 4]", idx)
 	}
-	// With a cost, the cheapest pending cell of each is the pilot: cell
-	// 2 (repeat 1) before cell 1 (repeat 9).
-	cells[1].Repeat, cells[2].Repeat = 9, 1
-	first, rest = pilots(cells, func(c matrix.Cell) time.Duration { return time.Duration(c.Repeat) })
-	if !slices.Equal(first, []int{2, 3, 4}) || !slices.Equal(rest, []int{1, 5}) {
-		t.Errorf("pilots by cost = %v, rest %v; want [2 3 4] and [1 5]", first, rest)
+	if got := longestFirst(cells, idx, nil); !slices.Equal(got, idx) {
+		t.Errorf("with no cost: %v, want the file's order %v", got, idx)
+	}
+	cost := func(c matrix.Cell) time.Duration { return time.Duration(c.Repeat) * time.Minute }
+	if got := longestFirst(cells, idx, cost); !slices.Equal(got, []int{3, 2, 4, 1}) {
+		t.Errorf("longest first = %v, want [3 2 4 1]", got)
 	}
 }
 

@@ -34,7 +34,7 @@ type MatrixDone struct {
 
 // RunMatrix is a whole `lab matrix`: it plans the matrix, runs its
 // shard's cells (each a Do, its estimate from the plugins' descriptions
-// deciding the pilots), then judges the claims from its store and writes
+// deciding the order), then judges the claims from its store and writes
 // the JUnit XML against the baseline. Warnings and notes go to
 // opts.Observe. It returns a nil MatrixDone and the error if the matrix
 // does not plan or its run does not start; a JUnit file that cannot be

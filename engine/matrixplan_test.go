@@ -1,13 +1,18 @@
 package engine
 
 import (
+	"cmp"
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	"lab/images"
+	"lab/plugins"
 	"lab/results"
 )
 
@@ -109,33 +114,87 @@ func TestRunMatrixBaselineAndJUnit(t *testing.T) {
 	}
 }
 
-// TestRunMatrixPilotByEstimate: with no Cost given, lab matrix estimates
-// cells from the plugins' descriptions, and each profile and clock's
-// cheapest cell runs alone first (the pilot that makes the snapshot).
-func TestRunMatrixPilotByEstimate(t *testing.T) {
-	data := []byte(`name: pilots
+// TestRunMatrixWarmsThenShares: with two VMs at a time, each profile and
+// clock with no booted snapshot boots once, alone and before any cell, to
+// make it (Warming, Warmed); one that has a snapshot boots nothing more;
+// then the cells start longest first by the descriptions' estimates.
+func TestRunMatrixWarmsThenShares(t *testing.T) {
+	data := []byte(`name: warm
+clock: icount:0
 cells:
   - plugin: forkbench
-    experiments: [create, forktime, switch]
-    profiles: [celeron-2.4]
+    experiments: [switch, forktime, create]
+    profiles: [celeron-2.4, p4-2.4]
     repeat: 1
 `)
 	roots := Roots{Plugins: fakeBuild(t, "forkbench"), TempDir: t.TempDir()}
 	descs, _ := roots.Plugins.DescribeAll()
 	est := EstimatesOf(descs...)
-	cheapest, least := "", time.Duration(0)
-	for _, x := range []string{"create", "forktime", "switch"} {
-		if d := est["forkbench/"+x]; cheapest == "" || d < least {
-			cheapest, least = x, d
+	var mu sync.Mutex
+	var order []string // what each boot was for, as it booted
+	var running, most int
+	ms := &fakeMachines{cold: map[string]bool{"celeron-2.4 icount:0": true}}
+	ms.newMachine = func(p images.Profile) *fakeMachine {
+		m := newFakeMachine(p.Name+"-run", p)
+		m.sess.run = func(ctx context.Context, req *plugins.RunRequest, progress func(plugins.Progress)) (*plugins.RunResponse, error) {
+			mu.Lock()
+			order = append(order, p.Name+"/"+req.Experiment)
+			running++
+			most = max(most, running)
+			mu.Unlock()
+			time.Sleep(20 * time.Millisecond)
+			mu.Lock()
+			running--
+			mu.Unlock()
+			return okRun(req, progress, 1), nil
 		}
+		return m
 	}
 	evs := &events{}
-	cmd := MatrixCommand{MatrixRequest: MatrixRequest{File: "p.yaml", Data: data, Out: t.TempDir(), Parallel: 2, Roots: roots}}
-	if _, err := RunMatrix(context.Background(), cmd, MatrixOptions{Options: Options{Observe: evs.observe, machines: &fakeMachines{}}}); err != nil {
+	cmd := MatrixCommand{MatrixRequest: MatrixRequest{File: "w.yaml", Data: data, Out: t.TempDir(), Parallel: 2, Roots: roots}}
+	if _, err := RunMatrix(context.Background(), cmd, MatrixOptions{Options: Options{Observe: evs.observe, machines: ms}}); err != nil {
 		t.Fatal(err)
 	}
-	done := eventsOf[CellDone](evs)
-	if len(done) != 3 || done[0].Cell.Experiment != cheapest {
-		t.Fatalf("cells done %v; want 3, the cheapest (%s, %v a repeat) first", done, cheapest, least)
+	warming, warmed := eventsOf[Warming](evs), eventsOf[Warmed](evs)
+	if len(warming) != 1 || warming[0].Profile != "celeron-2.4" || warming[0].Clock != "icount:0" || len(warmed) != 1 {
+		t.Fatalf("Warming %+v, Warmed %+v; want one each, celeron-2.4 under icount:0 (p4-2.4 has its snapshot)", warming, warmed)
+	}
+	if ms.snapshotChecks != 2 {
+		t.Errorf("%d snapshot checks, want 2 (a profile and clock each)", ms.snapshotChecks)
+	}
+	// The warm boot ran nothing, and came before every cell's.
+	if len(ms.booted) != 7 || ms.booted[0].plugins != 0 || ms.booted[0].discarded != 1 {
+		t.Fatalf("%d boots, the first ran %d plugins and was discarded %d times; want 7, the warm one running none, discarded",
+			len(ms.booted), ms.booted[0].plugins, ms.booted[0].discarded)
+	}
+	evs.mu.Lock()
+	all := slices.Clone(evs.evs)
+	evs.mu.Unlock()
+	madeAt, firstDone := -1, -1
+	for i, e := range all {
+		switch e.(type) {
+		case Warmed:
+			madeAt = i
+		case CellDone:
+			if firstDone < 0 {
+				firstDone = i
+			}
+		}
+	}
+	if madeAt < 0 || firstDone < madeAt {
+		t.Errorf("the snapshot was made at event %d, the first cell ended at %d; want the snapshot first", madeAt, firstDone)
+	}
+	if most != 2 {
+		t.Errorf("at most %d cells ran at once, want 2", most)
+	}
+	// Longest first: the two costliest cells start before the cheapest.
+	exps := []string{"create", "forktime", "switch"}
+	slices.SortStableFunc(exps, func(a, b string) int { return cmp.Compare(est["forkbench/"+b], est["forkbench/"+a]) })
+	first := map[string]bool{}
+	for _, o := range order[:2] {
+		first[o[strings.Index(o, "/")+1:]] = true
+	}
+	if !first[exps[0]] || first[exps[2]] {
+		t.Errorf("cells started %v; want the longest (%s) first and the shortest (%s) last", order, exps[0], exps[2])
 	}
 }

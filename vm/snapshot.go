@@ -553,3 +553,15 @@ func processAlive(pid int) bool {
 	err := unix.Kill(pid, 0)
 	return err == nil || errors.Is(err, unix.EPERM)
 }
+
+// HasSnapshot says whether a boot of c would restore a booted snapshot:
+// one is saved under its key, with its digest and size as recorded (what
+// costs no read of the file; the content is checked as it is restored).
+// A boot that keeps no snapshot (Cold, NoSnapshot) has none.
+func (c *Config) HasSnapshot() bool {
+	if c.Snapshot == "" {
+		return false
+	}
+	_, err := precheckSnapshot(c.Snapshot)
+	return err == nil
+}

@@ -196,3 +196,33 @@ func TestRestoreRefusesChangedSnapshot(t *testing.T) {
 		})
 	}
 }
+
+// TestHasSnapshot: a config has a snapshot when one is saved with its
+// digest, not when none is, when the save was cut short (no digest, or
+// fewer bytes), or when the boot keeps none.
+func TestHasSnapshot(t *testing.T) {
+	file := fakeSnapshot(t, 1000)
+	if !(&Config{Snapshot: file}).HasSnapshot() {
+		t.Error("a saved snapshot: HasSnapshot false")
+	}
+	if (&Config{}).HasSnapshot() {
+		t.Error("a boot keeping no snapshot: HasSnapshot true")
+	}
+	if (&Config{Snapshot: filepath.Join(t.TempDir(), "none.state")}).HasSnapshot() {
+		t.Error("no snapshot file: HasSnapshot true")
+	}
+	cut := fakeSnapshot(t, 1000)
+	if err := os.Truncate(cut, 10); err != nil {
+		t.Fatal(err)
+	}
+	if (&Config{Snapshot: cut}).HasSnapshot() {
+		t.Error("a truncated snapshot: HasSnapshot true")
+	}
+	nodigest := fakeSnapshot(t, 1000)
+	if err := os.Remove(snapshotDigestPath(nodigest)); err != nil {
+		t.Fatal(err)
+	}
+	if (&Config{Snapshot: nodigest}).HasSnapshot() {
+		t.Error("a snapshot without its digest: HasSnapshot true")
+	}
+}

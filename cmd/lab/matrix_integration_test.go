@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -9,6 +10,7 @@ import (
 	"time"
 
 	"lab/internal/labtest"
+	"lab/results"
 	"lab/results/matrix"
 )
 
@@ -148,5 +150,66 @@ cells:
 	}
 	if !strings.Contains(stderr.String(), "running it once more") {
 		t.Errorf("lab matrix did not say it retried:\n%s", stderr.String())
+	}
+}
+
+// TestIntegrationMatrixWarmsAlone: two VMs at a time on a profile with no
+// booted snapshot yet: one VM boots alone first, running nothing, to make
+// it, and both cells then restore it; a second matrix finds it and boots
+// nothing alone. The profile is celeron-2.4 with a kernel command line of
+// this test's own, so its snapshot is new, and the test removes it.
+func TestIntegrationMatrixWarmsAlone(t *testing.T) {
+	p := itProfile(t, "celeron-2.4")
+	itBootEnv(t, p)
+	name := fmt.Sprintf("it-warm-%d", time.Now().UnixNano()%1000000)
+	file := itProfileFile(t, name, "lab.test="+name)
+	snaps := filepath.Join(string(envCache(t)), "snapshots")
+	before := map[string]bool{}
+	if es, err := os.ReadDir(snaps); err == nil {
+		for _, e := range es {
+			before[e.Name()] = true
+		}
+	}
+	t.Cleanup(func() {
+		// The snapshot this test's profile made, and nothing else.
+		es, _ := os.ReadDir(snaps)
+		for _, e := range es {
+			if !before[e.Name()] {
+				os.Remove(filepath.Join(snaps, e.Name()))
+			}
+		}
+	})
+	mf := itMatrixFile(t, `name: warm
+clock: icount:0
+parallel: 2
+cells:
+  - plugin: forkbench
+    experiment: forktime
+    profiles: [`+name+`]
+    params: {n: [20, 21]}
+    repeat: 1
+`)
+	for i, want := range []int{1, 0} {
+		out := filepath.Join(t.TempDir(), "out")
+		r := itMust(t, 5*time.Minute, nil, "matrix", mf, "--out", out, "--profile-file", file)
+		if got := strings.Count(r.stderr, "has no booted snapshot yet: booting it alone first"); got != want {
+			t.Errorf("matrix %d: %d boots alone, want %d:\n%s", i+1, got, want, r.stderr)
+		}
+		if want == 1 && !strings.Contains(r.stderr, name+" (icount:0): snapshot made in") {
+			t.Errorf("matrix %d does not say the snapshot was made:\n%s", i+1, r.stderr)
+		}
+		st, _, err := matrix.LoadState(out)
+		if err != nil || len(st.Cells) != 2 {
+			t.Fatalf("matrix %d: state %v, %v", i+1, st, err)
+		}
+		for _, c := range st.Cells {
+			res, err := results.Load(filepath.Join(out, "results", c.Result+".json"))
+			if err != nil {
+				t.Fatalf("cell %s: %v", c.ID, err)
+			}
+			if !strings.Contains(res.Machine.Boot, "restored") {
+				t.Errorf("matrix %d: cell %s booted %q, want restored from the snapshot", i+1, c.ID, res.Machine.Boot)
+			}
+		}
 	}
 }

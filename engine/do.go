@@ -12,6 +12,9 @@ import (
 type Outcome struct {
 	Plan   *Plan
 	Choice RepeatChoice
+	// Experiment is the experiment lab chose (Request.ChooseExperiment),
+	// nil if it kept the plan's.
+	Experiment *ExperimentChosen
 	*Profiles
 }
 
@@ -24,7 +27,8 @@ func (e RepeatChosen) String() string { return e.Choice.String() }
 
 // Do is a whole run as `lab run` and a matrix cell ask for it: it plans
 // req, opens the VM it names (once) or boots its profiles' throwaway VMs
-// in turn, chooses the repeats if req asks (RepeatChosen), runs, and
+// in turn, chooses the experiment (ExperimentChosen) and the repeats
+// (RepeatChosen) if req asks, runs, and
 // writes each run's notes (Run.Undecided, Run.Elsewhere). opts.Ran is
 // called with each run as it ends. It returns the error of a request
 // that does not plan (a nil Outcome), and with one run that run's error
@@ -55,6 +59,16 @@ func do(ctx context.Context, plan *Plan, opts Options) (*Outcome, error) {
 		}
 		ts = append(ts, target{m.State().Profile.Name, m.State().Clock.String()})
 	}
+	if plan.ChooseExperiment && len(ts) == 1 {
+		if ch, ok := chooseExperiment(plan, ts[0]); ok {
+			if err := plan.choose(ch.Experiment, ch.Params); err != nil {
+				opts.ran(ts[0].profile, nil, err)
+				return out, err
+			}
+			out.Experiment = &ch
+			opts.emit(ch)
+		}
+	}
 	if plan.ChooseRepeat {
 		out.Choice = chooseRepeat(plan, ts, DefaultRepeatBudget)
 		plan.Repeat = out.Choice.Repeat
@@ -66,6 +80,9 @@ func do(ctx context.Context, plan *Plan, opts Options) (*Outcome, error) {
 		if run != nil {
 			run.Undecided = undecided(plan, run.Result, out.Choice)
 			run.Elsewhere = pointers(plan, results.ProfileName(run.Result.Machine))
+			if out.Experiment != nil {
+				run.Recap = out.Experiment.Claims
+			}
 		}
 		opts.ran(profile, run, err)
 	}

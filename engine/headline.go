@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"lab/plugins"
 	"lab/plugins/contract"
 	"lab/plugins/host"
 	"lab/results"
@@ -185,4 +186,86 @@ func shortDuration(d time.Duration) string {
 		return fmt.Sprintf("%d min", int(d/time.Minute))
 	}
 	return fmt.Sprintf("%d s", int(d.Round(time.Second)/time.Second))
+}
+
+// ExperimentChosen: lab chose the run's experiment (Request.
+// ChooseExperiment): the first it has was about no claim of the
+// profile's machine, and Experiment's Claims are, decided by runs with
+// Params; said before the run.
+type ExperimentChosen struct {
+	Profile, Experiment, Default string
+	Params                       map[string]string
+	Claims                       []string
+}
+
+func (ExperimentChosen) event() {}
+
+func (e ExperimentChosen) String() string {
+	var ps []string
+	for _, k := range results.SortedKeys(e.Params) {
+		ps = append(ps, k+"="+e.Params[k])
+	}
+	with := ""
+	if len(ps) > 0 {
+		with = " with " + strings.Join(ps, " ")
+	}
+	return fmt.Sprintf("experiment: %s%s, which decides %s (%s stands for the machine they are about; %s's claims are about other machines); -e %s to run that one",
+		e.Experiment, with, joinIDs(e.Claims), e.Profile, e.Default, e.Default)
+}
+
+// chooseExperiment is the experiment a plan with no experiment asked for
+// runs on target t: its own (the plugin's first) if a claim of it is in
+// scope there, else the first of the plugin's other experiments whose
+// claims are about the machine t's profile stands for
+// (rclaims.Elsewhere), with the parameters of the first run deciding
+// them (the default build's; it runs under t's clock). ok is false when
+// the plan keeps its experiment.
+func chooseExperiment(plan *Plan, t target) (ch ExperimentChosen, ok bool) {
+	if n, _ := rclaims.Needs(plan.Claims, plan.ClaimProfiles, plannedRun(plan, t)); n > 0 {
+		return ch, false
+	}
+	ptrs := rclaims.Elsewhere(host.AllClaims(plan.Desc), plan.Exp.Name, t.profile, plan.ClaimProfiles)
+	if len(ptrs) == 0 || len(ptrs[0].Runs) == 0 {
+		return ch, false
+	}
+	p := ptrs[0]
+	x, err := plan.Desc.Experiment(p.Experiment)
+	if err != nil {
+		return ch, false
+	}
+	// The run closest to the experiment's defaults (the default build's),
+	// with only the parameters it sets otherwise.
+	var best map[string]string
+	for _, r := range p.Runs {
+		set := map[string]string{}
+		for k, v := range r.Params {
+			if i := slices.IndexFunc(x.Params, func(p plugins.Param) bool { return p.Name == k }); i < 0 || x.Params[i].Default != v {
+				set[k] = v
+			}
+		}
+		if best == nil || len(set) < len(best) {
+			best = set
+		}
+	}
+	return ExperimentChosen{Profile: t.profile, Experiment: p.Experiment, Default: plan.Exp.Name, Params: best, Claims: p.Claims}, true
+}
+
+// choose makes plan run experiment exp with params instead of what it
+// was planned with: its parameters resolved and checked again, and the
+// published figures and claims it is compared with and judged by.
+func (plan *Plan) choose(exp string, params map[string]string) error {
+	x, resolved, err := plan.Desc.Resolve(exp, params)
+	if err != nil {
+		return err
+	}
+	plan.Experiment, plan.Params = exp, params
+	plan.Exp, plan.Resolved = x, resolved
+	plan.Refs = host.References(x)
+	plan.Claims = host.Claims(plan.Desc.Name, x)
+	for _, p := range plan.Profiles {
+		if err := plan.CheckNeeds(p); err != nil {
+			return err
+		}
+	}
+	return nil
 }

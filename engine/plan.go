@@ -43,7 +43,12 @@ type Request struct {
 	// the claims in scope need within DefaultRepeatBudget (Repeat 0 is
 	// then 1 until chosen).
 	ChooseRepeat bool
-	Timeout      time.Duration
+	// ChooseExperiment: no experiment, parameter or sweep was asked for,
+	// so Do runs, on a profile whose machine the claims of another of
+	// the plugin's experiments are about, that experiment as those
+	// claims' runs do (chooseExperiment; ExperimentChosen says so).
+	ChooseExperiment bool
+	Timeout          time.Duration
 	// Clock is the guest clock of the throwaway VMs ("": the profile's).
 	Clock string
 	// Out is the results directory.

@@ -74,6 +74,9 @@ type Run struct {
 	// plugin's other experiments on the machine its profile stands for
 	// (pointers).
 	Undecided, Elsewhere []string
+	// Recap are the claims whose verdicts the summary ends with: those
+	// lab chose the experiment for (ExperimentChosen.Claims).
+	Recap []string
 }
 
 // Problems say what went wrong, a message each: the run failed (with

@@ -616,3 +616,59 @@ func TestRunSweepNothingToPlot(t *testing.T) {
 		t.Errorf("reason %q", run.Result.Outcome.Reason)
 	}
 }
+
+// TestDoChoosesTheHeadline: `lab run forkbench` (no experiment,
+// parameter or sweep) on a Celeron runs create, whose claims are the
+// Celeron's, as their runs do, says so, and recaps their verdicts; on a
+// Pentium 4, whose claim is forktime's, and when an experiment was asked
+// for, it runs forktime.
+func TestDoChoosesTheHeadline(t *testing.T) {
+	run := func(profile string, req Request) (*Outcome, *events) {
+		t.Helper()
+		p, err := images.Lookup("", profile)
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Plugin, req.ChooseRepeat, req.Timeout, req.Out = "forkbench", true, time.Minute, t.TempDir()
+		req.Command = []string{"lab", "run", "forkbench"}
+		req.Roots = Roots{Plugins: fakeBuild(t, "forkbench"), TempDir: t.TempDir()}
+		evs := &events{}
+		out, err := Do(context.Background(), req, Options{machines: &fakeMachines{up: newFakeMachine("mine", p)}, Observe: evs.observe})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out, evs
+	}
+	out, evs := run("celeron-2.4", Request{ChooseExperiment: true})
+	r := saved(t, onlyRun(t, out))
+	if r.Experiment != "create" || out.Experiment == nil || r.Parameters["m"] != out.Experiment.Params["m"] || r.Parameters["m"] == "" {
+		t.Fatalf("ran %s %v (chosen %+v); want create with its claims' m", r.Experiment, r.Parameters, out.Experiment)
+	}
+	if ch := eventsOf[ExperimentChosen](evs); len(ch) != 1 || !strings.Contains(ch[0].String(), "experiment: create with m="+r.Parameters["m"]+", which decides E1.6, E1.7 and E1.10 (celeron-2.4 stands for") ||
+		!strings.Contains(ch[0].String(), "-e forktime to run that one") {
+		t.Errorf("ExperimentChosen events %v", ch)
+	}
+	if got := onlyRun(t, out).Recap; !slices.Equal(got, []string{"E1.6", "E1.7", "E1.10"}) {
+		t.Errorf("Recap %v, want create's claims", got)
+	}
+	if el := onlyRun(t, out).Elsewhere; len(el) != 0 {
+		t.Errorf("Elsewhere %q: the run decides the Celeron's claims itself", el)
+	}
+	var judged []string
+	for _, v := range r.Verdicts {
+		judged = append(judged, v.Claim)
+	}
+	if !slices.Contains(judged, "E1.6") || out.Choice.Need < 2 {
+		t.Errorf("verdicts on %v, repeats needed %d; want E1.6 judged, its repeats chosen", judged, out.Choice.Need)
+	}
+	// Its own experiment's claim is the Pentium 4's: forktime, no word.
+	out, evs = run("p4-2.4", Request{ChooseExperiment: true})
+	if r := saved(t, onlyRun(t, out)); r.Experiment != "forktime" || out.Experiment != nil || len(eventsOf[ExperimentChosen](evs)) != 0 {
+		t.Errorf("on p4-2.4 ran %s (chosen %+v), want forktime", r.Experiment, out.Experiment)
+	}
+	// Asked for (the CLI's -e, -p or --sweep): the first experiment.
+	out, _ = run("celeron-2.4", Request{})
+	if r := saved(t, onlyRun(t, out)); r.Experiment != "forktime" || out.Experiment != nil || len(onlyRun(t, out).Recap) != 0 {
+		t.Errorf("not choosing, ran %s (chosen %+v)", r.Experiment, out.Experiment)
+	}
+}

@@ -40,6 +40,10 @@ type runFlags struct {
 	// chooseRepeat: --repeat not given; the run makes what the claims
 	// in scope on its profile need (engine.Request.ChooseRepeat).
 	chooseRepeat bool
+	// chooseExperiment: no --experiment, -p or --sweep; on a profile
+	// whose machine another experiment's claims are about, the run is
+	// that experiment (engine.Request.ChooseExperiment).
+	chooseExperiment bool
 }
 
 // Exit codes of `lab run` (besides 0, and 130 for Ctrl-C).
@@ -73,6 +77,10 @@ func runCommand(e *env) *cli.Command {
 			"anyway, the document is written to a fallback file in the temp or current\n" +
 			"directory (its path printed) or, failing that, printed in full on stdout,\n" +
 			"and lab run exits 74. A failed run exits 1 (what it measured is saved).\n\n" +
+			"Without --experiment, -p and --sweep it runs the plugin's first experiment,\n" +
+			"unless no claim of it is about the machine the profile stands for and another\n" +
+			"experiment's are: then it runs that one, as its claims' runs do (it says so),\n" +
+			"and the summary ends with those claims' verdicts, ours beside the published.\n" +
 			"Without --repeat it makes as many repeats as the claims of the experiment in\n" +
 			"scope on the profile need, within 5 minutes (it says so), else one; on a\n" +
 			"profile whose machine other experiments' claims are about, the summary names\n" +
@@ -102,7 +110,7 @@ func runCommand(e *env) *cli.Command {
 			&cli.StringSliceFlag{Name: "profile", Usage: "boot a throwaway VM from `PROFILE`, run, and discard it; repeatable: one run per profile, then their comparison"},
 			&cli.StringFlag{Name: "clock", Usage: "with --profile: guest clock host, icount or icount:SHIFT (TCG, one online CPU); default: the profile's clock, else host"},
 			profileFileFlag,
-			&cli.StringFlag{Name: "experiment", Aliases: []string{"e"}, Usage: "experiment (default: the plugin's first; see `lab plugins show PLUGIN`)"},
+			&cli.StringFlag{Name: "experiment", Aliases: []string{"e"}, Usage: "experiment (default: the plugin's first, or the one whose claims the profile's machine stands for; see `lab plugins show PLUGIN`)"},
 			&cli.StringSliceFlag{Name: "param", Aliases: []string{"p"}, Usage: "parameter `KEY=VALUE`; repeatable"},
 			&cli.GenericFlag{Name: "sweep", Value: sweeps, Usage: "sweep a parameter, `KEY=V1,V2,...`: one run per value, all in one VM and one result; repeatable (the cross product)"},
 			&cli.IntFlag{Name: "repeat", Value: 1, DefaultText: "what the experiment's claims in scope on the profile need, within 5 min; else 1",
@@ -118,7 +126,7 @@ func runCommand(e *env) *cli.Command {
 			}
 			f := runFlags{plugin: c.Args().First(), vm: c.String("vm"), profiles: c.StringSlice("profile"), files: c.StringSlice("profile-file"),
 				experiment: c.String("experiment"), params: c.StringSlice("param"), sweeps: sweeps.flags, repeat: c.Int("repeat"),
-				chooseRepeat: !c.IsSet("repeat"), timeout: c.Duration("timeout"), clock: c.String("clock"), out: c.String("out"), json: c.Bool("json"), all: c.Bool("all")}
+				chooseRepeat: !c.IsSet("repeat"), chooseExperiment: !c.IsSet("experiment") && !c.IsSet("param") && len(sweeps.flags) == 0, timeout: c.Duration("timeout"), clock: c.String("clock"), out: c.String("out"), json: c.Bool("json"), all: c.Bool("all")}
 			return e.runPlugin(c.Context, f)
 		},
 	}
@@ -141,7 +149,7 @@ func (e *env) request(f runFlags) (engine.Request, error) {
 		}
 	}
 	return engine.Request{Plugin: f.plugin, VM: f.vm, Profiles: f.profiles, ProfileFiles: f.files, Experiment: f.experiment,
-		Params: params, Sweep: axes, Repeat: f.repeat, ChooseRepeat: f.chooseRepeat, Timeout: f.timeout, Clock: f.clock, Out: out, Command: e.args, Roots: e.roots.engine()}, nil
+		Params: params, Sweep: axes, Repeat: f.repeat, ChooseRepeat: f.chooseRepeat, ChooseExperiment: f.chooseExperiment, Timeout: f.timeout, Clock: f.clock, Out: out, Command: e.args, Roots: e.roots.engine()}, nil
 }
 
 // engineOptions are what every run is given: where its events go (the
@@ -202,7 +210,7 @@ func (e *env) runPlugin(ctx context.Context, f runFlags) error {
 // exitSaveFailed.
 func (e *env) printRun(run *engine.Run, f runFlags) error {
 	res, path := run.Result, run.Path
-	notes := render.Notes{Undecided: run.Undecided, Elsewhere: run.Elsewhere}
+	notes := render.Notes{Undecided: run.Undecided, Elsewhere: run.Elsewhere, Recap: run.Recap}
 	switch {
 	case f.json && f.combined:
 		// Printed with the other profiles' runs at the end.

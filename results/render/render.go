@@ -162,6 +162,10 @@ type Notes struct {
 	// whose machine the profile stands for; after the published figures,
 	// or instead of saying there are none.
 	Elsewhere []string
+	// Recap are claims whose verdicts the summary ends with, each with
+	// what decided it (ours against the published): the claims `lab
+	// run` chose the experiment for.
+	Recap []string
 }
 
 // WriteSummary writes r for a terminal, compact, as `lab run` prints
@@ -254,7 +258,46 @@ func WriteSummary(w io.Writer, r *results.Result, all bool, notes Notes) error {
 			fmt.Fprintln(tw, "  "+l)
 		}
 	}
-	return tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	writeRecap(w, r, notes.Recap)
+	return nil
+}
+
+// writeRecap ends a summary with the verdicts of the claims recap, each
+// with its reason (the deciding numbers, ours against the published;
+// the fidelity note, said above, left out) and, where the reason holds
+// none of our numbers, the median of the metric its rule reads.
+func writeRecap(w io.Writer, r *results.Result, recap []string) {
+	var vs []results.Verdict
+	for _, v := range r.Verdicts {
+		if slices.Contains(recap, v.Claim) {
+			vs = append(vs, v)
+		}
+	}
+	if len(vs) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "\nthe verdicts on %s's claims, ours beside the published:\n", results.OrUnknown(results.ProfileName(r.Machine)))
+	idw, vw := 0, 0
+	for _, v := range vs {
+		idw, vw = max(idw, len(v.Claim)), max(vw, len(v.Verdict))
+	}
+	sums := stats.Summaries(r)
+	for _, v := range vs {
+		why, _, _ := strings.Cut(v.Reason, ". Fidelity: ")
+		if len(v.Numbers) == 0 {
+			metric, _, _ := strings.Cut(v.Rule, " ")
+			for _, s := range sums {
+				if s.Metric == metric && len(s.Labels) == 0 {
+					why = fmt.Sprintf("ours: %s %s %s (median of %d); %s", metric, results.FormatValue(s.Median), s.Unit, s.N, why)
+					break
+				}
+			}
+		}
+		fmt.Fprintf(w, "  %-*s  %-*s  %s\n", idw, v.Claim, vw, v.Verdict, why)
+	}
 }
 
 // writeVerdicts writes the claims block: each claim's verdict, its

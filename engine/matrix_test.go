@@ -155,7 +155,7 @@ cells:
   - plugin: forkbench
     experiment: create
     profiles: [celeron-2.4]
-    params: {m: [10000]}
+    params: {m: [2000]}
   - plugin: forkbench
     experiment: forktime
     profiles: [celeron-2.4, p4-2.4]
@@ -221,7 +221,7 @@ cells:
 	if d := eventsOf[CellDone](evs); len(d) != 3 {
 		t.Errorf("%d CellDone events, want 3", len(d))
 	}
-	if log, err := os.ReadFile(filepath.Join(out, "logs", "celeron-2.4_forkbench_create_m-10000.log")); err != nil || !strings.Contains(string(log), "repeats: ") {
+	if log, err := os.ReadFile(filepath.Join(out, "logs", "celeron-2.4_forkbench_create_m-2000.log")); err != nil || !strings.Contains(string(log), "repeats: ") {
 		t.Errorf("the chosen cell's log does not say the choice (%v):\n%s", err, log)
 	}
 	if len(done.JUnit.Suites) != 2 || done.JUnit.Suites[0].Tests != 3 || done.JUnit.Suites[0].Failures != 0 {

@@ -12,7 +12,7 @@ import (
 	"lab/results/history"
 )
 
-// fakeStore runs forkbench's create (m=10000, 5 repeats) on the Celeron
+// fakeStore runs forkbench's create (m=2000, 5 repeats) on the Celeron
 // on fake VMs into a fresh store, runs times, and returns the store and
 // the build.
 func fakeStore(t *testing.T, runs int) (store string, roots Roots) {
@@ -20,7 +20,7 @@ func fakeStore(t *testing.T, runs int) (store string, roots Roots) {
 	store = t.TempDir()
 	roots = Roots{Plugins: fakeBuild(t, "forkbench"), TempDir: t.TempDir(), Profiles: t.TempDir()}
 	for i := 0; i < runs; i++ {
-		req := Request{Plugin: "forkbench", Experiment: "create", Params: map[string]string{"m": "10000"}, Repeat: 5, Timeout: time.Minute,
+		req := Request{Plugin: "forkbench", Experiment: "create", Params: map[string]string{"m": "2000"}, Repeat: 5, Timeout: time.Minute,
 			Profiles: []string{"celeron-2.4"}, Out: store, Roots: roots}
 		if _, err := Do(context.Background(), req, Options{machines: &fakeMachines{}}); err != nil {
 			t.Fatal(err)

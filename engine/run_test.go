@@ -56,7 +56,7 @@ func saved(t *testing.T, run *Run) *results.Result {
 }
 
 func TestRunOnThrowaway(t *testing.T) {
-	plan := onProfiles(t, fakeRunPlan(t, "create", map[string]string{"m": "10000"}), "host", "celeron-2.4")
+	plan := onProfiles(t, fakeRunPlan(t, "create", map[string]string{"m": "2000"}), "host", "celeron-2.4")
 	plan.Repeat = 3
 	ms := &fakeMachines{}
 	out, err, evs := runFake(t, context.Background(), plan, ms)
@@ -65,8 +65,8 @@ func TestRunOnThrowaway(t *testing.T) {
 	}
 	run := onlyRun(t, out)
 	r := saved(t, run)
-	if r.Outcome.Status != results.StatusOK || len(r.Samples) != 6 || r.Parameters["repeat"] != "3" || r.Parameters["m"] != "10000" {
-		t.Errorf("saved %s %q, %d samples, params %v; want ok, 3 repeats x 2 metrics, m=10000", r.Outcome.Status, r.Outcome.Reason, len(r.Samples), r.Parameters)
+	if r.Outcome.Status != results.StatusOK || len(r.Samples) != 6 || r.Parameters["repeat"] != "3" || r.Parameters["m"] != "2000" {
+		t.Errorf("saved %s %q, %d samples, params %v; want ok, 3 repeats x 2 metrics, m=2000", r.Outcome.Status, r.Outcome.Reason, len(r.Samples), r.Parameters)
 	}
 	if results.ProfileName(r.Machine) != "celeron-2.4" || r.Harness == nil || r.Harness.FilesSent != 1 {
 		t.Errorf("machine %+v, harness %+v: want the celeron and the plugin's start recorded", r.Machine, r.Harness)
@@ -146,7 +146,7 @@ func TestRunNoVMUp(t *testing.T) {
 }
 
 func TestRunRepeatChosen(t *testing.T) {
-	plan := onProfiles(t, fakeRunPlan(t, "create", map[string]string{"m": "10000"}), "icount:0", "celeron-2.4")
+	plan := onProfiles(t, fakeRunPlan(t, "create", map[string]string{"m": "2000"}), "icount:0", "celeron-2.4")
 	plan.ChooseRepeat = true
 	ms := &fakeMachines{}
 	out, err, evs := runFake(t, context.Background(), plan, ms)
@@ -547,7 +547,7 @@ func TestDoFromRequest(t *testing.T) {
 		t.Fatal(err)
 	}
 	ms := &fakeMachines{up: newFakeMachine("mine", p)}
-	req := Request{Plugin: "forkbench", Experiment: "create", Params: map[string]string{"m": "10000"}, ChooseRepeat: true, Timeout: time.Minute,
+	req := Request{Plugin: "forkbench", Experiment: "create", Params: map[string]string{"m": "2000"}, ChooseRepeat: true, Timeout: time.Minute,
 		Out: t.TempDir(), Command: []string{"lab", "run", "forkbench"}, Roots: Roots{Plugins: fakeBuild(t, "forkbench"), TempDir: t.TempDir()}}
 	out, err := Do(context.Background(), req, Options{machines: ms})
 	if err != nil {

@@ -24,7 +24,7 @@ func TestIntegrationClaims(t *testing.T) {
 	itUp(t, profile, profile)
 	dir := itResultsDir(t)
 
-	res, _ := itRunJSON(t, 0, "forkbench", "--vm", profile, "-e", "create", "-p", "m=10000", "--repeat", "5", "--out", dir)
+	res, _ := itRunJSON(t, 0, "forkbench", "--vm", profile, "-e", "create", "-p", "m=2000", "--repeat", "5", "--out", dir)
 	if res.Schema != results.SchemaVersion {
 		t.Errorf("result schema %d, want %d", res.Schema, results.SchemaVersion)
 	}
@@ -47,7 +47,7 @@ func TestIntegrationClaims(t *testing.T) {
 	// The article's own build (gcc -o forkcreat forkcreat.c: dynamically
 	// linked, -O0) runs against the guest's shared libc, and is a stratum
 	// of its own.
-	dyn, _ := itRunJSON(t, 0, "forkbench", "--vm", profile, "-e", "create", "-p", "m=10000", "-p", "build=dynamic-O0", "--repeat", "5", "--out", dir)
+	dyn, _ := itRunJSON(t, 0, "forkbench", "--vm", profile, "-e", "create", "-p", "m=2000", "-p", "build=dynamic-O0", "--repeat", "5", "--out", dir)
 	if dyn.Outcome.Status != "ok" || dyn.Parameters["build"] != "dynamic-O0" || len(itSeries(dyn, "process_ms", nil)) != 5 {
 		t.Fatalf("create built dynamic-O0: outcome %+v, parameters %v", dyn.Outcome, dyn.Parameters)
 	}

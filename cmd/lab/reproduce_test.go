@@ -17,7 +17,7 @@ func TestCLIReproducePlan(t *testing.T) {
 	cliEnv(t)
 	r := cliRun(t, "reproduce", "E1.6", "E1.7", "E2.1", "--dry-run", "--out", t.TempDir())
 	wantOutput(t, r, "reproduce E1.6 E1.7 E2.1 --dry-run", 0, "stdout",
-		"5 claims, 7 runs", "celeron-2.4     forkbench/create    build=dynamic-O0 m=10000", "E1.6 E1.7", "rockhopper-2.4  forkbench/forktime", "host",
+		"5 claims, 7 runs", "celeron-2.4     forkbench/create    build=dynamic-O0 m=2000", "E1.6 E1.7", "rockhopper-2.4  forkbench/forktime", "host",
 		"not run: E2.1c: untestable here", "estimate: about")
 	r = cliRun(t, "reproduce", "E1", "--dry-run", "--json", "--out", t.TempDir())
 	var plan struct {

@@ -39,8 +39,8 @@ func EstimatesOf(descs ...*plugins.Description) Estimates {
 // cellOverhead is a throwaway VM's restore and plugin start, the time a
 // cell takes beyond its points: the median over the fit's stored runs
 // restored from a snapshot (CellOverheads of engine/testdata/costfit:
-// 2.26 s of 14 on 2026-12-07).
-const cellOverhead = 2300 * time.Millisecond
+// 2.13 s of 19 on 2026-12-07).
+const cellOverhead = 2100 * time.Millisecond
 
 // unknownRepeat is the guess for an experiment that declares neither a
 // cost model nor repeat_seconds.

@@ -102,7 +102,7 @@ test-short: build
 	$(GO) test -short ./...
 
 bench: setup-all
-	LAB_LIBDIR=$(CURDIR)/$(BIN) $(GO) test -p 1 -run '^$$' -bench . -benchtime 1x -timeout 60m ./results/history/ ./vm/ ./cmd/lab/
+	LAB_LIBDIR=$(CURDIR)/$(BIN) $(GO) test -p 1 -run '^$$' -bench . -benchtime 1x -timeout 60m ./results/history/ ./vm/ ./cmd/lab/ ./engine/
 
 install: build
 	install -d $(PREFIX)/bin $(PREFIX)/lib/lab

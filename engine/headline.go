@@ -102,9 +102,12 @@ func plannedRun(plan *Plan, t target) *results.Result {
 }
 
 // estimateRun is plan as a claims' run, for Estimates.Run: its plugin,
-// experiment and points.
+// experiment, parameters and points, on its first profile and clock.
 func (plan *Plan) estimateRun() rclaims.Run {
-	r := rclaims.Run{Plugin: plan.Desc.Name, Experiment: plan.Exp.Name, Repeat: plan.Repeat}
+	r := rclaims.Run{Plugin: plan.Desc.Name, Experiment: plan.Exp.Name, Repeat: plan.Repeat, Params: plan.Resolved}
+	if len(plan.Profiles) > 0 && len(plan.Clocks) > 0 {
+		r.Profile, r.Clock = plan.Profiles[0].Name, plan.Clocks[0].String()
+	}
 	for _, pt := range plan.Points {
 		r.Points = append(r.Points, results.FormatLabels(pt.Labels))
 	}

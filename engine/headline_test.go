@@ -63,7 +63,7 @@ func TestChooseRepeat(t *testing.T) {
 		{name: "the headline: no claim of forktime on the celeron", exp: "forktime", target: target{"celeron-2.4", "host"}, budget: DefaultRepeatBudget,
 			repeat: 1, noClaim: true},
 		{name: "forktime on the p4", exp: "forktime", target: target{"p4-2.4", "host"}, budget: DefaultRepeatBudget,
-			repeat: 5, claims: "E2.1a", line: []string{"repeats: 5 (what E2.1a needs), about 45 s; --repeat N to choose"}},
+			repeat: 5, claims: "E2.1a", line: []string{"repeats: 5 (what E2.1a needs), about 24 s; --repeat N to choose"}},
 		{name: "its era variant too", exp: "forktime", target: target{"p4-2.4-era", "icount:0"}, budget: DefaultRepeatBudget,
 			repeat: 5, claims: "E2.1a"},
 		{name: "create at the claims' size under icount", exp: "create", params: map[string]string{"m": "2000"}, target: target{"celeron-2.4", "icount:0"},
@@ -72,8 +72,8 @@ func TestChooseRepeat(t *testing.T) {
 			budget: time.Hour, repeat: 6, claims: "E1.6 E1.10", line: []string{"(what E1.6 and E1.10 need)"}},
 		{name: "the default size is out of scope", exp: "create", target: target{"celeron-2.4", "icount:0"}, budget: time.Hour, repeat: 1, noClaim: true},
 		{name: "the budget cuts", exp: "create", params: map[string]string{"m": "2000"}, target: target{"celeron-2.4", "icount:0"},
-			budget: 2 * time.Minute, repeat: 2, claims: "E1.6 E1.7 E1.10",
-			line: []string{"repeats: 2, what fits the 2 min budget (E1.6, E1.7 and E1.10 need ", "--repeat " + strconv.Itoa(e16) + " decides"}},
+			budget: 15 * time.Second, repeat: 2, claims: "E1.6 E1.7 E1.10",
+			line: []string{"repeats: 2, what fits the 15 s budget (E1.6, E1.7 and E1.10 need ", "--repeat " + strconv.Itoa(e16) + " decides"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -102,11 +102,11 @@ func TestPointers(t *testing.T) {
 		want               []string
 	}{
 		{"the headline: the celeron's claims are create's", "forktime", "celeron-2.4",
-			[]string{"celeron-2.4 stands for the machine of E1.6, E1.7 and E1.10 (forkbench/create): `lab reproduce E1.6 E1.7 E1.10` decides them, about 8 min"}},
+			[]string{"celeron-2.4 stands for the machine of E1.6, E1.7 and E1.10 (forkbench/create): `lab reproduce E1.6 E1.7 E1.10` decides them, about 1 min"}},
 		{"an era variant points the same way", "forktime", "celeron-2.4-era",
-			[]string{"celeron-2.4-era stands for the machine of E1.6, E1.7 and E1.10 (forkbench/create): `lab reproduce E1.6 E1.7 E1.10` decides them, about 8 min"}},
+			[]string{"celeron-2.4-era stands for the machine of E1.6, E1.7 and E1.10 (forkbench/create): `lab reproduce E1.6 E1.7 E1.10` decides them, about 1 min"}},
 		{"the p4's from create", "create", "p4-2.4",
-			[]string{"p4-2.4 stands for the machine of E2.1a (forkbench/forktime): `lab reproduce E2.1a` decides it, about 2 min"}},
+			[]string{"p4-2.4 stands for the machine of E2.1a (forkbench/forktime): `lab reproduce E2.1a` decides it, about 1 min"}},
 		{"none in the experiment run", "create", "celeron-2.4", nil},
 		{"a profile no claim of forkbench names", "forktime", "modern-x86_64", nil},
 	}
@@ -132,7 +132,7 @@ func TestUndecided(t *testing.T) {
 		verdict("E2.1b", results.Inconclusive, 9), // not in scope: its own verdict says
 	}}
 	got := undecided(plan, res, ch)
-	want := "E2.1a is still inconclusive after 5 repeats and needs 7: `lab run forkbench --repeat 7` (about 1 min) or `lab reproduce E2.1a` decides it"
+	want := "E2.1a is still inconclusive after 5 repeats and needs 7: `lab run forkbench --repeat 7` (about 33 s) or `lab reproduce E2.1a` decides it"
 	if len(got) != 1 || got[0] != want {
 		t.Errorf("Undecided = %q, want [%q]", got, want)
 	}

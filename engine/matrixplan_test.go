@@ -189,7 +189,9 @@ cells:
 	}
 	// Longest first: the two costliest cells start before the cheapest.
 	exps := []string{"create", "forktime", "switch"}
-	slices.SortStableFunc(exps, func(a, b string) int { return cmp.Compare(est["forkbench/"+b], est["forkbench/"+a]) })
+	slices.SortStableFunc(exps, func(a, b string) int {
+		return cmp.Compare(est.Repeat("forkbench", b, nil, "icount:0", ""), est.Repeat("forkbench", a, nil, "icount:0", ""))
+	})
 	first := map[string]bool{}
 	for _, o := range order[:2] {
 		first[o[strings.Index(o, "/")+1:]] = true

@@ -95,6 +95,10 @@ type Experiment struct {
 	// under TCG: what `lab reproduce` and `lab run` estimate with (0:
 	// unknown).
 	RepeatSeconds float64 `json:"repeat_seconds,omitempty"`
+	// Cost is the experiment's cost model: one repeat's wall time at one
+	// point from the point's parameters (see Cost). Without one, lab
+	// estimates with RepeatSeconds whatever the parameters.
+	Cost *Cost `json:"cost,omitempty"`
 }
 
 // What an experiment asks lab to show of its runs beyond the generic
@@ -350,6 +354,9 @@ func (d *Description) Validate() error {
 		seen[e.Name] = true
 		if !(e.RepeatSeconds >= 0) || math.IsInf(e.RepeatSeconds, 1) {
 			return fmt.Errorf("experiment %s: repeat_seconds %v: want a number of seconds, 0 or more (0: unknown)", where, e.RepeatSeconds)
+		}
+		if err := e.Cost.validate(&e, where); err != nil {
+			return err
 		}
 		params := map[string]bool{}
 		for _, p := range e.Params {

@@ -88,6 +88,7 @@ func descriptionToWire(d *Description) *wire.Description {
 			we.Writeups = append(we.Writeups, &wire.WriteUp{Id: u.ID, Title: u.Title, References: referencesToWire(u.References)})
 		}
 		we.RepeatSeconds = e.RepeatSeconds
+		we.Cost = costToWire(e.Cost)
 		w.Experiments = append(w.Experiments, we)
 	}
 	return w
@@ -96,7 +97,7 @@ func descriptionToWire(d *Description) *wire.Description {
 func descriptionFromWire(w *wire.Description) *Description {
 	d := &Description{Name: w.GetName(), Version: w.GetVersion(), Summary: w.GetSummary()}
 	for _, we := range w.GetExperiments() {
-		e := Experiment{Name: we.GetName(), Summary: we.GetSummary(), RepeatSeconds: we.GetRepeatSeconds()}
+		e := Experiment{Name: we.GetName(), Summary: we.GetSummary(), RepeatSeconds: we.GetRepeatSeconds(), Cost: costFromWire(we.GetCost())}
 		for _, p := range we.GetParams() {
 			ep := Param{Name: p.GetName(), Type: p.GetType(), Default: p.GetDefault(),
 				Min: clonePtr(p.Min), Max: clonePtr(p.Max), Choices: clone(p.GetChoices()), Help: p.GetHelp()}
@@ -351,9 +352,53 @@ func clone(s []string) []string {
 
 // cloneMap copies m, keeping an empty map nil so a round trip compares
 // equal.
-func cloneMap(m map[string]string) map[string]string {
+func cloneMap[V any](m map[string]V) map[string]V {
 	if len(m) == 0 {
 		return nil
 	}
 	return maps.Clone(m)
+}
+
+func costToWire(c *Cost) *wire.Cost {
+	if c == nil {
+		return nil
+	}
+	w := &wire.Cost{Seconds: c.Seconds, Terms: costTermsToWire(c.Terms), Fitted: c.Fitted}
+	for _, x := range c.Weights {
+		w.Weights = append(w.Weights, &wire.CostWeight{Param: x.Param, Values: maps.Clone(x.Values)})
+	}
+	for _, k := range c.Cases {
+		w.Cases = append(w.Cases, &wire.CostCase{Clock: k.Clock, Profiles: clone(k.Profiles), Seconds: k.Seconds, Terms: costTermsToWire(k.Terms)})
+	}
+	return w
+}
+
+func costTermsToWire(ts []CostTerm) []*wire.CostTerm {
+	var out []*wire.CostTerm
+	for _, t := range ts {
+		out = append(out, &wire.CostTerm{Per: clone(t.Per), Seconds: t.Seconds})
+	}
+	return out
+}
+
+func costFromWire(w *wire.Cost) *Cost {
+	if w == nil {
+		return nil
+	}
+	c := &Cost{Seconds: w.GetSeconds(), Terms: costTermsFromWire(w.GetTerms()), Fitted: w.GetFitted()}
+	for _, x := range w.GetWeights() {
+		c.Weights = append(c.Weights, CostWeight{Param: x.GetParam(), Values: cloneMap(x.GetValues())})
+	}
+	for _, k := range w.GetCases() {
+		c.Cases = append(c.Cases, CostCase{Clock: k.GetClock(), Profiles: clone(k.GetProfiles()), Seconds: k.GetSeconds(), Terms: costTermsFromWire(k.GetTerms())})
+	}
+	return c
+}
+
+func costTermsFromWire(ws []*wire.CostTerm) []CostTerm {
+	var out []CostTerm
+	for _, t := range ws {
+		out = append(out, CostTerm{Per: clone(t.GetPer()), Seconds: t.GetSeconds()})
+	}
+	return out
 }

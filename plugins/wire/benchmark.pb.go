@@ -230,6 +230,10 @@ type Experiment struct {
 	// sizes the claims' scopes use, on lab's 2-core development host under
 	// TCG: what lab reproduce and lab run estimate with (0: unknown).
 	RepeatSeconds float64 `protobuf:"fixed64,11,opt,name=repeat_seconds,json=repeatSeconds,proto3" json:"repeat_seconds,omitempty"`
+	// The experiment's cost model: the wall time of one repeat at one point
+	// as a function of the point's parameters (see Cost). lab reproduce, lab
+	// run and lab matrix estimate with it; without one, with repeat_seconds.
+	Cost          *Cost `protobuf:"bytes,12,opt,name=cost,proto3" json:"cost,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -341,6 +345,276 @@ func (x *Experiment) GetRepeatSeconds() float64 {
 	return 0
 }
 
+func (x *Experiment) GetCost() *Cost {
+	if x != nil {
+		return x.Cost
+	}
+	return nil
+}
+
+// An experiment's cost model, in seconds of host wall time of one repeat
+// at one point, on lab's 2-core development host under TCG: seconds (the
+// fixed part) plus each term's seconds times the product of its per
+// parameters' values at the point. A parameter's value in a term: an int
+// or float its number, a duration its seconds, a bool 1 or 0, a string
+// its weight (weights), else the count of its items separated by commas
+// or +. The first case whose clock and profiles match the run replaces
+// seconds and terms; the weights hold in every case.
+type Cost struct {
+	state   protoimpl.MessageState `protogen:"open.v1"`
+	Seconds float64                `protobuf:"fixed64,1,opt,name=seconds,proto3" json:"seconds,omitempty"`
+	Terms   []*CostTerm            `protobuf:"bytes,2,rep,name=terms,proto3" json:"terms,omitempty"`
+	Weights []*CostWeight          `protobuf:"bytes,3,rep,name=weights,proto3" json:"weights,omitempty"`
+	Cases   []*CostCase            `protobuf:"bytes,4,rep,name=cases,proto3" json:"cases,omitempty"`
+	// Where the coefficients come from: the runs they were fitted to.
+	Fitted        string `protobuf:"bytes,5,opt,name=fitted,proto3" json:"fitted,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Cost) Reset() {
+	*x = Cost{}
+	mi := &file_benchmark_proto_msgTypes[3]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Cost) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Cost) ProtoMessage() {}
+
+func (x *Cost) ProtoReflect() protoreflect.Message {
+	mi := &file_benchmark_proto_msgTypes[3]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Cost.ProtoReflect.Descriptor instead.
+func (*Cost) Descriptor() ([]byte, []int) {
+	return file_benchmark_proto_rawDescGZIP(), []int{3}
+}
+
+func (x *Cost) GetSeconds() float64 {
+	if x != nil {
+		return x.Seconds
+	}
+	return 0
+}
+
+func (x *Cost) GetTerms() []*CostTerm {
+	if x != nil {
+		return x.Terms
+	}
+	return nil
+}
+
+func (x *Cost) GetWeights() []*CostWeight {
+	if x != nil {
+		return x.Weights
+	}
+	return nil
+}
+
+func (x *Cost) GetCases() []*CostCase {
+	if x != nil {
+		return x.Cases
+	}
+	return nil
+}
+
+func (x *Cost) GetFitted() string {
+	if x != nil {
+		return x.Fitted
+	}
+	return ""
+}
+
+// seconds per unit of the product of the per parameters' values ("lines";
+// "connections" x "requests").
+type CostTerm struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Per           []string               `protobuf:"bytes,1,rep,name=per,proto3" json:"per,omitempty"`
+	Seconds       float64                `protobuf:"fixed64,2,opt,name=seconds,proto3" json:"seconds,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CostTerm) Reset() {
+	*x = CostTerm{}
+	mi := &file_benchmark_proto_msgTypes[4]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CostTerm) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CostTerm) ProtoMessage() {}
+
+func (x *CostTerm) ProtoReflect() protoreflect.Message {
+	mi := &file_benchmark_proto_msgTypes[4]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CostTerm.ProtoReflect.Descriptor instead.
+func (*CostTerm) Descriptor() ([]byte, []int) {
+	return file_benchmark_proto_rawDescGZIP(), []int{4}
+}
+
+func (x *CostTerm) GetPer() []string {
+	if x != nil {
+		return x.Per
+	}
+	return nil
+}
+
+func (x *CostTerm) GetSeconds() float64 {
+	if x != nil {
+		return x.Seconds
+	}
+	return 0
+}
+
+// The weight of each value of a string (or bool) parameter in the terms
+// that name it ("mode": both 2, process 1, thread 1).
+type CostWeight struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Param         string                 `protobuf:"bytes,1,opt,name=param,proto3" json:"param,omitempty"`
+	Values        map[string]float64     `protobuf:"bytes,2,rep,name=values,proto3" json:"values,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"fixed64,2,opt,name=value"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CostWeight) Reset() {
+	*x = CostWeight{}
+	mi := &file_benchmark_proto_msgTypes[5]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CostWeight) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CostWeight) ProtoMessage() {}
+
+func (x *CostWeight) ProtoReflect() protoreflect.Message {
+	mi := &file_benchmark_proto_msgTypes[5]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CostWeight.ProtoReflect.Descriptor instead.
+func (*CostWeight) Descriptor() ([]byte, []int) {
+	return file_benchmark_proto_rawDescGZIP(), []int{5}
+}
+
+func (x *CostWeight) GetParam() string {
+	if x != nil {
+		return x.Param
+	}
+	return ""
+}
+
+func (x *CostWeight) GetValues() map[string]float64 {
+	if x != nil {
+		return x.Values
+	}
+	return nil
+}
+
+// A cost for runs under clock ("host", "icount": any shift, or
+// "icount:SHIFT"; empty: any) on profiles (empty: any).
+type CostCase struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Clock         string                 `protobuf:"bytes,1,opt,name=clock,proto3" json:"clock,omitempty"`
+	Profiles      []string               `protobuf:"bytes,2,rep,name=profiles,proto3" json:"profiles,omitempty"`
+	Seconds       float64                `protobuf:"fixed64,3,opt,name=seconds,proto3" json:"seconds,omitempty"`
+	Terms         []*CostTerm            `protobuf:"bytes,4,rep,name=terms,proto3" json:"terms,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CostCase) Reset() {
+	*x = CostCase{}
+	mi := &file_benchmark_proto_msgTypes[6]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CostCase) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CostCase) ProtoMessage() {}
+
+func (x *CostCase) ProtoReflect() protoreflect.Message {
+	mi := &file_benchmark_proto_msgTypes[6]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CostCase.ProtoReflect.Descriptor instead.
+func (*CostCase) Descriptor() ([]byte, []int) {
+	return file_benchmark_proto_rawDescGZIP(), []int{6}
+}
+
+func (x *CostCase) GetClock() string {
+	if x != nil {
+		return x.Clock
+	}
+	return ""
+}
+
+func (x *CostCase) GetProfiles() []string {
+	if x != nil {
+		return x.Profiles
+	}
+	return nil
+}
+
+func (x *CostCase) GetSeconds() float64 {
+	if x != nil {
+		return x.Seconds
+	}
+	return 0
+}
+
+func (x *CostCase) GetTerms() []*CostTerm {
+	if x != nil {
+		return x.Terms
+	}
+	return nil
+}
+
 // A run drawn as a table, one row per value of label (a run that is not a
 // sweep, whose samples by label carry it alone), in the order measured:
 // the value, its name in rows, our medians of the columns, then each
@@ -364,7 +638,7 @@ type Table struct {
 
 func (x *Table) Reset() {
 	*x = Table{}
-	mi := &file_benchmark_proto_msgTypes[3]
+	mi := &file_benchmark_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -376,7 +650,7 @@ func (x *Table) String() string {
 func (*Table) ProtoMessage() {}
 
 func (x *Table) ProtoReflect() protoreflect.Message {
-	mi := &file_benchmark_proto_msgTypes[3]
+	mi := &file_benchmark_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -389,7 +663,7 @@ func (x *Table) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Table.ProtoReflect.Descriptor instead.
 func (*Table) Descriptor() ([]byte, []int) {
-	return file_benchmark_proto_rawDescGZIP(), []int{3}
+	return file_benchmark_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *Table) GetLabel() string {
@@ -455,7 +729,7 @@ type Column struct {
 
 func (x *Column) Reset() {
 	*x = Column{}
-	mi := &file_benchmark_proto_msgTypes[4]
+	mi := &file_benchmark_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -467,7 +741,7 @@ func (x *Column) String() string {
 func (*Column) ProtoMessage() {}
 
 func (x *Column) ProtoReflect() protoreflect.Message {
-	mi := &file_benchmark_proto_msgTypes[4]
+	mi := &file_benchmark_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -480,7 +754,7 @@ func (x *Column) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Column.ProtoReflect.Descriptor instead.
 func (*Column) Descriptor() ([]byte, []int) {
-	return file_benchmark_proto_rawDescGZIP(), []int{4}
+	return file_benchmark_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *Column) GetMetric() string {
@@ -522,7 +796,7 @@ type Baseline struct {
 
 func (x *Baseline) Reset() {
 	*x = Baseline{}
-	mi := &file_benchmark_proto_msgTypes[5]
+	mi := &file_benchmark_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -534,7 +808,7 @@ func (x *Baseline) String() string {
 func (*Baseline) ProtoMessage() {}
 
 func (x *Baseline) ProtoReflect() protoreflect.Message {
-	mi := &file_benchmark_proto_msgTypes[5]
+	mi := &file_benchmark_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -547,7 +821,7 @@ func (x *Baseline) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Baseline.ProtoReflect.Descriptor instead.
 func (*Baseline) Descriptor() ([]byte, []int) {
-	return file_benchmark_proto_rawDescGZIP(), []int{5}
+	return file_benchmark_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *Baseline) GetMetric() string {
@@ -592,7 +866,7 @@ type Chart struct {
 
 func (x *Chart) Reset() {
 	*x = Chart{}
-	mi := &file_benchmark_proto_msgTypes[6]
+	mi := &file_benchmark_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -604,7 +878,7 @@ func (x *Chart) String() string {
 func (*Chart) ProtoMessage() {}
 
 func (x *Chart) ProtoReflect() protoreflect.Message {
-	mi := &file_benchmark_proto_msgTypes[6]
+	mi := &file_benchmark_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -617,7 +891,7 @@ func (x *Chart) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Chart.ProtoReflect.Descriptor instead.
 func (*Chart) Descriptor() ([]byte, []int) {
-	return file_benchmark_proto_rawDescGZIP(), []int{6}
+	return file_benchmark_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *Chart) GetLabel() string {
@@ -698,7 +972,7 @@ type WriteUp struct {
 
 func (x *WriteUp) Reset() {
 	*x = WriteUp{}
-	mi := &file_benchmark_proto_msgTypes[7]
+	mi := &file_benchmark_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -710,7 +984,7 @@ func (x *WriteUp) String() string {
 func (*WriteUp) ProtoMessage() {}
 
 func (x *WriteUp) ProtoReflect() protoreflect.Message {
-	mi := &file_benchmark_proto_msgTypes[7]
+	mi := &file_benchmark_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -723,7 +997,7 @@ func (x *WriteUp) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WriteUp.ProtoReflect.Descriptor instead.
 func (*WriteUp) Descriptor() ([]byte, []int) {
-	return file_benchmark_proto_rawDescGZIP(), []int{7}
+	return file_benchmark_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *WriteUp) GetId() string {
@@ -768,7 +1042,7 @@ type Peer struct {
 
 func (x *Peer) Reset() {
 	*x = Peer{}
-	mi := &file_benchmark_proto_msgTypes[8]
+	mi := &file_benchmark_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -780,7 +1054,7 @@ func (x *Peer) String() string {
 func (*Peer) ProtoMessage() {}
 
 func (x *Peer) ProtoReflect() protoreflect.Message {
-	mi := &file_benchmark_proto_msgTypes[8]
+	mi := &file_benchmark_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -793,7 +1067,7 @@ func (x *Peer) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Peer.ProtoReflect.Descriptor instead.
 func (*Peer) Descriptor() ([]byte, []int) {
-	return file_benchmark_proto_rawDescGZIP(), []int{8}
+	return file_benchmark_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *Peer) GetParam() string {
@@ -848,7 +1122,7 @@ type Param struct {
 
 func (x *Param) Reset() {
 	*x = Param{}
-	mi := &file_benchmark_proto_msgTypes[9]
+	mi := &file_benchmark_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -860,7 +1134,7 @@ func (x *Param) String() string {
 func (*Param) ProtoMessage() {}
 
 func (x *Param) ProtoReflect() protoreflect.Message {
-	mi := &file_benchmark_proto_msgTypes[9]
+	mi := &file_benchmark_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -873,7 +1147,7 @@ func (x *Param) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Param.ProtoReflect.Descriptor instead.
 func (*Param) Descriptor() ([]byte, []int) {
-	return file_benchmark_proto_rawDescGZIP(), []int{9}
+	return file_benchmark_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *Param) GetName() string {
@@ -945,7 +1219,7 @@ type Need struct {
 
 func (x *Need) Reset() {
 	*x = Need{}
-	mi := &file_benchmark_proto_msgTypes[10]
+	mi := &file_benchmark_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -957,7 +1231,7 @@ func (x *Need) String() string {
 func (*Need) ProtoMessage() {}
 
 func (x *Need) ProtoReflect() protoreflect.Message {
-	mi := &file_benchmark_proto_msgTypes[10]
+	mi := &file_benchmark_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -970,7 +1244,7 @@ func (x *Need) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Need.ProtoReflect.Descriptor instead.
 func (*Need) Descriptor() ([]byte, []int) {
-	return file_benchmark_proto_rawDescGZIP(), []int{10}
+	return file_benchmark_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *Need) GetValues() []string {
@@ -1011,7 +1285,7 @@ type Metric struct {
 
 func (x *Metric) Reset() {
 	*x = Metric{}
-	mi := &file_benchmark_proto_msgTypes[11]
+	mi := &file_benchmark_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1023,7 +1297,7 @@ func (x *Metric) String() string {
 func (*Metric) ProtoMessage() {}
 
 func (x *Metric) ProtoReflect() protoreflect.Message {
-	mi := &file_benchmark_proto_msgTypes[11]
+	mi := &file_benchmark_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1036,7 +1310,7 @@ func (x *Metric) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Metric.ProtoReflect.Descriptor instead.
 func (*Metric) Descriptor() ([]byte, []int) {
-	return file_benchmark_proto_rawDescGZIP(), []int{11}
+	return file_benchmark_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *Metric) GetName() string {
@@ -1096,7 +1370,7 @@ type Reference struct {
 
 func (x *Reference) Reset() {
 	*x = Reference{}
-	mi := &file_benchmark_proto_msgTypes[12]
+	mi := &file_benchmark_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1108,7 +1382,7 @@ func (x *Reference) String() string {
 func (*Reference) ProtoMessage() {}
 
 func (x *Reference) ProtoReflect() protoreflect.Message {
-	mi := &file_benchmark_proto_msgTypes[12]
+	mi := &file_benchmark_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1121,7 +1395,7 @@ func (x *Reference) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Reference.ProtoReflect.Descriptor instead.
 func (*Reference) Descriptor() ([]byte, []int) {
-	return file_benchmark_proto_rawDescGZIP(), []int{12}
+	return file_benchmark_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *Reference) GetExperiment() string {
@@ -1251,7 +1525,7 @@ type Claim struct {
 
 func (x *Claim) Reset() {
 	*x = Claim{}
-	mi := &file_benchmark_proto_msgTypes[13]
+	mi := &file_benchmark_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1263,7 +1537,7 @@ func (x *Claim) String() string {
 func (*Claim) ProtoMessage() {}
 
 func (x *Claim) ProtoReflect() protoreflect.Message {
-	mi := &file_benchmark_proto_msgTypes[13]
+	mi := &file_benchmark_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1276,7 +1550,7 @@ func (x *Claim) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Claim.ProtoReflect.Descriptor instead.
 func (*Claim) Descriptor() ([]byte, []int) {
-	return file_benchmark_proto_rawDescGZIP(), []int{13}
+	return file_benchmark_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *Claim) GetId() string {
@@ -1567,7 +1841,7 @@ type Scope struct {
 
 func (x *Scope) Reset() {
 	*x = Scope{}
-	mi := &file_benchmark_proto_msgTypes[14]
+	mi := &file_benchmark_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1579,7 +1853,7 @@ func (x *Scope) String() string {
 func (*Scope) ProtoMessage() {}
 
 func (x *Scope) ProtoReflect() protoreflect.Message {
-	mi := &file_benchmark_proto_msgTypes[14]
+	mi := &file_benchmark_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1592,7 +1866,7 @@ func (x *Scope) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Scope.ProtoReflect.Descriptor instead.
 func (*Scope) Descriptor() ([]byte, []int) {
-	return file_benchmark_proto_rawDescGZIP(), []int{14}
+	return file_benchmark_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *Scope) GetProfiles() []string {
@@ -1660,7 +1934,7 @@ type ScopeSweep struct {
 
 func (x *ScopeSweep) Reset() {
 	*x = ScopeSweep{}
-	mi := &file_benchmark_proto_msgTypes[15]
+	mi := &file_benchmark_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1672,7 +1946,7 @@ func (x *ScopeSweep) String() string {
 func (*ScopeSweep) ProtoMessage() {}
 
 func (x *ScopeSweep) ProtoReflect() protoreflect.Message {
-	mi := &file_benchmark_proto_msgTypes[15]
+	mi := &file_benchmark_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1685,7 +1959,7 @@ func (x *ScopeSweep) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ScopeSweep.ProtoReflect.Descriptor instead.
 func (*ScopeSweep) Descriptor() ([]byte, []int) {
-	return file_benchmark_proto_rawDescGZIP(), []int{15}
+	return file_benchmark_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *ScopeSweep) GetKey() string {
@@ -1724,7 +1998,7 @@ type Calibration struct {
 
 func (x *Calibration) Reset() {
 	*x = Calibration{}
-	mi := &file_benchmark_proto_msgTypes[16]
+	mi := &file_benchmark_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1736,7 +2010,7 @@ func (x *Calibration) String() string {
 func (*Calibration) ProtoMessage() {}
 
 func (x *Calibration) ProtoReflect() protoreflect.Message {
-	mi := &file_benchmark_proto_msgTypes[16]
+	mi := &file_benchmark_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1749,7 +2023,7 @@ func (x *Calibration) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Calibration.ProtoReflect.Descriptor instead.
 func (*Calibration) Descriptor() ([]byte, []int) {
-	return file_benchmark_proto_rawDescGZIP(), []int{16}
+	return file_benchmark_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *Calibration) GetInstrPerNsLo() float64 {
@@ -1803,7 +2077,7 @@ type RatioClaim struct {
 
 func (x *RatioClaim) Reset() {
 	*x = RatioClaim{}
-	mi := &file_benchmark_proto_msgTypes[17]
+	mi := &file_benchmark_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1815,7 +2089,7 @@ func (x *RatioClaim) String() string {
 func (*RatioClaim) ProtoMessage() {}
 
 func (x *RatioClaim) ProtoReflect() protoreflect.Message {
-	mi := &file_benchmark_proto_msgTypes[17]
+	mi := &file_benchmark_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1828,7 +2102,7 @@ func (x *RatioClaim) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RatioClaim.ProtoReflect.Descriptor instead.
 func (*RatioClaim) Descriptor() ([]byte, []int) {
-	return file_benchmark_proto_rawDescGZIP(), []int{17}
+	return file_benchmark_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *RatioClaim) GetNumerator() string {
@@ -1898,7 +2172,7 @@ type RangeClaim struct {
 
 func (x *RangeClaim) Reset() {
 	*x = RangeClaim{}
-	mi := &file_benchmark_proto_msgTypes[18]
+	mi := &file_benchmark_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1910,7 +2184,7 @@ func (x *RangeClaim) String() string {
 func (*RangeClaim) ProtoMessage() {}
 
 func (x *RangeClaim) ProtoReflect() protoreflect.Message {
-	mi := &file_benchmark_proto_msgTypes[18]
+	mi := &file_benchmark_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1923,7 +2197,7 @@ func (x *RangeClaim) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RangeClaim.ProtoReflect.Descriptor instead.
 func (*RangeClaim) Descriptor() ([]byte, []int) {
-	return file_benchmark_proto_rawDescGZIP(), []int{18}
+	return file_benchmark_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *RangeClaim) GetMetric() string {
@@ -1989,7 +2263,7 @@ type CrossoverClaim struct {
 
 func (x *CrossoverClaim) Reset() {
 	*x = CrossoverClaim{}
-	mi := &file_benchmark_proto_msgTypes[19]
+	mi := &file_benchmark_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2001,7 +2275,7 @@ func (x *CrossoverClaim) String() string {
 func (*CrossoverClaim) ProtoMessage() {}
 
 func (x *CrossoverClaim) ProtoReflect() protoreflect.Message {
-	mi := &file_benchmark_proto_msgTypes[19]
+	mi := &file_benchmark_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2014,7 +2288,7 @@ func (x *CrossoverClaim) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CrossoverClaim.ProtoReflect.Descriptor instead.
 func (*CrossoverClaim) Descriptor() ([]byte, []int) {
-	return file_benchmark_proto_rawDescGZIP(), []int{19}
+	return file_benchmark_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *CrossoverClaim) GetFirst() string {
@@ -2097,7 +2371,7 @@ type SpeedupClaim struct {
 
 func (x *SpeedupClaim) Reset() {
 	*x = SpeedupClaim{}
-	mi := &file_benchmark_proto_msgTypes[20]
+	mi := &file_benchmark_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2109,7 +2383,7 @@ func (x *SpeedupClaim) String() string {
 func (*SpeedupClaim) ProtoMessage() {}
 
 func (x *SpeedupClaim) ProtoReflect() protoreflect.Message {
-	mi := &file_benchmark_proto_msgTypes[20]
+	mi := &file_benchmark_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2122,7 +2396,7 @@ func (x *SpeedupClaim) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SpeedupClaim.ProtoReflect.Descriptor instead.
 func (*SpeedupClaim) Descriptor() ([]byte, []int) {
-	return file_benchmark_proto_rawDescGZIP(), []int{20}
+	return file_benchmark_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *SpeedupClaim) GetMetric() string {
@@ -2182,7 +2456,7 @@ type CrashClaim struct {
 
 func (x *CrashClaim) Reset() {
 	*x = CrashClaim{}
-	mi := &file_benchmark_proto_msgTypes[21]
+	mi := &file_benchmark_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2194,7 +2468,7 @@ func (x *CrashClaim) String() string {
 func (*CrashClaim) ProtoMessage() {}
 
 func (x *CrashClaim) ProtoReflect() protoreflect.Message {
-	mi := &file_benchmark_proto_msgTypes[21]
+	mi := &file_benchmark_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2207,7 +2481,7 @@ func (x *CrashClaim) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CrashClaim.ProtoReflect.Descriptor instead.
 func (*CrashClaim) Descriptor() ([]byte, []int) {
-	return file_benchmark_proto_rawDescGZIP(), []int{21}
+	return file_benchmark_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *CrashClaim) GetSignal() string {
@@ -2257,7 +2531,7 @@ type OrderClaim struct {
 
 func (x *OrderClaim) Reset() {
 	*x = OrderClaim{}
-	mi := &file_benchmark_proto_msgTypes[22]
+	mi := &file_benchmark_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2269,7 +2543,7 @@ func (x *OrderClaim) String() string {
 func (*OrderClaim) ProtoMessage() {}
 
 func (x *OrderClaim) ProtoReflect() protoreflect.Message {
-	mi := &file_benchmark_proto_msgTypes[22]
+	mi := &file_benchmark_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2282,7 +2556,7 @@ func (x *OrderClaim) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OrderClaim.ProtoReflect.Descriptor instead.
 func (*OrderClaim) Descriptor() ([]byte, []int) {
-	return file_benchmark_proto_rawDescGZIP(), []int{22}
+	return file_benchmark_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *OrderClaim) GetMetric() string {
@@ -2345,7 +2619,7 @@ type OrderPair struct {
 
 func (x *OrderPair) Reset() {
 	*x = OrderPair{}
-	mi := &file_benchmark_proto_msgTypes[23]
+	mi := &file_benchmark_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2357,7 +2631,7 @@ func (x *OrderPair) String() string {
 func (*OrderPair) ProtoMessage() {}
 
 func (x *OrderPair) ProtoReflect() protoreflect.Message {
-	mi := &file_benchmark_proto_msgTypes[23]
+	mi := &file_benchmark_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2370,7 +2644,7 @@ func (x *OrderPair) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OrderPair.ProtoReflect.Descriptor instead.
 func (*OrderPair) Descriptor() ([]byte, []int) {
-	return file_benchmark_proto_rawDescGZIP(), []int{23}
+	return file_benchmark_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *OrderPair) GetAbove() string {
@@ -2413,7 +2687,7 @@ type EquivalenceClaim struct {
 
 func (x *EquivalenceClaim) Reset() {
 	*x = EquivalenceClaim{}
-	mi := &file_benchmark_proto_msgTypes[24]
+	mi := &file_benchmark_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2425,7 +2699,7 @@ func (x *EquivalenceClaim) String() string {
 func (*EquivalenceClaim) ProtoMessage() {}
 
 func (x *EquivalenceClaim) ProtoReflect() protoreflect.Message {
-	mi := &file_benchmark_proto_msgTypes[24]
+	mi := &file_benchmark_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2438,7 +2712,7 @@ func (x *EquivalenceClaim) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EquivalenceClaim.ProtoReflect.Descriptor instead.
 func (*EquivalenceClaim) Descriptor() ([]byte, []int) {
-	return file_benchmark_proto_rawDescGZIP(), []int{24}
+	return file_benchmark_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *EquivalenceClaim) GetNumerator() string {
@@ -2543,7 +2817,7 @@ type DiffRatioClaim struct {
 
 func (x *DiffRatioClaim) Reset() {
 	*x = DiffRatioClaim{}
-	mi := &file_benchmark_proto_msgTypes[25]
+	mi := &file_benchmark_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2555,7 +2829,7 @@ func (x *DiffRatioClaim) String() string {
 func (*DiffRatioClaim) ProtoMessage() {}
 
 func (x *DiffRatioClaim) ProtoReflect() protoreflect.Message {
-	mi := &file_benchmark_proto_msgTypes[25]
+	mi := &file_benchmark_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2568,7 +2842,7 @@ func (x *DiffRatioClaim) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DiffRatioClaim.ProtoReflect.Descriptor instead.
 func (*DiffRatioClaim) Descriptor() ([]byte, []int) {
-	return file_benchmark_proto_rawDescGZIP(), []int{25}
+	return file_benchmark_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *DiffRatioClaim) GetMetric() string {
@@ -2637,7 +2911,7 @@ type TrendClaim struct {
 
 func (x *TrendClaim) Reset() {
 	*x = TrendClaim{}
-	mi := &file_benchmark_proto_msgTypes[26]
+	mi := &file_benchmark_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2649,7 +2923,7 @@ func (x *TrendClaim) String() string {
 func (*TrendClaim) ProtoMessage() {}
 
 func (x *TrendClaim) ProtoReflect() protoreflect.Message {
-	mi := &file_benchmark_proto_msgTypes[26]
+	mi := &file_benchmark_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2662,7 +2936,7 @@ func (x *TrendClaim) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TrendClaim.ProtoReflect.Descriptor instead.
 func (*TrendClaim) Descriptor() ([]byte, []int) {
-	return file_benchmark_proto_rawDescGZIP(), []int{26}
+	return file_benchmark_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *TrendClaim) GetNumerator() string {
@@ -2730,7 +3004,7 @@ type UntestableClaim struct {
 
 func (x *UntestableClaim) Reset() {
 	*x = UntestableClaim{}
-	mi := &file_benchmark_proto_msgTypes[27]
+	mi := &file_benchmark_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2742,7 +3016,7 @@ func (x *UntestableClaim) String() string {
 func (*UntestableClaim) ProtoMessage() {}
 
 func (x *UntestableClaim) ProtoReflect() protoreflect.Message {
-	mi := &file_benchmark_proto_msgTypes[27]
+	mi := &file_benchmark_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2755,7 +3029,7 @@ func (x *UntestableClaim) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UntestableClaim.ProtoReflect.Descriptor instead.
 func (*UntestableClaim) Descriptor() ([]byte, []int) {
-	return file_benchmark_proto_rawDescGZIP(), []int{27}
+	return file_benchmark_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *UntestableClaim) GetProperty() string {
@@ -2801,7 +3075,7 @@ type RunRequest struct {
 
 func (x *RunRequest) Reset() {
 	*x = RunRequest{}
-	mi := &file_benchmark_proto_msgTypes[28]
+	mi := &file_benchmark_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2813,7 +3087,7 @@ func (x *RunRequest) String() string {
 func (*RunRequest) ProtoMessage() {}
 
 func (x *RunRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_benchmark_proto_msgTypes[28]
+	mi := &file_benchmark_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2826,7 +3100,7 @@ func (x *RunRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RunRequest.ProtoReflect.Descriptor instead.
 func (*RunRequest) Descriptor() ([]byte, []int) {
-	return file_benchmark_proto_rawDescGZIP(), []int{28}
+	return file_benchmark_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *RunRequest) GetExperiment() string {
@@ -2870,7 +3144,7 @@ type RunEvent struct {
 
 func (x *RunEvent) Reset() {
 	*x = RunEvent{}
-	mi := &file_benchmark_proto_msgTypes[29]
+	mi := &file_benchmark_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2882,7 +3156,7 @@ func (x *RunEvent) String() string {
 func (*RunEvent) ProtoMessage() {}
 
 func (x *RunEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_benchmark_proto_msgTypes[29]
+	mi := &file_benchmark_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2895,7 +3169,7 @@ func (x *RunEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RunEvent.ProtoReflect.Descriptor instead.
 func (*RunEvent) Descriptor() ([]byte, []int) {
-	return file_benchmark_proto_rawDescGZIP(), []int{29}
+	return file_benchmark_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *RunEvent) GetEvent() isRunEvent_Event {
@@ -2954,7 +3228,7 @@ type Progress struct {
 
 func (x *Progress) Reset() {
 	*x = Progress{}
-	mi := &file_benchmark_proto_msgTypes[30]
+	mi := &file_benchmark_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2966,7 +3240,7 @@ func (x *Progress) String() string {
 func (*Progress) ProtoMessage() {}
 
 func (x *Progress) ProtoReflect() protoreflect.Message {
-	mi := &file_benchmark_proto_msgTypes[30]
+	mi := &file_benchmark_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2979,7 +3253,7 @@ func (x *Progress) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Progress.ProtoReflect.Descriptor instead.
 func (*Progress) Descriptor() ([]byte, []int) {
-	return file_benchmark_proto_rawDescGZIP(), []int{30}
+	return file_benchmark_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *Progress) GetDone() int32 {
@@ -3024,7 +3298,7 @@ type Done struct {
 
 func (x *Done) Reset() {
 	*x = Done{}
-	mi := &file_benchmark_proto_msgTypes[31]
+	mi := &file_benchmark_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3036,7 +3310,7 @@ func (x *Done) String() string {
 func (*Done) ProtoMessage() {}
 
 func (x *Done) ProtoReflect() protoreflect.Message {
-	mi := &file_benchmark_proto_msgTypes[31]
+	mi := &file_benchmark_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3049,7 +3323,7 @@ func (x *Done) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Done.ProtoReflect.Descriptor instead.
 func (*Done) Descriptor() ([]byte, []int) {
-	return file_benchmark_proto_rawDescGZIP(), []int{31}
+	return file_benchmark_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *Done) GetResponse() *RunResponse {
@@ -3080,7 +3354,7 @@ type RunResponse struct {
 
 func (x *RunResponse) Reset() {
 	*x = RunResponse{}
-	mi := &file_benchmark_proto_msgTypes[32]
+	mi := &file_benchmark_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3092,7 +3366,7 @@ func (x *RunResponse) String() string {
 func (*RunResponse) ProtoMessage() {}
 
 func (x *RunResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_benchmark_proto_msgTypes[32]
+	mi := &file_benchmark_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3105,7 +3379,7 @@ func (x *RunResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RunResponse.ProtoReflect.Descriptor instead.
 func (*RunResponse) Descriptor() ([]byte, []int) {
-	return file_benchmark_proto_rawDescGZIP(), []int{32}
+	return file_benchmark_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *RunResponse) GetSamples() []*Sample {
@@ -3152,7 +3426,7 @@ type Sample struct {
 
 func (x *Sample) Reset() {
 	*x = Sample{}
-	mi := &file_benchmark_proto_msgTypes[33]
+	mi := &file_benchmark_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3164,7 +3438,7 @@ func (x *Sample) String() string {
 func (*Sample) ProtoMessage() {}
 
 func (x *Sample) ProtoReflect() protoreflect.Message {
-	mi := &file_benchmark_proto_msgTypes[33]
+	mi := &file_benchmark_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3177,7 +3451,7 @@ func (x *Sample) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Sample.ProtoReflect.Descriptor instead.
 func (*Sample) Descriptor() ([]byte, []int) {
-	return file_benchmark_proto_rawDescGZIP(), []int{33}
+	return file_benchmark_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *Sample) GetMetric() string {
@@ -3236,7 +3510,7 @@ type GuestEnv struct {
 
 func (x *GuestEnv) Reset() {
 	*x = GuestEnv{}
-	mi := &file_benchmark_proto_msgTypes[34]
+	mi := &file_benchmark_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3248,7 +3522,7 @@ func (x *GuestEnv) String() string {
 func (*GuestEnv) ProtoMessage() {}
 
 func (x *GuestEnv) ProtoReflect() protoreflect.Message {
-	mi := &file_benchmark_proto_msgTypes[34]
+	mi := &file_benchmark_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3261,7 +3535,7 @@ func (x *GuestEnv) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GuestEnv.ProtoReflect.Descriptor instead.
 func (*GuestEnv) Descriptor() ([]byte, []int) {
-	return file_benchmark_proto_rawDescGZIP(), []int{34}
+	return file_benchmark_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *GuestEnv) GetUname() string {
@@ -3345,7 +3619,7 @@ type Outcome struct {
 
 func (x *Outcome) Reset() {
 	*x = Outcome{}
-	mi := &file_benchmark_proto_msgTypes[35]
+	mi := &file_benchmark_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3357,7 +3631,7 @@ func (x *Outcome) String() string {
 func (*Outcome) ProtoMessage() {}
 
 func (x *Outcome) ProtoReflect() protoreflect.Message {
-	mi := &file_benchmark_proto_msgTypes[35]
+	mi := &file_benchmark_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3370,7 +3644,7 @@ func (x *Outcome) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Outcome.ProtoReflect.Descriptor instead.
 func (*Outcome) Descriptor() ([]byte, []int) {
-	return file_benchmark_proto_rawDescGZIP(), []int{35}
+	return file_benchmark_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *Outcome) GetStatus() Status {
@@ -3404,7 +3678,7 @@ const file_benchmark_proto_rawDesc = "" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x18\n" +
 	"\aversion\x18\x02 \x01(\tR\aversion\x12\x18\n" +
 	"\asummary\x18\x03 \x01(\tR\asummary\x12;\n" +
-	"\vexperiments\x18\x04 \x03(\v2\x19.lab.plugin.v1.ExperimentR\vexperiments\"\xe1\x03\n" +
+	"\vexperiments\x18\x04 \x03(\v2\x19.lab.plugin.v1.ExperimentR\vexperiments\"\x8a\x04\n" +
 	"\n" +
 	"Experiment\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x18\n" +
@@ -3420,7 +3694,29 @@ const file_benchmark_proto_rawDesc = "" +
 	"\x06charts\x18\t \x03(\v2\x14.lab.plugin.v1.ChartR\x06charts\x122\n" +
 	"\bwriteups\x18\n" +
 	" \x03(\v2\x16.lab.plugin.v1.WriteUpR\bwriteups\x12%\n" +
-	"\x0erepeat_seconds\x18\v \x01(\x01R\rrepeatSeconds\"\xa7\x02\n" +
+	"\x0erepeat_seconds\x18\v \x01(\x01R\rrepeatSeconds\x12'\n" +
+	"\x04cost\x18\f \x01(\v2\x13.lab.plugin.v1.CostR\x04cost\"\xcb\x01\n" +
+	"\x04Cost\x12\x18\n" +
+	"\aseconds\x18\x01 \x01(\x01R\aseconds\x12-\n" +
+	"\x05terms\x18\x02 \x03(\v2\x17.lab.plugin.v1.CostTermR\x05terms\x123\n" +
+	"\aweights\x18\x03 \x03(\v2\x19.lab.plugin.v1.CostWeightR\aweights\x12-\n" +
+	"\x05cases\x18\x04 \x03(\v2\x17.lab.plugin.v1.CostCaseR\x05cases\x12\x16\n" +
+	"\x06fitted\x18\x05 \x01(\tR\x06fitted\"6\n" +
+	"\bCostTerm\x12\x10\n" +
+	"\x03per\x18\x01 \x03(\tR\x03per\x12\x18\n" +
+	"\aseconds\x18\x02 \x01(\x01R\aseconds\"\x9c\x01\n" +
+	"\n" +
+	"CostWeight\x12\x14\n" +
+	"\x05param\x18\x01 \x01(\tR\x05param\x12=\n" +
+	"\x06values\x18\x02 \x03(\v2%.lab.plugin.v1.CostWeight.ValuesEntryR\x06values\x1a9\n" +
+	"\vValuesEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\x01R\x05value:\x028\x01\"\x85\x01\n" +
+	"\bCostCase\x12\x14\n" +
+	"\x05clock\x18\x01 \x01(\tR\x05clock\x12\x1a\n" +
+	"\bprofiles\x18\x02 \x03(\tR\bprofiles\x12\x18\n" +
+	"\aseconds\x18\x03 \x01(\x01R\aseconds\x12-\n" +
+	"\x05terms\x18\x04 \x03(\v2\x17.lab.plugin.v1.CostTermR\x05terms\"\xa7\x02\n" +
 	"\x05Table\x12\x14\n" +
 	"\x05label\x18\x01 \x01(\tR\x05label\x12\x14\n" +
 	"\x05title\x18\x02 \x01(\tR\x05title\x12\x12\n" +
@@ -3774,134 +4070,145 @@ func file_benchmark_proto_rawDescGZIP() []byte {
 }
 
 var file_benchmark_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_benchmark_proto_msgTypes = make([]protoimpl.MessageInfo, 57)
+var file_benchmark_proto_msgTypes = make([]protoimpl.MessageInfo, 62)
 var file_benchmark_proto_goTypes = []any{
 	(Status)(0),              // 0: lab.plugin.v1.Status
 	(*DescribeRequest)(nil),  // 1: lab.plugin.v1.DescribeRequest
 	(*Description)(nil),      // 2: lab.plugin.v1.Description
 	(*Experiment)(nil),       // 3: lab.plugin.v1.Experiment
-	(*Table)(nil),            // 4: lab.plugin.v1.Table
-	(*Column)(nil),           // 5: lab.plugin.v1.Column
-	(*Baseline)(nil),         // 6: lab.plugin.v1.Baseline
-	(*Chart)(nil),            // 7: lab.plugin.v1.Chart
-	(*WriteUp)(nil),          // 8: lab.plugin.v1.WriteUp
-	(*Peer)(nil),             // 9: lab.plugin.v1.Peer
-	(*Param)(nil),            // 10: lab.plugin.v1.Param
-	(*Need)(nil),             // 11: lab.plugin.v1.Need
-	(*Metric)(nil),           // 12: lab.plugin.v1.Metric
-	(*Reference)(nil),        // 13: lab.plugin.v1.Reference
-	(*Claim)(nil),            // 14: lab.plugin.v1.Claim
-	(*Scope)(nil),            // 15: lab.plugin.v1.Scope
-	(*ScopeSweep)(nil),       // 16: lab.plugin.v1.ScopeSweep
-	(*Calibration)(nil),      // 17: lab.plugin.v1.Calibration
-	(*RatioClaim)(nil),       // 18: lab.plugin.v1.RatioClaim
-	(*RangeClaim)(nil),       // 19: lab.plugin.v1.RangeClaim
-	(*CrossoverClaim)(nil),   // 20: lab.plugin.v1.CrossoverClaim
-	(*SpeedupClaim)(nil),     // 21: lab.plugin.v1.SpeedupClaim
-	(*CrashClaim)(nil),       // 22: lab.plugin.v1.CrashClaim
-	(*OrderClaim)(nil),       // 23: lab.plugin.v1.OrderClaim
-	(*OrderPair)(nil),        // 24: lab.plugin.v1.OrderPair
-	(*EquivalenceClaim)(nil), // 25: lab.plugin.v1.EquivalenceClaim
-	(*DiffRatioClaim)(nil),   // 26: lab.plugin.v1.DiffRatioClaim
-	(*TrendClaim)(nil),       // 27: lab.plugin.v1.TrendClaim
-	(*UntestableClaim)(nil),  // 28: lab.plugin.v1.UntestableClaim
-	(*RunRequest)(nil),       // 29: lab.plugin.v1.RunRequest
-	(*RunEvent)(nil),         // 30: lab.plugin.v1.RunEvent
-	(*Progress)(nil),         // 31: lab.plugin.v1.Progress
-	(*Done)(nil),             // 32: lab.plugin.v1.Done
-	(*RunResponse)(nil),      // 33: lab.plugin.v1.RunResponse
-	(*Sample)(nil),           // 34: lab.plugin.v1.Sample
-	(*GuestEnv)(nil),         // 35: lab.plugin.v1.GuestEnv
-	(*Outcome)(nil),          // 36: lab.plugin.v1.Outcome
-	nil,                      // 37: lab.plugin.v1.Table.RowsEntry
-	nil,                      // 38: lab.plugin.v1.Reference.LabelsEntry
-	nil,                      // 39: lab.plugin.v1.Scope.ParamsEntry
-	nil,                      // 40: lab.plugin.v1.RatioClaim.LabelsEntry
-	nil,                      // 41: lab.plugin.v1.RatioClaim.NumeratorLabelsEntry
-	nil,                      // 42: lab.plugin.v1.RatioClaim.DenominatorLabelsEntry
-	nil,                      // 43: lab.plugin.v1.RangeClaim.LabelsEntry
-	nil,                      // 44: lab.plugin.v1.CrossoverClaim.FirstLabelsEntry
-	nil,                      // 45: lab.plugin.v1.CrossoverClaim.SecondLabelsEntry
-	nil,                      // 46: lab.plugin.v1.SpeedupClaim.LabelsEntry
-	nil,                      // 47: lab.plugin.v1.OrderClaim.LabelsEntry
-	nil,                      // 48: lab.plugin.v1.EquivalenceClaim.LabelsEntry
-	nil,                      // 49: lab.plugin.v1.EquivalenceClaim.NumeratorLabelsEntry
-	nil,                      // 50: lab.plugin.v1.EquivalenceClaim.DenominatorLabelsEntry
-	nil,                      // 51: lab.plugin.v1.DiffRatioClaim.LabelsEntry
-	nil,                      // 52: lab.plugin.v1.TrendClaim.LabelsEntry
-	nil,                      // 53: lab.plugin.v1.TrendClaim.NumeratorLabelsEntry
-	nil,                      // 54: lab.plugin.v1.TrendClaim.DenominatorLabelsEntry
-	nil,                      // 55: lab.plugin.v1.UntestableClaim.InsteadLabelsEntry
-	nil,                      // 56: lab.plugin.v1.RunRequest.ParamsEntry
-	nil,                      // 57: lab.plugin.v1.Sample.LabelsEntry
+	(*Cost)(nil),             // 4: lab.plugin.v1.Cost
+	(*CostTerm)(nil),         // 5: lab.plugin.v1.CostTerm
+	(*CostWeight)(nil),       // 6: lab.plugin.v1.CostWeight
+	(*CostCase)(nil),         // 7: lab.plugin.v1.CostCase
+	(*Table)(nil),            // 8: lab.plugin.v1.Table
+	(*Column)(nil),           // 9: lab.plugin.v1.Column
+	(*Baseline)(nil),         // 10: lab.plugin.v1.Baseline
+	(*Chart)(nil),            // 11: lab.plugin.v1.Chart
+	(*WriteUp)(nil),          // 12: lab.plugin.v1.WriteUp
+	(*Peer)(nil),             // 13: lab.plugin.v1.Peer
+	(*Param)(nil),            // 14: lab.plugin.v1.Param
+	(*Need)(nil),             // 15: lab.plugin.v1.Need
+	(*Metric)(nil),           // 16: lab.plugin.v1.Metric
+	(*Reference)(nil),        // 17: lab.plugin.v1.Reference
+	(*Claim)(nil),            // 18: lab.plugin.v1.Claim
+	(*Scope)(nil),            // 19: lab.plugin.v1.Scope
+	(*ScopeSweep)(nil),       // 20: lab.plugin.v1.ScopeSweep
+	(*Calibration)(nil),      // 21: lab.plugin.v1.Calibration
+	(*RatioClaim)(nil),       // 22: lab.plugin.v1.RatioClaim
+	(*RangeClaim)(nil),       // 23: lab.plugin.v1.RangeClaim
+	(*CrossoverClaim)(nil),   // 24: lab.plugin.v1.CrossoverClaim
+	(*SpeedupClaim)(nil),     // 25: lab.plugin.v1.SpeedupClaim
+	(*CrashClaim)(nil),       // 26: lab.plugin.v1.CrashClaim
+	(*OrderClaim)(nil),       // 27: lab.plugin.v1.OrderClaim
+	(*OrderPair)(nil),        // 28: lab.plugin.v1.OrderPair
+	(*EquivalenceClaim)(nil), // 29: lab.plugin.v1.EquivalenceClaim
+	(*DiffRatioClaim)(nil),   // 30: lab.plugin.v1.DiffRatioClaim
+	(*TrendClaim)(nil),       // 31: lab.plugin.v1.TrendClaim
+	(*UntestableClaim)(nil),  // 32: lab.plugin.v1.UntestableClaim
+	(*RunRequest)(nil),       // 33: lab.plugin.v1.RunRequest
+	(*RunEvent)(nil),         // 34: lab.plugin.v1.RunEvent
+	(*Progress)(nil),         // 35: lab.plugin.v1.Progress
+	(*Done)(nil),             // 36: lab.plugin.v1.Done
+	(*RunResponse)(nil),      // 37: lab.plugin.v1.RunResponse
+	(*Sample)(nil),           // 38: lab.plugin.v1.Sample
+	(*GuestEnv)(nil),         // 39: lab.plugin.v1.GuestEnv
+	(*Outcome)(nil),          // 40: lab.plugin.v1.Outcome
+	nil,                      // 41: lab.plugin.v1.CostWeight.ValuesEntry
+	nil,                      // 42: lab.plugin.v1.Table.RowsEntry
+	nil,                      // 43: lab.plugin.v1.Reference.LabelsEntry
+	nil,                      // 44: lab.plugin.v1.Scope.ParamsEntry
+	nil,                      // 45: lab.plugin.v1.RatioClaim.LabelsEntry
+	nil,                      // 46: lab.plugin.v1.RatioClaim.NumeratorLabelsEntry
+	nil,                      // 47: lab.plugin.v1.RatioClaim.DenominatorLabelsEntry
+	nil,                      // 48: lab.plugin.v1.RangeClaim.LabelsEntry
+	nil,                      // 49: lab.plugin.v1.CrossoverClaim.FirstLabelsEntry
+	nil,                      // 50: lab.plugin.v1.CrossoverClaim.SecondLabelsEntry
+	nil,                      // 51: lab.plugin.v1.SpeedupClaim.LabelsEntry
+	nil,                      // 52: lab.plugin.v1.OrderClaim.LabelsEntry
+	nil,                      // 53: lab.plugin.v1.EquivalenceClaim.LabelsEntry
+	nil,                      // 54: lab.plugin.v1.EquivalenceClaim.NumeratorLabelsEntry
+	nil,                      // 55: lab.plugin.v1.EquivalenceClaim.DenominatorLabelsEntry
+	nil,                      // 56: lab.plugin.v1.DiffRatioClaim.LabelsEntry
+	nil,                      // 57: lab.plugin.v1.TrendClaim.LabelsEntry
+	nil,                      // 58: lab.plugin.v1.TrendClaim.NumeratorLabelsEntry
+	nil,                      // 59: lab.plugin.v1.TrendClaim.DenominatorLabelsEntry
+	nil,                      // 60: lab.plugin.v1.UntestableClaim.InsteadLabelsEntry
+	nil,                      // 61: lab.plugin.v1.RunRequest.ParamsEntry
+	nil,                      // 62: lab.plugin.v1.Sample.LabelsEntry
 }
 var file_benchmark_proto_depIdxs = []int32{
 	3,  // 0: lab.plugin.v1.Description.experiments:type_name -> lab.plugin.v1.Experiment
-	10, // 1: lab.plugin.v1.Experiment.params:type_name -> lab.plugin.v1.Param
-	12, // 2: lab.plugin.v1.Experiment.metrics:type_name -> lab.plugin.v1.Metric
-	13, // 3: lab.plugin.v1.Experiment.references:type_name -> lab.plugin.v1.Reference
-	14, // 4: lab.plugin.v1.Experiment.claims:type_name -> lab.plugin.v1.Claim
-	9,  // 5: lab.plugin.v1.Experiment.peer:type_name -> lab.plugin.v1.Peer
-	4,  // 6: lab.plugin.v1.Experiment.tables:type_name -> lab.plugin.v1.Table
-	7,  // 7: lab.plugin.v1.Experiment.charts:type_name -> lab.plugin.v1.Chart
-	8,  // 8: lab.plugin.v1.Experiment.writeups:type_name -> lab.plugin.v1.WriteUp
-	37, // 9: lab.plugin.v1.Table.rows:type_name -> lab.plugin.v1.Table.RowsEntry
-	5,  // 10: lab.plugin.v1.Table.columns:type_name -> lab.plugin.v1.Column
-	7,  // 11: lab.plugin.v1.Table.chart:type_name -> lab.plugin.v1.Chart
-	6,  // 12: lab.plugin.v1.Column.baseline:type_name -> lab.plugin.v1.Baseline
-	13, // 13: lab.plugin.v1.WriteUp.references:type_name -> lab.plugin.v1.Reference
-	11, // 14: lab.plugin.v1.Param.needs:type_name -> lab.plugin.v1.Need
-	38, // 15: lab.plugin.v1.Reference.labels:type_name -> lab.plugin.v1.Reference.LabelsEntry
-	15, // 16: lab.plugin.v1.Claim.scope:type_name -> lab.plugin.v1.Scope
-	17, // 17: lab.plugin.v1.Claim.calibration:type_name -> lab.plugin.v1.Calibration
-	18, // 18: lab.plugin.v1.Claim.ratio:type_name -> lab.plugin.v1.RatioClaim
-	19, // 19: lab.plugin.v1.Claim.range:type_name -> lab.plugin.v1.RangeClaim
-	20, // 20: lab.plugin.v1.Claim.crossover:type_name -> lab.plugin.v1.CrossoverClaim
-	21, // 21: lab.plugin.v1.Claim.speedup:type_name -> lab.plugin.v1.SpeedupClaim
-	22, // 22: lab.plugin.v1.Claim.crash:type_name -> lab.plugin.v1.CrashClaim
-	23, // 23: lab.plugin.v1.Claim.order:type_name -> lab.plugin.v1.OrderClaim
-	25, // 24: lab.plugin.v1.Claim.equivalence:type_name -> lab.plugin.v1.EquivalenceClaim
-	26, // 25: lab.plugin.v1.Claim.diffratio:type_name -> lab.plugin.v1.DiffRatioClaim
-	27, // 26: lab.plugin.v1.Claim.trend:type_name -> lab.plugin.v1.TrendClaim
-	28, // 27: lab.plugin.v1.Claim.untestable:type_name -> lab.plugin.v1.UntestableClaim
-	39, // 28: lab.plugin.v1.Scope.params:type_name -> lab.plugin.v1.Scope.ParamsEntry
-	16, // 29: lab.plugin.v1.Scope.sweep:type_name -> lab.plugin.v1.ScopeSweep
-	40, // 30: lab.plugin.v1.RatioClaim.labels:type_name -> lab.plugin.v1.RatioClaim.LabelsEntry
-	41, // 31: lab.plugin.v1.RatioClaim.numerator_labels:type_name -> lab.plugin.v1.RatioClaim.NumeratorLabelsEntry
-	42, // 32: lab.plugin.v1.RatioClaim.denominator_labels:type_name -> lab.plugin.v1.RatioClaim.DenominatorLabelsEntry
-	43, // 33: lab.plugin.v1.RangeClaim.labels:type_name -> lab.plugin.v1.RangeClaim.LabelsEntry
-	44, // 34: lab.plugin.v1.CrossoverClaim.first_labels:type_name -> lab.plugin.v1.CrossoverClaim.FirstLabelsEntry
-	45, // 35: lab.plugin.v1.CrossoverClaim.second_labels:type_name -> lab.plugin.v1.CrossoverClaim.SecondLabelsEntry
-	46, // 36: lab.plugin.v1.SpeedupClaim.labels:type_name -> lab.plugin.v1.SpeedupClaim.LabelsEntry
-	47, // 37: lab.plugin.v1.OrderClaim.labels:type_name -> lab.plugin.v1.OrderClaim.LabelsEntry
-	24, // 38: lab.plugin.v1.OrderClaim.pairs:type_name -> lab.plugin.v1.OrderPair
-	48, // 39: lab.plugin.v1.EquivalenceClaim.labels:type_name -> lab.plugin.v1.EquivalenceClaim.LabelsEntry
-	49, // 40: lab.plugin.v1.EquivalenceClaim.numerator_labels:type_name -> lab.plugin.v1.EquivalenceClaim.NumeratorLabelsEntry
-	50, // 41: lab.plugin.v1.EquivalenceClaim.denominator_labels:type_name -> lab.plugin.v1.EquivalenceClaim.DenominatorLabelsEntry
-	51, // 42: lab.plugin.v1.DiffRatioClaim.labels:type_name -> lab.plugin.v1.DiffRatioClaim.LabelsEntry
-	52, // 43: lab.plugin.v1.TrendClaim.labels:type_name -> lab.plugin.v1.TrendClaim.LabelsEntry
-	53, // 44: lab.plugin.v1.TrendClaim.numerator_labels:type_name -> lab.plugin.v1.TrendClaim.NumeratorLabelsEntry
-	54, // 45: lab.plugin.v1.TrendClaim.denominator_labels:type_name -> lab.plugin.v1.TrendClaim.DenominatorLabelsEntry
-	55, // 46: lab.plugin.v1.UntestableClaim.instead_labels:type_name -> lab.plugin.v1.UntestableClaim.InsteadLabelsEntry
-	56, // 47: lab.plugin.v1.RunRequest.params:type_name -> lab.plugin.v1.RunRequest.ParamsEntry
-	31, // 48: lab.plugin.v1.RunEvent.progress:type_name -> lab.plugin.v1.Progress
-	32, // 49: lab.plugin.v1.RunEvent.done:type_name -> lab.plugin.v1.Done
-	34, // 50: lab.plugin.v1.Progress.samples:type_name -> lab.plugin.v1.Sample
-	33, // 51: lab.plugin.v1.Done.response:type_name -> lab.plugin.v1.RunResponse
-	34, // 52: lab.plugin.v1.RunResponse.samples:type_name -> lab.plugin.v1.Sample
-	35, // 53: lab.plugin.v1.RunResponse.env:type_name -> lab.plugin.v1.GuestEnv
-	36, // 54: lab.plugin.v1.RunResponse.outcome:type_name -> lab.plugin.v1.Outcome
-	57, // 55: lab.plugin.v1.Sample.labels:type_name -> lab.plugin.v1.Sample.LabelsEntry
-	0,  // 56: lab.plugin.v1.Outcome.status:type_name -> lab.plugin.v1.Status
-	1,  // 57: lab.plugin.v1.Benchmark.Describe:input_type -> lab.plugin.v1.DescribeRequest
-	29, // 58: lab.plugin.v1.Benchmark.Run:input_type -> lab.plugin.v1.RunRequest
-	2,  // 59: lab.plugin.v1.Benchmark.Describe:output_type -> lab.plugin.v1.Description
-	30, // 60: lab.plugin.v1.Benchmark.Run:output_type -> lab.plugin.v1.RunEvent
-	59, // [59:61] is the sub-list for method output_type
-	57, // [57:59] is the sub-list for method input_type
-	57, // [57:57] is the sub-list for extension type_name
-	57, // [57:57] is the sub-list for extension extendee
-	0,  // [0:57] is the sub-list for field type_name
+	14, // 1: lab.plugin.v1.Experiment.params:type_name -> lab.plugin.v1.Param
+	16, // 2: lab.plugin.v1.Experiment.metrics:type_name -> lab.plugin.v1.Metric
+	17, // 3: lab.plugin.v1.Experiment.references:type_name -> lab.plugin.v1.Reference
+	18, // 4: lab.plugin.v1.Experiment.claims:type_name -> lab.plugin.v1.Claim
+	13, // 5: lab.plugin.v1.Experiment.peer:type_name -> lab.plugin.v1.Peer
+	8,  // 6: lab.plugin.v1.Experiment.tables:type_name -> lab.plugin.v1.Table
+	11, // 7: lab.plugin.v1.Experiment.charts:type_name -> lab.plugin.v1.Chart
+	12, // 8: lab.plugin.v1.Experiment.writeups:type_name -> lab.plugin.v1.WriteUp
+	4,  // 9: lab.plugin.v1.Experiment.cost:type_name -> lab.plugin.v1.Cost
+	5,  // 10: lab.plugin.v1.Cost.terms:type_name -> lab.plugin.v1.CostTerm
+	6,  // 11: lab.plugin.v1.Cost.weights:type_name -> lab.plugin.v1.CostWeight
+	7,  // 12: lab.plugin.v1.Cost.cases:type_name -> lab.plugin.v1.CostCase
+	41, // 13: lab.plugin.v1.CostWeight.values:type_name -> lab.plugin.v1.CostWeight.ValuesEntry
+	5,  // 14: lab.plugin.v1.CostCase.terms:type_name -> lab.plugin.v1.CostTerm
+	42, // 15: lab.plugin.v1.Table.rows:type_name -> lab.plugin.v1.Table.RowsEntry
+	9,  // 16: lab.plugin.v1.Table.columns:type_name -> lab.plugin.v1.Column
+	11, // 17: lab.plugin.v1.Table.chart:type_name -> lab.plugin.v1.Chart
+	10, // 18: lab.plugin.v1.Column.baseline:type_name -> lab.plugin.v1.Baseline
+	17, // 19: lab.plugin.v1.WriteUp.references:type_name -> lab.plugin.v1.Reference
+	15, // 20: lab.plugin.v1.Param.needs:type_name -> lab.plugin.v1.Need
+	43, // 21: lab.plugin.v1.Reference.labels:type_name -> lab.plugin.v1.Reference.LabelsEntry
+	19, // 22: lab.plugin.v1.Claim.scope:type_name -> lab.plugin.v1.Scope
+	21, // 23: lab.plugin.v1.Claim.calibration:type_name -> lab.plugin.v1.Calibration
+	22, // 24: lab.plugin.v1.Claim.ratio:type_name -> lab.plugin.v1.RatioClaim
+	23, // 25: lab.plugin.v1.Claim.range:type_name -> lab.plugin.v1.RangeClaim
+	24, // 26: lab.plugin.v1.Claim.crossover:type_name -> lab.plugin.v1.CrossoverClaim
+	25, // 27: lab.plugin.v1.Claim.speedup:type_name -> lab.plugin.v1.SpeedupClaim
+	26, // 28: lab.plugin.v1.Claim.crash:type_name -> lab.plugin.v1.CrashClaim
+	27, // 29: lab.plugin.v1.Claim.order:type_name -> lab.plugin.v1.OrderClaim
+	29, // 30: lab.plugin.v1.Claim.equivalence:type_name -> lab.plugin.v1.EquivalenceClaim
+	30, // 31: lab.plugin.v1.Claim.diffratio:type_name -> lab.plugin.v1.DiffRatioClaim
+	31, // 32: lab.plugin.v1.Claim.trend:type_name -> lab.plugin.v1.TrendClaim
+	32, // 33: lab.plugin.v1.Claim.untestable:type_name -> lab.plugin.v1.UntestableClaim
+	44, // 34: lab.plugin.v1.Scope.params:type_name -> lab.plugin.v1.Scope.ParamsEntry
+	20, // 35: lab.plugin.v1.Scope.sweep:type_name -> lab.plugin.v1.ScopeSweep
+	45, // 36: lab.plugin.v1.RatioClaim.labels:type_name -> lab.plugin.v1.RatioClaim.LabelsEntry
+	46, // 37: lab.plugin.v1.RatioClaim.numerator_labels:type_name -> lab.plugin.v1.RatioClaim.NumeratorLabelsEntry
+	47, // 38: lab.plugin.v1.RatioClaim.denominator_labels:type_name -> lab.plugin.v1.RatioClaim.DenominatorLabelsEntry
+	48, // 39: lab.plugin.v1.RangeClaim.labels:type_name -> lab.plugin.v1.RangeClaim.LabelsEntry
+	49, // 40: lab.plugin.v1.CrossoverClaim.first_labels:type_name -> lab.plugin.v1.CrossoverClaim.FirstLabelsEntry
+	50, // 41: lab.plugin.v1.CrossoverClaim.second_labels:type_name -> lab.plugin.v1.CrossoverClaim.SecondLabelsEntry
+	51, // 42: lab.plugin.v1.SpeedupClaim.labels:type_name -> lab.plugin.v1.SpeedupClaim.LabelsEntry
+	52, // 43: lab.plugin.v1.OrderClaim.labels:type_name -> lab.plugin.v1.OrderClaim.LabelsEntry
+	28, // 44: lab.plugin.v1.OrderClaim.pairs:type_name -> lab.plugin.v1.OrderPair
+	53, // 45: lab.plugin.v1.EquivalenceClaim.labels:type_name -> lab.plugin.v1.EquivalenceClaim.LabelsEntry
+	54, // 46: lab.plugin.v1.EquivalenceClaim.numerator_labels:type_name -> lab.plugin.v1.EquivalenceClaim.NumeratorLabelsEntry
+	55, // 47: lab.plugin.v1.EquivalenceClaim.denominator_labels:type_name -> lab.plugin.v1.EquivalenceClaim.DenominatorLabelsEntry
+	56, // 48: lab.plugin.v1.DiffRatioClaim.labels:type_name -> lab.plugin.v1.DiffRatioClaim.LabelsEntry
+	57, // 49: lab.plugin.v1.TrendClaim.labels:type_name -> lab.plugin.v1.TrendClaim.LabelsEntry
+	58, // 50: lab.plugin.v1.TrendClaim.numerator_labels:type_name -> lab.plugin.v1.TrendClaim.NumeratorLabelsEntry
+	59, // 51: lab.plugin.v1.TrendClaim.denominator_labels:type_name -> lab.plugin.v1.TrendClaim.DenominatorLabelsEntry
+	60, // 52: lab.plugin.v1.UntestableClaim.instead_labels:type_name -> lab.plugin.v1.UntestableClaim.InsteadLabelsEntry
+	61, // 53: lab.plugin.v1.RunRequest.params:type_name -> lab.plugin.v1.RunRequest.ParamsEntry
+	35, // 54: lab.plugin.v1.RunEvent.progress:type_name -> lab.plugin.v1.Progress
+	36, // 55: lab.plugin.v1.RunEvent.done:type_name -> lab.plugin.v1.Done
+	38, // 56: lab.plugin.v1.Progress.samples:type_name -> lab.plugin.v1.Sample
+	37, // 57: lab.plugin.v1.Done.response:type_name -> lab.plugin.v1.RunResponse
+	38, // 58: lab.plugin.v1.RunResponse.samples:type_name -> lab.plugin.v1.Sample
+	39, // 59: lab.plugin.v1.RunResponse.env:type_name -> lab.plugin.v1.GuestEnv
+	40, // 60: lab.plugin.v1.RunResponse.outcome:type_name -> lab.plugin.v1.Outcome
+	62, // 61: lab.plugin.v1.Sample.labels:type_name -> lab.plugin.v1.Sample.LabelsEntry
+	0,  // 62: lab.plugin.v1.Outcome.status:type_name -> lab.plugin.v1.Status
+	1,  // 63: lab.plugin.v1.Benchmark.Describe:input_type -> lab.plugin.v1.DescribeRequest
+	33, // 64: lab.plugin.v1.Benchmark.Run:input_type -> lab.plugin.v1.RunRequest
+	2,  // 65: lab.plugin.v1.Benchmark.Describe:output_type -> lab.plugin.v1.Description
+	34, // 66: lab.plugin.v1.Benchmark.Run:output_type -> lab.plugin.v1.RunEvent
+	65, // [65:67] is the sub-list for method output_type
+	63, // [63:65] is the sub-list for method input_type
+	63, // [63:63] is the sub-list for extension type_name
+	63, // [63:63] is the sub-list for extension extendee
+	0,  // [0:63] is the sub-list for field type_name
 }
 
 func init() { file_benchmark_proto_init() }
@@ -3909,8 +4216,8 @@ func file_benchmark_proto_init() {
 	if File_benchmark_proto != nil {
 		return
 	}
-	file_benchmark_proto_msgTypes[9].OneofWrappers = []any{}
-	file_benchmark_proto_msgTypes[13].OneofWrappers = []any{
+	file_benchmark_proto_msgTypes[13].OneofWrappers = []any{}
+	file_benchmark_proto_msgTypes[17].OneofWrappers = []any{
 		(*Claim_Ratio)(nil),
 		(*Claim_Range)(nil),
 		(*Claim_Crossover)(nil),
@@ -3922,10 +4229,10 @@ func file_benchmark_proto_init() {
 		(*Claim_Trend)(nil),
 		(*Claim_Untestable)(nil),
 	}
-	file_benchmark_proto_msgTypes[17].OneofWrappers = []any{}
-	file_benchmark_proto_msgTypes[18].OneofWrappers = []any{}
-	file_benchmark_proto_msgTypes[20].OneofWrappers = []any{}
-	file_benchmark_proto_msgTypes[29].OneofWrappers = []any{
+	file_benchmark_proto_msgTypes[21].OneofWrappers = []any{}
+	file_benchmark_proto_msgTypes[22].OneofWrappers = []any{}
+	file_benchmark_proto_msgTypes[24].OneofWrappers = []any{}
+	file_benchmark_proto_msgTypes[33].OneofWrappers = []any{
 		(*RunEvent_Progress)(nil),
 		(*RunEvent_Done)(nil),
 	}
@@ -3935,7 +4242,7 @@ func file_benchmark_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_benchmark_proto_rawDesc), len(file_benchmark_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   57,
+			NumMessages:   62,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -6,7 +6,6 @@ import (
 	"strings"
 	"time"
 
-	"lab/plugins"
 	"lab/plugins/contract"
 	"lab/plugins/host"
 	"lab/results"
@@ -242,7 +241,7 @@ func chooseExperiment(plan *Plan, t target) (ch ExperimentChosen, ok bool) {
 	for _, r := range p.Runs {
 		set := map[string]string{}
 		for k, v := range r.Params {
-			if i := slices.IndexFunc(x.Params, func(p plugins.Param) bool { return p.Name == k }); i < 0 || x.Params[i].Default != v {
+			if prm := x.Param(k); prm == nil || prm.Default != v {
 				set[k] = v
 			}
 		}

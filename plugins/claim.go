@@ -105,7 +105,7 @@ func validateScope(s *Scope, e *Experiment, where string) error {
 		return nil
 	}
 	for name, v := range s.Params {
-		p := e.param(name)
+		p := e.Param(name)
 		if p == nil {
 			return fmt.Errorf("%s: scope params names unknown parameter %q; %s", where, name, e.paramList())
 		}
@@ -114,7 +114,7 @@ func validateScope(s *Scope, e *Experiment, where string) error {
 		}
 	}
 	if len(s.Builds) > 0 {
-		p := e.param(contract.ParamBuild)
+		p := e.Param(contract.ParamBuild)
 		if p == nil {
 			return fmt.Errorf("%s: scope builds %v, but experiment %s has no %q parameter", where, s.Builds, e.Name, contract.ParamBuild)
 		}
@@ -130,7 +130,7 @@ func validateScope(s *Scope, e *Experiment, where string) error {
 		}
 	}
 	if sw := s.Sweep; sw != nil {
-		p := e.param(sw.Key)
+		p := e.Param(sw.Key)
 		if p == nil {
 			return fmt.Errorf("%s: scope sweep key %q is not a parameter; %s", where, sw.Key, e.paramList())
 		}
@@ -171,7 +171,7 @@ func (d declared) Unit(metric, unit string) error {
 }
 
 func (d declared) Param(name string) error {
-	if d.e.param(name) == nil {
+	if d.e.Param(name) == nil {
 		return fmt.Errorf("unknown parameter %q; %s", name, d.e.paramList())
 	}
 	return nil

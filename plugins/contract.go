@@ -306,7 +306,7 @@ func (d *Description) Resolve(experiment string, params map[string]string) (*Exp
 	where := d.Name + "/" + exp.Name
 	// Sorted, so the first unknown name reported does not depend on map order.
 	for _, name := range slices.Sorted(maps.Keys(params)) {
-		if exp.param(name) == nil {
+		if exp.Param(name) == nil {
 			return nil, nil, fmt.Errorf("experiment %s has no parameter %q; %s", where, name, exp.paramList())
 		}
 	}
@@ -516,7 +516,7 @@ func (p *Peer) validate(e *Experiment, where string) error {
 	if p == nil {
 		return nil
 	}
-	param := e.param(p.Param)
+	param := e.Param(p.Param)
 	if param == nil {
 		return fmt.Errorf("experiment %s: peer names unknown parameter %q; %s", where, p.Param, e.paramList())
 	}
@@ -644,7 +644,8 @@ func (p Param) String() string {
 	return b.String()
 }
 
-func (e *Experiment) param(name string) *Param {
+// Param is the experiment's parameter name, nil if it has none.
+func (e *Experiment) Param(name string) *Param {
 	for i := range e.Params {
 		if e.Params[i].Name == name {
 			return &e.Params[i]

@@ -95,7 +95,7 @@ func (e *Experiment) CostFactor(per []string, params map[string]string) (float64
 
 // costValue is one parameter's value in a term.
 func (e *Experiment) costValue(name string, params map[string]string) (float64, error) {
-	p := e.param(name)
+	p := e.Param(name)
 	if p == nil {
 		return 0, fmt.Errorf("experiment %s: cost names parameter %q, which it does not have", e.Name, name)
 	}
@@ -176,7 +176,7 @@ func (c *Cost) validate(e *Experiment, where string) error {
 	weighted := map[string]*CostWeight{}
 	for i := range c.Weights {
 		w := &c.Weights[i]
-		p := e.param(w.Param)
+		p := e.Param(w.Param)
 		if p == nil {
 			return fmt.Errorf("experiment %s: cost weights name parameter %q, which it does not have; %s", where, w.Param, e.paramList())
 		}
@@ -208,7 +208,7 @@ func (c *Cost) validate(e *Experiment, where string) error {
 				return fmt.Errorf("experiment %s: cost%s: term per %s: seconds %v: want a number of seconds, 0 or more", where, what, strings.Join(t.Per, " x "), t.Seconds)
 			}
 			for _, name := range t.Per {
-				p := e.param(name)
+				p := e.Param(name)
 				if p == nil {
 					return fmt.Errorf("experiment %s: cost%s: term per %s names parameter %q, which it does not have; %s", where, what, strings.Join(t.Per, " x "), name, e.paramList())
 				}

@@ -311,6 +311,11 @@ func (p *MatrixPlan) Run(ctx context.Context, opts MatrixOptions) (*Matrix, erro
 			return nil, fmt.Errorf("matrix output: %w; choose another --out", err)
 		}
 	}
+	// Every boot of the matrix preloads the same plugins: listed (and
+	// hashed) once.
+	if opts.preloads == nil {
+		opts.preloads = &preloads{}
+	}
 	m := &matrixRun{plan: p, opts: opts, out: &Matrix{State: st, Runs: map[string]*results.Result{}}}
 	if err := m.save(); err != nil {
 		return nil, err

@@ -44,6 +44,15 @@ type Options struct {
 	Ran func(profile string, run *Run, err error)
 	// machines, in tests, replace QEMU guests (machine.go).
 	machines machines
+	// preloads, if set, keeps each arch's preload list (Preload) once
+	// made: a matrix lists it once for all its boots, not once a boot.
+	preloads *preloads
+}
+
+// preloads are the preload lists made, by arch.
+type preloads struct {
+	mu    sync.Mutex
+	files map[string][]vm.PreloadFile
 }
 
 func (o Options) emit(e Event) {
@@ -156,11 +165,27 @@ func Preload(path host.SearchPath, arch string) ([]vm.PreloadFile, error) {
 }
 
 // preload is Preload, failing with a warning: failing to list lab's
-// plugins only costs the first run of each a push.
+// plugins only costs the first run of each a push. With o.preloads, each
+// arch's list is made once (a failed one is made again).
 func (o Options) preload(path host.SearchPath, arch string) []vm.PreloadFile {
+	c := o.preloads
+	if c != nil {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		if files, ok := c.files[arch]; ok {
+			return files
+		}
+	}
 	files, err := Preload(path, arch)
 	if err != nil {
 		o.emit(Warning{Text: fmt.Sprintf("listing lab's plugins to preload into the snapshot: %v; their first run will push them", err)})
+		return files
+	}
+	if c != nil {
+		if c.files == nil {
+			c.files = map[string][]vm.PreloadFile{}
+		}
+		c.files[arch] = files
 	}
 	return files
 }

@@ -672,3 +672,35 @@ func TestDoChoosesTheHeadline(t *testing.T) {
 		t.Errorf("not choosing, ran %s (chosen %+v)", r.Experiment, out.Experiment)
 	}
 }
+
+// TestPreloadListedOnce: with a matrix's preloads, each arch's list is
+// made once, whatever changes after; without, each boot lists it again.
+func TestPreloadListedOnce(t *testing.T) {
+	dir := t.TempDir()
+	plugin := func(name string) {
+		t.Helper()
+		d := filepath.Join(dir, name, "i386")
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(d, name), []byte(name), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	plugin("a")
+	path := host.SearchPath{Builtin: dir}
+	kept := Options{preloads: &preloads{}}
+	if got := kept.preload(path, "i386"); len(got) != 1 {
+		t.Fatalf("preload = %v, want plugin a", got)
+	}
+	plugin("b")
+	if got := kept.preload(path, "i386"); len(got) != 1 {
+		t.Errorf("a matrix's second boot listed again: %v", got)
+	}
+	if got := (Options{}).preload(path, "i386"); len(got) != 2 {
+		t.Errorf("a run's own boot: %v, want a and b", got)
+	}
+	if got := kept.preload(path, "x86_64"); len(got) != 0 {
+		t.Errorf("another arch: %v, want none", got)
+	}
+}

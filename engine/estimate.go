@@ -485,13 +485,17 @@ func CheckEstimates(est Estimates, runs []rclaims.Run, store []*results.Result) 
 	return out
 }
 
-// sameCell says whether res is a finished run of exactly r: its plugin,
-// experiment, profile and clock, r's parameters and every other at its
-// default, and r's sweep points and no others.
+// sameCell says whether res is a finished run of exactly r, as a cell
+// runs it: its plugin, experiment, profile and clock, r's parameters and
+// every other at its default, r's sweep points and no others, on a VM
+// not booted cold.
 func sameCell(res *results.Result, r rclaims.Run, est Estimates) bool {
 	if res.Plugin != r.Plugin || res.Experiment != r.Experiment || results.ProfileName(res.Machine) != r.Profile ||
 		res.Machine.Clock != r.Clock || res.Outcome.Status != results.StatusOK && res.Outcome.Status != results.StatusExpectedCrash {
 		return false
+	}
+	if strings.HasPrefix(res.Machine.Boot, "cold") {
+		return false // its time holds the boot that made the snapshot, which a cell does not
 	}
 	e := est[r.Plugin+"/"+r.Experiment]
 	if e == nil {

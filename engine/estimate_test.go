@@ -226,7 +226,8 @@ func TestCostObservations(t *testing.T) {
 }
 
 // TestCheckEstimates: a planned run beside the stored run of exactly it
-// (not one at another size, with another sweep, failed or older).
+// (not one at another size, with another sweep, failed, older, or whose
+// VM booted cold: a cell restores a snapshot).
 func TestCheckEstimates(t *testing.T) {
 	est := EstimatesOf(costPlugin())
 	t0 := time.Date(2026, 12, 7, 6, 0, 0, 0, time.UTC)
@@ -243,7 +244,9 @@ func TestCheckEstimates(t *testing.T) {
 		stored("failed", 2*time.Hour, 9*time.Second, results.StatusFailed, map[string]string{"lines": "1000", "repeat": "2"}, nil),
 		stored("other size", 3*time.Hour, 9*time.Second, results.StatusOK, map[string]string{"lines": "10", "repeat": "2"}, nil),
 		stored("swept", 0, 30*time.Second, results.StatusOK, map[string]string{"lines": "10,100", "repeat": "3"}, sweep),
+		stored("cold", 4*time.Hour, 200*time.Second, results.StatusOK, map[string]string{"lines": "1000", "repeat": "2"}, nil),
 	}
+	store[len(store)-1].Machine.Boot = "cold, snapshot saved"
 	runs := []rclaims.Run{
 		{Plugin: "p", Experiment: "lines", Profile: "fb", Clock: "icount:0", Params: map[string]string{"lines": "1000"}, Repeat: 5},
 		{Plugin: "p", Experiment: "lines", Profile: "fb", Clock: "icount:0", SweepKey: "lines", Points: []string{"100", "10"}, Repeat: 1},

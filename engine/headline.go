@@ -51,8 +51,9 @@ func chooseRepeat(plan *Plan, ts []target, budget time.Duration) RepeatChoice {
 	}
 	slices.SortFunc(ch.Claims, rclaims.CompareIDs)
 	ch.Claims = slices.Compact(ch.Claims)
+	e, run := EstimatesOf(plan.Desc), plan.estimateRun()
 	est := func(n int) time.Duration {
-		return time.Duration(max(len(ts), 1)) * EstimatesOf(plan.Desc).Run(plan.estimateRun(), n)
+		return time.Duration(max(len(ts), 1)) * e.Run(run, n)
 	}
 	if ch.Need > 0 {
 		ch.NeedEstimate = est(ch.Need)

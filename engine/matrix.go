@@ -379,7 +379,11 @@ func longestFirst(cells []matrix.CellState, idx []int, cost func(matrix.Cell) ti
 	if cost == nil {
 		return out
 	}
-	slices.SortStableFunc(out, func(a, b int) int { return cmp.Compare(cost(cells[b].Cell), cost(cells[a].Cell)) })
+	d := map[int]time.Duration{} // each cell estimated once, not at every comparison
+	for _, i := range idx {
+		d[i] = cost(cells[i].Cell)
+	}
+	slices.SortStableFunc(out, func(a, b int) int { return cmp.Compare(d[b], d[a]) })
 	return out
 }
 

@@ -423,6 +423,15 @@ func TestIntegrationSupervisorKilled(t *testing.T) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
+	// QEMU's death signal comes as the supervisor's thread exits, which
+	// can be before the supervisor's own exit is done (a CI run's status
+	// then still found it, running): stale once it is gone.
+	for labtest.PIDAlive(st.SupervisorPID) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the supervisor (pid %d) still running 10 s after SIGKILL", st.SupervisorPID)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 	r := itMust(t, itCallTimeout, nil, "status")
 	if !strings.Contains(r.stdout, "victim") || !strings.Contains(r.stdout, "stale") {
 		t.Errorf("lab status does not report victim as stale:\n%s", r.stdout)

@@ -315,8 +315,14 @@ func MatrixYAML(name, clock string, runs []rclaims.Run, repeats map[string]int, 
 
 var plainScalar = regexp.MustCompile(`^[A-Za-z0-9_.-]+$`)
 
+// yamlNull are the plain scalars YAML reads as no value.
+var yamlNull = regexp.MustCompile(`^(null|Null|NULL|~)$`)
+
+// yamlScalar is s as a YAML scalar that reads back as the string s:
+// plain where it can be, quoted where it has other characters or is
+// one of YAML's words for no value.
 func yamlScalar(s string) string {
-	if plainScalar.MatchString(s) {
+	if plainScalar.MatchString(s) && !yamlNull.MatchString(s) {
 		return s
 	}
 	return strconv.Quote(s)

@@ -234,12 +234,17 @@ func Parse(data []byte) (*Spec, []Cell, error) {
 		if len(exps) == 0 {
 			exps = []string{""} // the plugin's default
 		}
+		for _, k := range slices.Sorted(maps.Keys(e.Params)) {
+			if len(e.Params[k]) == 0 {
+				return nil, nil, fmt.Errorf("%s (%s): parameter %s has no value (YAML reads a bare null, ~ or [] as none, and the entry would make no cell); quote a value that is the word: %s: \"null\"", where, e.Plugin, k, k)
+			}
+		}
 		for k := range e.Sweep {
 			if _, ok := e.Params[k]; ok {
 				return nil, nil, fmt.Errorf("%s (%s): %s is both a parameter and swept; give it in one place", where, e.Plugin, k)
 			}
 			if len(e.Sweep[k]) == 0 {
-				return nil, nil, fmt.Errorf("%s (%s): sweep %s has no values", where, e.Plugin, k)
+				return nil, nil, fmt.Errorf("%s (%s): sweep %s has no values (YAML reads a bare null or ~ as none; quote a value that is the word: %s: [\"null\"])", where, e.Plugin, k, k)
 			}
 		}
 		repeat := fileRepeat

@@ -254,6 +254,14 @@ func TestParseMatrixSaysWhatIsWrong(t *testing.T) {
 			[]string{"line 1", "nmae", "name, clock, repeat, parallel, timeout, cells"}, "type"},
 		{"empty", "", []string{"empty", "cells:", "plugin:", "profiles:"}, "EOF"},
 		{"comments only", "# nothing yet\n", []string{"empty", "cells:"}, "EOF"},
+		// YAML reads a bare null (or ~, or nothing) as no value: the
+		// entry made no cell at all, silently, before.
+		{"null parameter", "cells:\n  - plugin: p\n    profiles: [a]\n    params: {lines: 100, target: null}\n",
+			[]string{"target", "no value", `target: "null"`}, "type"},
+		{"empty parameter", "cells:\n  - plugin: p\n    profiles: [a]\n    params: {target: []}\n",
+			[]string{"target", "no value"}, "type"},
+		{"null sweep", "cells:\n  - plugin: p\n    profiles: [a]\n    sweep: {target: ~}\n",
+			[]string{"sweep target", "no value"}, "type"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			_, _, err := Parse([]byte(tt.body))
@@ -269,6 +277,18 @@ func TestParseMatrixSaysWhatIsWrong(t *testing.T) {
 				t.Errorf("Parse(%q) = %v, want no %q in it", tt.body, err, tt.notWant)
 			}
 		})
+	}
+}
+
+// TestParseMatrixQuotedNull: a quoted "null" is the string null, a
+// parameter value like any other (printfbench's target=null).
+func TestParseMatrixQuotedNull(t *testing.T) {
+	_, cells, err := Parse([]byte("cells:\n  - plugin: p\n    profiles: [a]\n    params: {target: \"null\", lines: 100}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cells) != 1 || cells[0].Params["target"] != "null" || cells[0].Params["lines"] != "100" {
+		t.Fatalf("cells %+v; want one, target=null lines=100", cells)
 	}
 }
 

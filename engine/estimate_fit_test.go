@@ -161,8 +161,8 @@ func TestEstimatesOfStoredCells(t *testing.T) {
 			t.Errorf("%s: estimated %v, measured %v (%.2f)", c.Run.Key(), c.Estimate, c.Measured, q)
 		}
 	}
-	if n < 31 || outside > 3 {
-		t.Errorf("%d stored cells, %d outside 1.5x; want 31 or more, at most 3", n, outside)
+	if n < 36 || outside > 3 {
+		t.Errorf("%d stored cells, %d outside 1.5x; want 36 or more, at most 3", n, outside)
 	}
 }
 

@@ -115,20 +115,26 @@ func writePlanMatrix(w io.Writer, plan *engine.ReproducePlan, clock string) erro
 
 type planOut struct {
 	Claims    []string            `json:"claims"`
-	Runs      []rclaims.Run       `json:"runs"`
+	Runs      []planRun           `json:"runs"`
 	Unplanned []rclaims.Unplanned `json:"unplanned,omitempty"`
 	Estimate  float64             `json:"estimate_seconds"`
 	Kept      int                 `json:"kept"`
 	Budget    float64             `json:"budget_seconds"`
 }
 
+// planRun is a run of the plan with its estimate, the table's ESTIMATE.
+type planRun struct {
+	rclaims.Run
+	Estimate float64 `json:"estimate_seconds"`
+}
+
 func planJSON(p *engine.ReproducePlan) planOut {
-	o := planOut{Runs: p.Runs, Unplanned: p.Unplanned, Estimate: p.Estimate.Seconds(), Kept: p.Kept, Budget: p.Budget.Seconds()}
+	o := planOut{Runs: []planRun{}, Unplanned: p.Unplanned, Estimate: p.Estimate.Seconds(), Kept: p.Kept, Budget: p.Budget.Seconds()}
 	for _, c := range p.Claims {
 		o.Claims = append(o.Claims, c.ID)
 	}
-	if o.Runs == nil {
-		o.Runs = []rclaims.Run{}
+	for _, r := range p.Runs {
+		o.Runs = append(o.Runs, planRun{Run: r, Estimate: p.Estimates.Run(r, 0).Seconds()})
 	}
 	return o
 }

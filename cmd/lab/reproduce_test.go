@@ -23,9 +23,10 @@ func TestCLIReproducePlan(t *testing.T) {
 	var plan struct {
 		Claims []string `json:"claims"`
 		Runs   []struct {
-			Profile string   `json:"profile"`
-			Repeat  int      `json:"repeat"`
-			Claims  []string `json:"claims"`
+			Profile  string   `json:"profile"`
+			Repeat   int      `json:"repeat"`
+			Claims   []string `json:"claims"`
+			Estimate float64  `json:"estimate_seconds"`
 		} `json:"runs"`
 		Estimate float64 `json:"estimate_seconds"`
 	}
@@ -35,12 +36,22 @@ func TestCLIReproducePlan(t *testing.T) {
 	if len(plan.Claims) < 10 || len(plan.Runs) == 0 || plan.Estimate <= 0 {
 		t.Errorf("E1's plan: %+v", plan)
 	}
+	// Each run carries the estimate the table prints for it, and the
+	// first round's is no less than the longest run's.
+	longest := 0.0
 	for _, run := range plan.Runs {
+		if run.Estimate <= 0 {
+			t.Errorf("E1's run on %s: estimate %v s; want it above 0", run.Profile, run.Estimate)
+		}
+		longest = max(longest, run.Estimate)
 		for _, id := range run.Claims {
 			if !strings.HasPrefix(id, "E1.") {
 				t.Errorf("E1's plan runs %s on %s", id, run.Profile)
 			}
 		}
+	}
+	if plan.Estimate < longest {
+		t.Errorf("E1's plan: estimate %v s, below its longest run's %v s", plan.Estimate, longest)
 	}
 }
 

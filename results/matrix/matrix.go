@@ -234,17 +234,15 @@ func Parse(data []byte) (*Spec, []Cell, error) {
 		if len(exps) == 0 {
 			exps = []string{""} // the plugin's default
 		}
-		for _, k := range slices.Sorted(maps.Keys(e.Params)) {
-			if len(e.Params[k]) == 0 {
-				return nil, nil, fmt.Errorf("%s (%s): parameter %s has no value (YAML reads a bare null, ~ or [] as none, and the entry would make no cell); quote a value that is the word: %s: \"null\"", where, e.Plugin, k, k)
-			}
+		if err := noValue(where, e.Plugin, "parameter", e.Params, `%s: "null"`); err != nil {
+			return nil, nil, err
+		}
+		if err := noValue(where, e.Plugin, "sweep", e.Sweep, `%s: ["null"]`); err != nil {
+			return nil, nil, err
 		}
 		for k := range e.Sweep {
 			if _, ok := e.Params[k]; ok {
 				return nil, nil, fmt.Errorf("%s (%s): %s is both a parameter and swept; give it in one place", where, e.Plugin, k)
-			}
-			if len(e.Sweep[k]) == 0 {
-				return nil, nil, fmt.Errorf("%s (%s): sweep %s has no values (YAML reads a bare null or ~ as none; quote a value that is the word: %s: [\"null\"])", where, e.Plugin, k, k)
 			}
 		}
 		repeat := fileRepeat
@@ -320,6 +318,20 @@ func paramProduct(params map[string]listOrOne) []map[string]string {
 		out = next
 	}
 	return out
+}
+
+// noValue is the error for the first key of values (an entry's params
+// or sweep, what names which) that has no value: YAML reads a bare null,
+// ~ or [] as none, and the entry would make no cell. quoted shows the
+// key's value quoted (a format taking the key).
+func noValue(where, plugin, what string, values map[string]listOrOne, quoted string) error {
+	for _, k := range slices.Sorted(maps.Keys(values)) {
+		if len(values[k]) == 0 {
+			return fmt.Errorf("%s (%s): %s %s has no value (YAML reads a bare null, ~ or [] as none, and the entry would make no cell); quote a value that is the word: "+quoted,
+				where, plugin, what, k, k)
+		}
+	}
+	return nil
 }
 
 // Shard is a slice i of n (1-based) of a matrix.

@@ -61,6 +61,11 @@ type Request struct {
 	// CheckOnly: NewPlan checks that Out could be made and written
 	// without making it (a matrix checks its cells before it runs any).
 	CheckOnly bool
+	// AddTo is a run in Out (an ID, a unique prefix of one, or latest)
+	// whose repeats this run adds to: a run of the same cell, checked
+	// before anything boots and again on the VM (addto.go). With no
+	// experiment, parameter or sweep given they are the stored run's.
+	AddTo string
 }
 
 // Plan is a Request checked before anything boots.
@@ -85,6 +90,8 @@ type Plan struct {
 	// ClaimProfiles are the catalogue's profiles as the claims' judge
 	// needs them (their variants and calibrations).
 	ClaimProfiles rclaims.Profiles
+	// addTo is the stored run Request.AddTo names.
+	addTo *results.Result
 	// Profiles and Clocks are the throwaway VMs to boot, one run each.
 	Profiles []images.Profile
 	Clocks   []vm.Clock
@@ -136,6 +143,14 @@ func NewPlan(req Request) (*Plan, error) {
 	if err := check(plan.OutDir); err != nil {
 		return nil, fmt.Errorf("%w; make it writable or choose another with --out DIR (nothing was started)", err)
 	}
+	var prev *results.Result
+	if req.AddTo != "" {
+		var err error
+		if req, prev, err = addTo(req); err != nil {
+			return nil, err
+		}
+		plan.Request = req
+	}
 	// The plugin's description is the one recorded when it was built: no
 	// plugin code runs on the host.
 	b, err := req.Roots.Plugins.FindAny(req.Plugin)
@@ -157,6 +172,12 @@ func NewPlan(req Request) (*Plan, error) {
 			plan.Resolved[a.Key] = strings.Join(a.Values, ",")
 		}
 	}
+	if prev != nil {
+		if diff := checkAddTo(plan, prev); diff != "" {
+			return nil, fmt.Errorf("--add-to %s: that run is not of this cell: it has %s; repeats add only to a run of the same experiment and parameters (give none of -e, -p, --sweep to take the stored run's; nothing was started)", req.AddTo, diff)
+		}
+		plan.addTo = prev
+	}
 	for _, name := range req.Profiles {
 		p, err := images.Lookup(req.Roots.Profiles, name, req.ProfileFiles...)
 		if err != nil {
@@ -174,6 +195,13 @@ func NewPlan(req Request) (*Plan, error) {
 		}
 		plan.Profiles = append(plan.Profiles, p)
 		plan.Clocks = append(plan.Clocks, clock)
+	}
+	if prev != nil && len(plan.Profiles) == 1 {
+		m := results.MachineRecord{Profile: plan.Profiles[0].Name, Clock: plan.Clocks[0].String(),
+			KernelID: prev.Machine.KernelID, Accelerator: prev.Machine.Accelerator} // known once it boots
+		if diff := addToMachine(prev, m); diff != "" {
+			return nil, fmt.Errorf("--add-to %s: that run was on another machine: %s; run on its profile and clock (nothing was started)", req.AddTo, diff)
+		}
 	}
 	// The published figures the experiment declares, for the comparison,
 	// and the claims its runs decide.

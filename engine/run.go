@@ -227,6 +227,13 @@ func runOn(ctx context.Context, plan *Plan, m machine, throwaway bool, opts Opti
 		return nil, err
 	}
 	r := &running{plan: plan, m: m, opts: opts, res: newResult(plan, m.State(), locked), locked: locked}
+	if prev := plan.addTo; prev != nil {
+		if diff := addToMachine(prev, r.res.Machine); diff != "" {
+			return nil, fmt.Errorf("--add-to %s: that run was on another machine: %s; run on its profile and clock (`lab run %s --profile %s --clock %s --add-to %s`); nothing was measured",
+				prev.ID, diff, plan.Desc.Name, results.ProfileName(prev.Machine), prev.Machine.Clock, prev.ID)
+		}
+		r.res.AddTo = prev.ID
+	}
 	var pluginEnv []string
 	if wantsPeer(plan) {
 		if r.peer, err = m.Peer(ctx, plan, bundle, opts); err != nil {

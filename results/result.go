@@ -103,6 +103,13 @@ type Result struct {
 	// TickSampled names the metrics of the run that count timer ticks
 	// (the experiment declares them): lab history gates on none of them.
 	TickSampled []string `json:"tick_sampled,omitempty"`
+	// AddTo is the run whose repeats this run adds to (lab run --add-to,
+	// an adaptive round of lab reproduce): a run of the same cell (plugin
+	// and version, experiment, machine, clock, parameters but the repeat
+	// count) that finished before this one started. The claims' judge
+	// pools the two as one cell's evidence; each run's repeats stay its
+	// own, so nothing is paired across them.
+	AddTo string `json:"add_to,omitempty"`
 }
 
 // Interference is one command that ran in the guest during a run.

@@ -33,6 +33,8 @@ type runFlags struct {
 	out        string
 	json       bool
 	all        bool
+	// addTo: the stored run whose repeats this run adds to (--add-to).
+	addTo string
 	// combined: one of several profiles' runs (lab run --profile A
 	// --profile B): with --json the documents are printed together at the
 	// end, not one by one.
@@ -96,6 +98,11 @@ func runCommand(e *env) *cli.Command {
 			"--profile P boots a throwaway VM and discards it afterwards; given several\n" +
 			"times, runs on each profile in turn (one result each) and prints their\n" +
 			"comparison: per metric the median on each and the speed-up over the first.\n\n" +
+			"--add-to RUN --repeat N makes N more repeats of a stored run's cell (RUN: its\n" +
+			"ID, a unique prefix or latest, in --out): the same plugin version, experiment,\n" +
+			"parameters, profile, kernel and clock, checked before anything is measured;\n" +
+			"without -e, -p and --sweep they are RUN's. The new result names RUN, and the\n" +
+			"claims are judged on both runs' repeats together (`lab claims`).\n\n" +
 			"lab run holds the VM's run lock for the whole run: `lab exec` and `lab cp`\n" +
 			"wait for it (saying so) unless given --no-wait; those that go ahead are\n" +
 			"listed in the result as interference, and the summary warns about them.\n\n" +
@@ -104,7 +111,8 @@ func runCommand(e *env) *cli.Command {
 			"   lab run forkbench --experiment create -p m=20000 --repeat 5\n" +
 			"   lab run forkbench -e forktime --sweep n=500,1000,2000 --repeat 4\n" +
 			"   lab run forkbench --profile xeon5130-1core --profile xeon5130-2core --repeat 4\n" +
-			"   lab run forkbench --profile xeon5130-1core --json > result.json",
+			"   lab run forkbench --profile xeon5130-1core --json > result.json\n" +
+			"   lab run forkbench --profile celeron-2.4 --repeat 4 --add-to latest",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "vm", Usage: "VM to run in (default: the only VM up)"},
 			&cli.StringSliceFlag{Name: "profile", Usage: "boot a throwaway VM from `PROFILE`, run, and discard it; repeatable: one run per profile, then their comparison"},
@@ -118,6 +126,7 @@ func runCommand(e *env) *cli.Command {
 			&cli.DurationFlag{Name: "timeout", Value: time.Hour, Usage: "give up after this long, the whole sweep included (the plugin is killed, the VM stays usable)"},
 			&cli.StringFlag{Name: "out", Usage: "directory for result files (default: $LAB_RESULTS_DIR, else $XDG_DATA_HOME/lab/results, else ~/.local/share/lab/results)"},
 			&cli.BoolFlag{Name: "all", Usage: "the summary lists every published figure, those of other machines too"},
+			&cli.StringFlag{Name: "add-to", Usage: "add --repeat more repeats to the stored run `RUN` (ID, prefix or latest, in --out): the same cell, judged together"},
 			jsonFlag,
 		},
 		Action: func(c *cli.Context) error {
@@ -126,7 +135,7 @@ func runCommand(e *env) *cli.Command {
 			}
 			f := runFlags{plugin: c.Args().First(), vm: c.String("vm"), profiles: c.StringSlice("profile"), files: c.StringSlice("profile-file"),
 				experiment: c.String("experiment"), params: c.StringSlice("param"), sweeps: sweeps.flags, repeat: c.Int("repeat"),
-				chooseRepeat: !c.IsSet("repeat"), chooseExperiment: !c.IsSet("experiment") && !c.IsSet("param") && len(sweeps.flags) == 0, timeout: c.Duration("timeout"), clock: c.String("clock"), out: c.String("out"), json: c.Bool("json"), all: c.Bool("all")}
+				chooseRepeat: !c.IsSet("repeat"), chooseExperiment: !c.IsSet("experiment") && !c.IsSet("param") && len(sweeps.flags) == 0, timeout: c.Duration("timeout"), clock: c.String("clock"), out: c.String("out"), json: c.Bool("json"), all: c.Bool("all"), addTo: c.String("add-to")}
 			return e.runPlugin(c.Context, f)
 		},
 	}
@@ -149,7 +158,7 @@ func (e *env) request(f runFlags) (engine.Request, error) {
 		}
 	}
 	return engine.Request{Plugin: f.plugin, VM: f.vm, Profiles: f.profiles, ProfileFiles: f.files, Experiment: f.experiment,
-		Params: params, Sweep: axes, Repeat: f.repeat, ChooseRepeat: f.chooseRepeat, ChooseExperiment: f.chooseExperiment, Timeout: f.timeout, Clock: f.clock, Out: out, Command: e.args, Roots: e.roots.engine()}, nil
+		Params: params, Sweep: axes, Repeat: f.repeat, ChooseRepeat: f.chooseRepeat, ChooseExperiment: f.chooseExperiment, Timeout: f.timeout, Clock: f.clock, Out: out, Command: e.args, Roots: e.roots.engine(), AddTo: f.addTo}, nil
 }
 
 // engineOptions are what every run is given: where its events go (the

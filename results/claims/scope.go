@@ -74,7 +74,10 @@ type Options struct {
 // parameters the point ran with (the repeat count and the claim's sweep
 // key aside) and the point. The latest is the greatest Finished, ties
 // broken by the greatest ID: what the documents say, never their file
-// names or the order they were read in. Runs that share an ID are one
+// names or the order they were read in. With it decide the runs it adds
+// its repeats to (Result.AddTo, addedTo): more repeats of a cell, run
+// later, pool with the ones before them, each run's repeats keyed by its
+// own ID so that nothing pairs across runs. Runs that share an ID are one
 // run (a copy of a file). A run (or point) without a sample of a metric
 // the claim's rule reads is no evidence of it, and is listed as such.
 //
@@ -425,23 +428,33 @@ func (s *spec) inScope(runs []*results.Result, opt Options) ([]*unit, []results.
 	}
 	if !opt.All {
 		latest := map[string]*unit{}
+		byRun := map[string]map[string]*unit{} // cell, run ID
 		for _, u := range units {
 			k := s.cell(u)
 			if l, ok := latest[k]; !ok || later(u.run, l.run) {
 				latest[k] = u
 			}
+			if byRun[k] == nil {
+				byRun[k] = map[string]*unit{}
+			}
+			byRun[k][u.run.ID] = u
+		}
+		decides := map[*unit]bool{}
+		for k, l := range latest {
+			for _, u := range addedTo(l, byRun[k]) {
+				decides[u] = true
+			}
 		}
 		kept := map[string]bool{}
 		by := map[string][]string{}
 		for _, u := range units {
-			l := latest[s.cell(u)]
-			if l == u {
+			if decides[u] {
 				kept[u.run.ID] = true
 			} else {
-				by[u.run.ID] = append(by[u.run.ID], l.run.ID)
+				by[u.run.ID] = append(by[u.run.ID], latest[s.cell(u)].run.ID)
 			}
 		}
-		units = slices.DeleteFunc(units, func(u *unit) bool { return latest[s.cell(u)] != u })
+		units = slices.DeleteFunc(units, func(u *unit) bool { return !decides[u] })
 		for _, id := range slices.Sorted(maps.Keys(by)) {
 			if !kept[id] {
 				newer := slices.Compact(slices.Sorted(slices.Values(by[id])))
@@ -454,6 +467,24 @@ func (s *spec) inScope(runs []*results.Result, opt Options) ([]*unit, []results.
 		return cmp.Or(cmp.Compare(a.Run, b.Run), cmp.Compare(a.Reason, b.Reason))
 	})
 	return units, out
+}
+
+// addedTo is the units that decide a cell whose latest unit is l: l,
+// and the runs l adds its repeats to (Result.AddTo), one after another,
+// while each is a run of the cell (in cell, by run ID) that finished
+// before the one adding to it. A run added to that is not in the cell,
+// or not earlier, ends the chain: l's repeats are then judged without it.
+func addedTo(l *unit, cell map[string]*unit) []*unit {
+	out := []*unit{l}
+	for u := l; u.run.AddTo != ""; {
+		prev, ok := cell[u.run.AddTo]
+		if !ok || !later(u.run, prev.run) || prev.run.PluginVersion != u.run.PluginVersion {
+			break
+		}
+		out = append(out, prev)
+		u = prev
+	}
+	return out
 }
 
 // distinct is runs sorted by ID, one of each ID: a copy of a result

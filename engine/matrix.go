@@ -87,7 +87,7 @@ func CellRequest(c matrix.Cell, store string, profileFiles []string, command []s
 		params = map[string]string{}
 	}
 	return Request{Plugin: c.Plugin, Profiles: []string{c.Profile}, Experiment: c.Experiment, Params: params, Sweep: axes,
-		Repeat: c.Repeat, ChooseRepeat: c.Repeat == 0, Clock: c.Clock, Out: store, ProfileFiles: profileFiles, Timeout: time.Hour, Command: command, Roots: roots}, nil
+		Repeat: c.Repeat, ChooseRepeat: c.Repeat == 0, Clock: c.Clock, Out: store, ProfileFiles: profileFiles, Timeout: time.Hour, Command: command, Roots: roots, AddTo: c.AddTo}, nil
 }
 
 // PlanMatrix parses and checks a matrix: its file, the shard, each of the

@@ -229,16 +229,24 @@ func (p *ReproducePlan) parallel(clock string) int {
 	return 1
 }
 
-// estimate is the wall time of runs at repeats (by run key; missing:
-// the run's own): each clock's runs one after another, icount's
+// More is what a round asks of a planned run beyond the plan: its
+// repeats, and the stored run of its cell they add to ("": a run of its
+// own).
+type More struct {
+	Repeat int
+	AddTo  string
+}
+
+// estimate is the wall time of runs asked more (by run key; missing:
+// the run's own repeats): each clock's runs one after another, icount's
 // Parallel at a time.
-func (p *ReproducePlan) estimate(runs []rclaims.Run, repeats map[string]int) time.Duration {
+func (p *ReproducePlan) estimate(runs []rclaims.Run, more map[string]More) time.Duration {
 	var total time.Duration
 	for _, clock := range p.Clocks() {
 		var sum time.Duration
 		for _, r := range runs {
 			if r.Clock == clock {
-				sum += p.Estimates.Run(r, repeats[r.Key()])
+				sum += p.Estimates.Run(r, more[r.Key()].Repeat)
 			}
 		}
 		total += sum / time.Duration(p.parallel(clock))
@@ -246,12 +254,12 @@ func (p *ReproducePlan) estimate(runs []rclaims.Run, repeats map[string]int) tim
 	return total
 }
 
-// MatrixYAML is the matrix file of runs of clock at repeats (missing:
-// the run's own): a cell a run, runs differing only in profile one
-// entry, each entry's comment naming its claims. It is what `lab
+// MatrixYAML is the matrix file of runs of clock asked more (missing:
+// the run's own repeats): a cell a run, runs differing only in profile
+// one entry, each entry's comment naming its claims. It is what `lab
 // reproduce --dry-run --matrix` prints and examples/ci/nightly.yaml
 // holds; the rounds run the same cells (roundCells), not read from it.
-func MatrixYAML(name, clock string, runs []rclaims.Run, repeats map[string]int, header string) []byte {
+func MatrixYAML(name, clock string, runs []rclaims.Run, more map[string]More, header string) []byte {
 	var b strings.Builder
 	for _, l := range strings.Split(strings.TrimRight(header, "\n"), "\n") {
 		if l == "" {
@@ -269,26 +277,27 @@ func MatrixYAML(name, clock string, runs []rclaims.Run, repeats map[string]int, 
 		r        rclaims.Run
 		profiles []string
 		repeat   int
+		addTo    string
 	}
 	var es []*entry
 	for _, r := range runs {
 		if r.Clock != clock {
 			continue
 		}
-		rep := r.Repeat
-		if n, ok := repeats[r.Key()]; ok {
-			rep = n
+		rep, m := r.Repeat, more[r.Key()]
+		if m.Repeat > 0 {
+			rep = m.Repeat
 		}
 		same := func(e *entry) bool {
 			a, c := e.r, r
 			a.Profile, c.Profile = "", ""
-			return a.Key() == c.Key() && e.repeat == rep && slices.Equal(a.Points, c.Points) && slices.Equal(a.Claims, c.Claims)
+			return a.Key() == c.Key() && e.repeat == rep && e.addTo == "" && m.AddTo == "" && slices.Equal(a.Points, c.Points) && slices.Equal(a.Claims, c.Claims)
 		}
 		if i := slices.IndexFunc(es, same); i >= 0 {
 			es[i].profiles = append(es[i].profiles, r.Profile)
 			continue
 		}
-		es = append(es, &entry{r: r, profiles: []string{r.Profile}, repeat: rep})
+		es = append(es, &entry{r: r, profiles: []string{r.Profile}, repeat: rep, addTo: m.AddTo})
 	}
 	for _, e := range es {
 		r := e.r
@@ -309,6 +318,9 @@ func MatrixYAML(name, clock string, runs []rclaims.Run, repeats map[string]int, 
 			fmt.Fprintf(&b, "    sweep: {%s: [%s]}\n", r.SweepKey, strings.Join(vs, ", "))
 		}
 		fmt.Fprintf(&b, "    repeat: %d\n", e.repeat)
+		if e.addTo != "" {
+			fmt.Fprintf(&b, "    add_to: %s\n", yamlScalar(e.addTo))
+		}
 	}
 	return []byte(b.String())
 }
@@ -328,18 +340,18 @@ func yamlScalar(s string) string {
 	return strconv.Quote(s)
 }
 
-// roundCells are the cells of the runs of clock at repeats (by run key;
-// missing: the run's own), sorted by ID: those of the matrix file
-// MatrixYAML writes of them.
-func roundCells(clock string, runs []rclaims.Run, repeats map[string]int) []matrix.Cell {
+// roundCells are the cells of the runs of clock asked more (by run key;
+// missing: the run's own repeats), sorted by ID: those of the matrix
+// file MatrixYAML writes of them.
+func roundCells(clock string, runs []rclaims.Run, more map[string]More) []matrix.Cell {
 	var cells []matrix.Cell
 	for _, r := range runs {
 		if r.Clock != clock {
 			continue
 		}
 		c := matrix.Cell{Plugin: r.Plugin, Experiment: r.Experiment, Profile: r.Profile, Repeat: r.Repeat, Clock: clock}
-		if n, ok := repeats[r.Key()]; ok {
-			c.Repeat = n
+		if m := more[r.Key()]; m.Repeat > 0 {
+			c.Repeat, c.AddTo = m.Repeat, m.AddTo
 		}
 		if len(r.Params) > 0 {
 			c.Params = maps.Clone(r.Params)
@@ -366,10 +378,10 @@ func (p *ReproducePlan) roundDir(n int, clock string, data []byte) string {
 // Store is where every run of the plan goes.
 func (p *ReproducePlan) Store() string { return results.StoreDir(p.Out) }
 
-// matrixPlan is round n's matrix of the runs of clock at repeats,
+// matrixPlan is round n's matrix of the runs of clock asked more,
 // checked (nil: no run of clock).
-func (p *ReproducePlan) matrixPlan(n int, clock string, runs []rclaims.Run, repeats map[string]int) (*MatrixPlan, error) {
-	cells := roundCells(clock, runs, repeats)
+func (p *ReproducePlan) matrixPlan(n int, clock string, runs []rclaims.Run, more map[string]More) (*MatrixPlan, error) {
+	cells := roundCells(clock, runs, more)
 	if len(cells) == 0 {
 		return nil, nil
 	}
@@ -413,16 +425,20 @@ func cellKey(r Request) string {
 		Params                    map[string]string
 		Sweep                     []results.SweepAxis
 		Repeat                    int
-	}{r.Plugin, r.Experiment, r.Clock, r.Profiles, r.Params, r.Sweep, r.Repeat})
+		AddTo                     string
+	}{r.Plugin, r.Experiment, r.Clock, r.Profiles, r.Params, r.Sweep, r.Repeat, r.AddTo})
 	return string(k)
 }
 
 // Round is one round's outcome.
 type Round struct {
 	N int
-	// Runs are the runs this round made, with the repeats each had.
+	// Runs are the runs this round made, with the repeats each had
+	// (by run key; missing: the plan's) and the stored run each added
+	// them to (AddTo: none, a run of its own).
 	Runs    []rclaims.Run
 	Repeats map[string]int
+	AddTo   map[string]string `json:",omitempty"`
 	// Decided are the claims decided after it (of those still open
 	// before it), Open those still undecided.
 	Decided, Open []string
@@ -434,10 +450,11 @@ type Round struct {
 
 // RoundStarted: a round's runs are about to start.
 type RoundStarted struct {
-	// Kept are the planned runs the store already holds.
-	N, Runs, Kept int
-	Claims        []string
-	Estimate      time.Duration
+	// Kept are the planned runs the store already holds; Added the
+	// round's runs that add repeats to a stored run.
+	N, Runs, Kept, Added int
+	Claims               []string
+	Estimate             time.Duration
 }
 
 // RoundDone: a round's runs ended and the claims were judged.
@@ -467,6 +484,9 @@ func (e RoundStarted) String() string {
 	}
 	if e.Runs == 0 {
 		return fmt.Sprintf("round %d: nothing to run%s", e.N, kept)
+	}
+	if e.Added > 0 {
+		what += fmt.Sprintf("; %d of them add repeats to a stored run", e.Added)
 	}
 	return fmt.Sprintf("round %d: %d runs (%s), %s%s", e.N, e.Runs, what, FormatEstimate(e.Estimate), kept)
 }
@@ -526,7 +546,7 @@ func (p *ReproducePlan) Run(ctx context.Context, opts MatrixOptions) (*Reproduce
 	ctx, cancel := context.WithDeadline(ctx, t0.Add(p.Budget))
 	defer cancel()
 	out := &Reproduced{Plan: p}
-	repeats := map[string]int{}
+	var more map[string]More
 	// A run the store already holds (an earlier lab reproduce into the
 	// same directory, of these claims or others) is not run again.
 	store, skipped := p.readStore()
@@ -542,17 +562,32 @@ func (p *ReproducePlan) Run(ctx context.Context, opts MatrixOptions) (*Reproduce
 		if len(todo) == 0 {
 			break
 		}
-		est := p.estimate(todo, repeats)
+		est := p.estimate(todo, more)
 		if n > 1 && time.Since(t0)+est > p.Budget {
 			out.Stopped, out.NextRound = open, est
 			break
 		}
-		opts.emit(RoundStarted{N: n, Runs: len(todo), Kept: kept, Claims: open, Estimate: est})
+		added := 0
+		for _, m := range more {
+			if m.AddTo != "" {
+				added++
+			}
+		}
+		opts.emit(RoundStarted{N: n, Runs: len(todo), Kept: kept, Added: added, Claims: open, Estimate: est})
 		kept = 0
-		round := Round{N: n, Runs: todo, Repeats: repeats}
+		round := Round{N: n, Runs: todo, Repeats: map[string]int{}}
+		for k, m := range more {
+			round.Repeats[k] = m.Repeat
+			if m.AddTo != "" {
+				if round.AddTo == nil {
+					round.AddTo = map[string]string{}
+				}
+				round.AddTo[k] = m.AddTo
+			}
+		}
 		rt := time.Now()
 		for _, clock := range p.Clocks() {
-			mp, err := p.matrixPlan(n, clock, todo, repeats)
+			mp, err := p.matrixPlan(n, clock, todo, more)
 			if err != nil {
 				return out, err
 			}
@@ -597,7 +632,7 @@ func (p *ReproducePlan) Run(ctx context.Context, opts MatrixOptions) (*Reproduce
 			break
 		}
 		var capped []string
-		todo, repeats, capped = p.nextRound(sts, open, repeats)
+		todo, more, capped = p.nextRound(sts, open, store)
 		out.Capped = append(out.Capped, capped...)
 	}
 	out.Statuses = sts
@@ -627,10 +662,20 @@ func (p *ReproducePlan) notYetRun(store []*results.Result) ([]rclaims.Run, int) 
 	return todo, len(p.Runs) - len(todo)
 }
 
-// holds says whether res is a finished run of r: its plugin (at version,
-// if known), experiment, profile, clock and parameters, every point of r
-// and at least r's repeats.
+// holds says whether res is a finished run of r: of its cell
+// (holdsCell), with at least r's repeats.
 func holds(res *results.Result, r rclaims.Run, version string) bool {
+	if !holdsCell(res, r, version) {
+		return false
+	}
+	n, err := strconv.Atoi(res.Parameters[results.RepeatParam])
+	return err == nil && n >= r.Repeat
+}
+
+// holdsCell says whether res is a finished run of r's cell: its plugin
+// (at version, if known), experiment, profile, clock and parameters,
+// and every point of r.
+func holdsCell(res *results.Result, r rclaims.Run, version string) bool {
 	if res.Plugin != r.Plugin || res.Experiment != r.Experiment || results.ProfileName(res.Machine) != r.Profile ||
 		res.Machine.Clock != r.Clock || version != "" && res.PluginVersion != version ||
 		res.Outcome.Status != results.StatusOK && res.Outcome.Status != results.StatusExpectedCrash {
@@ -640,9 +685,6 @@ func holds(res *results.Result, r rclaims.Run, version string) bool {
 		if res.Parameters[k] != v {
 			return false
 		}
-	}
-	if n, err := strconv.Atoi(res.Parameters[results.RepeatParam]); err != nil || n < r.Repeat {
-		return false
 	}
 	if r.SweepKey == "" {
 		return true
@@ -686,15 +728,15 @@ func (p *ReproducePlan) open(sts []rclaims.ClaimStatus) []string {
 	return ids
 }
 
-// nextRound are the runs of the open claims with their new repeats:
-// what the judge says the rule needs ("repeats needed"), else twice as
-// many, at most MaxAdaptiveRepeats. A claim whose runs cannot have more
-// is capped.
-func (p *ReproducePlan) nextRound(sts []rclaims.ClaimStatus, open []string, repeats map[string]int) ([]rclaims.Run, map[string]int, []string) {
-	next := map[string]int{}
-	for k, v := range repeats {
-		next[k] = v
-	}
+// nextRound are the runs of the open claims with what each is asked
+// more: the repeats the judge says the rule needs ("repeats needed"),
+// else twice as many as store holds of the run's cell, at most
+// MaxAdaptiveRepeats in all. A run store holds adds the missing repeats
+// to it (More.AddTo), as the judge pools them (stored); one it does
+// not hold runs them all. A claim whose runs cannot have more is
+// capped.
+func (p *ReproducePlan) nextRound(sts []rclaims.ClaimStatus, open []string, store []*results.Result) ([]rclaims.Run, map[string]More, []string) {
+	more := map[string]More{}
 	var todo []rclaims.Run
 	var capped []string
 	for _, id := range open {
@@ -709,25 +751,59 @@ func (p *ReproducePlan) nextRound(sts []rclaims.ClaimStatus, open []string, repe
 			if !slices.Contains(r.Claims, id) {
 				continue
 			}
-			cur := r.Repeat
-			if n, ok := next[r.Key()]; ok {
-				cur = n
+			if _, asked := more[r.Key()]; asked {
+				grew = true
+				continue
 			}
-			want := min(max(need, 2*cur), MaxAdaptiveRepeats)
-			if want <= cur {
+			last, have := p.stored(store, r)
+			if last == nil {
+				have = r.Repeat
+			}
+			want := min(max(need, 2*have), MaxAdaptiveRepeats)
+			if want <= have {
 				continue
 			}
 			grew = true
-			next[r.Key()] = want
-			if !slices.ContainsFunc(todo, func(t rclaims.Run) bool { return t.Key() == r.Key() }) {
-				todo = append(todo, r)
+			if last == nil {
+				more[r.Key()] = More{Repeat: want}
+			} else {
+				more[r.Key()] = More{Repeat: want - have, AddTo: last.ID}
 			}
+			todo = append(todo, r)
 		}
 		if !grew {
 			capped = append(capped, id)
 		}
 	}
-	return todo, next, capped
+	return todo, more, capped
+}
+
+// stored is the latest finished run of r's cell in store (nil: none),
+// and the repeats the judge pools of it: its own and those of the runs
+// it adds to (Result.AddTo), each an earlier run of the cell.
+func (p *ReproducePlan) stored(store []*results.Result, r rclaims.Run) (*results.Result, int) {
+	cell := map[string]*results.Result{}
+	var last *results.Result
+	for _, res := range store {
+		if !holdsCell(res, r, p.versions[r.Plugin]) {
+			continue
+		}
+		cell[res.ID] = res
+		if last == nil || res.Finished.After(last.Finished) || res.Finished.Equal(last.Finished) && res.ID > last.ID {
+			last = res
+		}
+	}
+	have := 0
+	for res := last; res != nil; {
+		n, _ := strconv.Atoi(res.Parameters[results.RepeatParam])
+		have += n
+		prev := cell[res.AddTo]
+		if prev == nil || !prev.Finished.Before(res.Finished) && !(prev.Finished.Equal(res.Finished) && prev.ID < res.ID) {
+			break
+		}
+		res = prev
+	}
+	return last, have
 }
 
 // reportRequest is the report over the plan's store, its claims judged

@@ -28,7 +28,8 @@ import (
 
 // lab reproduce's rounds on synthetic cells: the first round runs every
 // planned run; a claim left inconclusive for too few repeats gets a round
-// more of only its runs, with the repeats the judge says it needs; the
+// more of only its runs, adding to each stored run the repeats the judge
+// says it needs; the
 // same command resumes without running a finished cell again; a budget
 // too small for the next round stops it and says which claims it stopped.
 
@@ -55,13 +56,18 @@ func (f *fakeCells) run(ctx context.Context, req Request, o Options) (*Run, erro
 	n := len(f.calls)
 	fakeRunID++
 	id := fakeRunID
-	f.calls = append(f.calls, fmt.Sprintf("%s/%s x%d", req.Profiles[0], req.Experiment, req.Repeat))
+	call := fmt.Sprintf("%s/%s x%d", req.Profiles[0], req.Experiment, req.Repeat)
+	if req.AddTo != "" {
+		call += " more"
+	}
+	f.calls = append(f.calls, call)
 	f.mu.Unlock()
 	reps := req.Repeat
 	if req.Experiment == "short" && reps <= 5 {
 		reps = 3
 	}
 	res := fakeResult(id, req.Profiles[0], req.Experiment, req.Clock, req.Repeat, reps, time.Duration(n)*time.Second)
+	res.AddTo = req.AddTo
 	if _, err := results.Save(req.Out, res); err != nil {
 		return nil, err
 	}
@@ -132,7 +138,7 @@ func TestReproduceRounds(t *testing.T) {
 		t.Fatal(err)
 	}
 	slices.Sort(f.calls)
-	if want := []string{"pa/full x5", "pb/short x10", "pb/short x5"}; !slices.Equal(f.calls, want) {
+	if want := []string{"pa/full x5", "pb/short x5", "pb/short x5 more"}; !slices.Equal(f.calls, want) {
 		t.Errorf("cells run: %v, want %v", f.calls, want)
 	}
 	if len(got.Rounds) != 2 || !slices.Equal(got.Rounds[0].Decided, []string{"E1.1"}) || !slices.Equal(got.Rounds[0].Open, []string{"E1.2"}) ||
@@ -142,6 +148,15 @@ func TestReproduceRounds(t *testing.T) {
 	for _, s := range got.Statuses {
 		if s.Verdict != results.Reproduced {
 			t.Errorf("%s: %s: %s", s.Claim.ID, s.Verdict, s.Judged.Reason)
+		}
+	}
+	// Round 2 added 5 repeats to round 1's run of pb/short, and the judge
+	// decided E1.2 on both (3 samples each: alone, too few).
+	if len(got.Rounds) == 2 {
+		key := got.Rounds[1].Runs[0].Key()
+		first := got.Statuses[1].Judged.Runs
+		if add := got.Rounds[1].AddTo[key]; got.Rounds[1].Repeats[key] != 5 || len(first) != 2 || add == "" || !slices.Contains(first, add) {
+			t.Errorf("round 2 asked %d repeats adding to %q; E1.2 decided by %v", got.Rounds[1].Repeats[key], got.Rounds[1].AddTo[key], first)
 		}
 	}
 	if len(got.Stopped)+len(got.Capped) != 0 || got.Interrupted {
@@ -164,13 +179,14 @@ func TestReproduceRounds(t *testing.T) {
 func TestReproduceBudget(t *testing.T) {
 	claims := []results.Claim{ratioClaim("E1.2", "pb", "short")}
 	f := &fakeCells{}
-	// The next round (10 repeats of an experiment with no estimate) is
-	// estimated at minutes: a 2-minute budget stops before it.
-	got, err := fakePlan(t.TempDir(), 2*time.Minute, claims...).Run(context.Background(), MatrixOptions{runCell: f.run})
+	// The next round (5 repeats more of an experiment with no estimate,
+	// 30 s each, two VMs at a time) is estimated at over a minute: a
+	// 1-minute budget stops before it.
+	got, err := fakePlan(t.TempDir(), time.Minute, claims...).Run(context.Background(), MatrixOptions{runCell: f.run})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(f.calls) != 1 || !slices.Equal(got.Stopped, []string{"E1.2"}) || got.NextRound < 2*time.Minute ||
+	if len(f.calls) != 1 || !slices.Equal(got.Stopped, []string{"E1.2"}) || got.NextRound < time.Minute ||
 		got.Statuses[0].Verdict != results.Inconclusive {
 		t.Errorf("ran %v; stopped %v (next round %v); verdict %s", f.calls, got.Stopped, got.NextRound, got.Statuses[0].Verdict)
 	}
@@ -186,7 +202,7 @@ func TestMatrixYAMLParses(t *testing.T) {
 	sc.Profiles = []string{"pb"}
 	d.Scope = &sc
 	runs, _ := rclaims.Plan([]results.Claim{c, d}, nil)
-	data := MatrixYAML("nightly", "icount:0", runs, map[string]int{runs[1].Key(): 9}, "line one\n\nline three")
+	data := MatrixYAML("nightly", "icount:0", runs, map[string]More{runs[1].Key(): {Repeat: 9}}, "line one\n\nline three")
 	spec, cells, err := matrix.Parse(data)
 	if err != nil {
 		t.Fatalf("%v\n%s", err, data)
@@ -386,11 +402,15 @@ func TestRoundCellsAreTheMatrixFile(t *testing.T) {
 	for _, tt := range []struct {
 		name    string
 		runs    []rclaims.Run
-		repeats map[string]int
+		repeats map[string]More
 	}{
 		{"all", all, nil},
-		{"all, more repeats", all, map[string]int{all[0].Key(): 9, all[len(all)-1].Key(): 17}},
-		{"quoted, swept", some, map[string]int{some[1].Key(): 9}},
+		{"all, more repeats", all, map[string]More{all[0].Key(): {Repeat: 9}, all[len(all)-1].Key(): {Repeat: 17}}},
+		{"quoted, swept", some, map[string]More{some[1].Key(): {Repeat: 9}}},
+		// A round adding repeats to stored runs: an entry each, naming
+		// its run, even where two differ only in profile.
+		{"added to", some, map[string]More{some[0].Key(): {Repeat: 4, AddTo: "run-1"}, some[1].Key(): {Repeat: 4, AddTo: "20261207T150405.123456Z-bench-full-3fa9c1"}}},
+		{"all, added to", all, map[string]More{all[0].Key(): {Repeat: 3, AddTo: "r0"}, all[1].Key(): {Repeat: 3, AddTo: "r1"}}},
 	} {
 		var clocks []string
 		for _, r := range tt.runs {
@@ -431,7 +451,11 @@ func TestReproducePlansEachCellOnce(t *testing.T) {
 		p := fakePlan(out, time.Hour, claims...)
 		fake := p.newPlan
 		p.newPlan = func(r Request) (*Plan, error) {
-			planned = append(planned, fmt.Sprintf("%s/%s x%d", r.Profiles[0], r.Experiment, r.Repeat))
+			call := fmt.Sprintf("%s/%s x%d", r.Profiles[0], r.Experiment, r.Repeat)
+			if r.AddTo != "" {
+				call += " more"
+			}
+			planned = append(planned, call)
 			return fake(r)
 		}
 		p.load = func(dir string) ([]*results.Result, []error) {
@@ -454,7 +478,7 @@ func TestReproducePlansEachCellOnce(t *testing.T) {
 	}
 	slices.Sort(planned)
 	slices.Sort(f.calls)
-	if want := []string{"pa/full x5", "pb/short x10", "pb/short x5"}; !slices.Equal(planned, want) || !slices.Equal(f.calls, planned) {
+	if want := []string{"pa/full x5", "pb/short x5", "pb/short x5 more"}; !slices.Equal(planned, want) || !slices.Equal(f.calls, planned) {
 		t.Errorf("planned %v, ran %v; want each of %v once", planned, f.calls, want)
 	}
 	if len(got.Rounds) != 2 || reads != 3 {
@@ -531,7 +555,7 @@ func TestReproduceOneCall(t *testing.T) {
 		t.Errorf("events %v", events)
 	}
 	slices.Sort(f.calls)
-	if want := []string{"celeron-2.4/full x5", "split-3g1g/short x10", "split-3g1g/short x5"}; !slices.Equal(f.calls, want) || len(got.Plan.plans) != 3 {
+	if want := []string{"celeron-2.4/full x5", "split-3g1g/short x5", "split-3g1g/short x5 more"}; !slices.Equal(f.calls, want) || len(got.Plan.plans) != 3 {
 		t.Errorf("ran %v, want %v; %d cells planned, want 3", f.calls, want, len(got.Plan.plans))
 	}
 	if len(got.Statuses) != 2 || got.Statuses[0].Verdict != results.Reproduced || got.Statuses[1].Verdict != results.Reproduced {

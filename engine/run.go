@@ -465,7 +465,7 @@ func SaveJudged(res *results.Result, refs []results.Reference, claims []results.
 		failRun(res, "non-finite values dropped (not numbers JSON can carry): "+strings.Join(dropped, "; "))
 	}
 	compare.Analyze(res, refs)
-	rclaims.Judge(res, claims, claimStore(claims, dir, opts), profiles)
+	rclaims.Judge(res, claims, claimStore(res, claims, dir, opts), profiles)
 	if err := res.CheckFinite(); err != nil {
 		res.Summary, res.Comparisons, res.Verdicts = nil, nil, nil
 		failRun(res, "statistics left out: "+err.Error())
@@ -481,12 +481,12 @@ func SaveJudged(res *results.Result, refs []results.Reference, claims []results.
 	return run
 }
 
-// claimStore loads the stored runs a claim across two profiles needs
-// (the other profile's runs), only when claims has one: reading the store
-// costs time.
-func claimStore(claims []results.Claim, dir string, opts Options) []*results.Result {
+// claimStore loads the stored runs the judging of res needs: those a
+// claim across two profiles needs (the other profile's runs), and those
+// res adds its repeats to; only then, as reading the store costs time.
+func claimStore(res *results.Result, claims []results.Claim, dir string, opts Options) []*results.Result {
 	for i := range claims {
-		if rclaims.AcrossProfiles(&claims[i]) {
+		if res.AddTo != "" || rclaims.AcrossProfiles(&claims[i]) {
 			store, errs := results.LoadAll(dir)
 			for _, err := range errs {
 				opts.emit(Warning{Text: err.Error()})

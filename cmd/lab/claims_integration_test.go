@@ -61,9 +61,28 @@ func TestIntegrationClaims(t *testing.T) {
 		t.Errorf("E1.6 from the dynamic build: %+v, want a verdict of its build-dynamic-O0 stratum", e16)
 	}
 
+	// Two repeats more of the dynamic build's cell (issue 33): taken from
+	// the stored run, named in the new result, judged with it.
+	more, _ := itRunJSON(t, 0, "forkbench", "--vm", profile, "--add-to", dyn.ID, "--repeat", "2", "--out", dir)
+	if more.AddTo != dyn.ID || more.Experiment != "create" || more.Parameters["build"] != "dynamic-O0" || more.Parameters["m"] != "2000" ||
+		more.Parameters["repeat"] != "2" || len(itSeries(more, "process_ms", nil)) != 2 {
+		t.Errorf("--add-to %s: adds to %q, experiment %s, parameters %v", dyn.ID, more.AddTo, more.Experiment, more.Parameters)
+	}
+	for _, v := range more.Verdicts {
+		if v.Claim == "E1.6" && (len(v.Runs) != 2 || !strings.Contains(v.Reason, "7 pairs")) {
+			t.Errorf("E1.6 of the added repeats: %s (runs %v), want both runs' 7 pairs", v.Reason, v.Runs)
+		}
+	}
+	// Another cell is refused before anything runs, naming what differs.
+	before, _ := results.List(dir)
+	r := itLab(t, itCallTimeout, nil, "run", "forkbench", "--vm", profile, "--add-to", dyn.ID, "-e", "create", "-p", "m=3000", "--repeat", "2", "--out", dir)
+	if after, _ := results.List(dir); r.code == 0 || !strings.Contains(r.stderr, "m=2000, not 3000") || len(after) != len(before) {
+		t.Errorf("--add-to a run of another cell: exit %d, %d results before, %d after:\n%s", r.code, len(before), len(after), r.stderr)
+	}
+
 	// The summary leads with the claims; forktime on the Celeron is out
 	// of E2.1a's scope, and E2.1c is a property of Solaris.
-	r := itMust(t, itRunTimeout, nil, "run", "forkbench", "--vm", profile, "-e", "forktime", "-p", "n=100", "--out", dir)
+	r = itMust(t, itRunTimeout, nil, "run", "forkbench", "--vm", profile, "-e", "forktime", "-p", "n=100", "--out", dir)
 	if !strings.HasPrefix(r.stdout, "claims of forkbench/forktime, run on celeron-2.4") || !strings.Contains(r.stdout, "E2.1c  untestable here") ||
 		!strings.Contains(r.stdout, "profile celeron-2.4 not in scope") {
 		t.Errorf("lab run summary does not lead with the claims (E2.1a out of scope, E2.1c untestable):\n%s", r.stdout)
@@ -83,9 +102,11 @@ func TestIntegrationClaims(t *testing.T) {
 	if s := byID["E1.6"]; s.Verdict == results.NotRun || len(s.Judged.Strata) != 2 || s.Judged.Strata[0].Profile != profile ||
 		s.Judged.Strata[0].Build != "dynamic-O0" || s.Judged.Strata[1].Build != "static-O2" {
 		t.Errorf("lab claims: E1.6 is %q (strata %+v), want a verdict from the %s runs, a stratum a build", s.Verdict, s.Judged.Strata, profile)
+	} else if runs := s.Judged.Strata[0].Runs; len(runs) != 2 || !strings.Contains(s.Judged.Strata[0].Reason, "7 pairs") {
+		t.Errorf("lab claims: E1.6's dynamic-O0 stratum is decided by %v (%s), want the run and the one adding to it", runs, s.Judged.Strata[0].Reason)
 	}
-	if s := byID["E1.7"]; s.Verdict != results.NotComparable || len(s.Judged.OutOfScope) != 2 {
-		t.Errorf("lab claims: E1.7 is %q (out of scope %+v), want not comparable with the two host-clock runs out of scope", s.Verdict, s.Judged.OutOfScope)
+	if s := byID["E1.7"]; s.Verdict != results.NotComparable || len(s.Judged.OutOfScope) != 3 {
+		t.Errorf("lab claims: E1.7 is %q (out of scope %+v), want not comparable with the three host-clock create runs out of scope", s.Verdict, s.Judged.OutOfScope)
 	}
 	if s := byID["E2.1a"]; s.Verdict != results.NotRun || len(s.Judged.OutOfScope) != 1 {
 		t.Errorf("lab claims: E2.1a = %q, out of scope %+v; want not run with the forktime run out of scope", s.Verdict, s.Judged.OutOfScope)

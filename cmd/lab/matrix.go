@@ -31,6 +31,9 @@ func matrixCommand(e *env) *cli.Command {
 			"--baseline store's run of the same cell reproduced is not reproduced now).\n" +
 			"Run the same command again after an interruption and the finished cells are\n" +
 			"kept. A cell whose VM died is retried once.\n\n" +
+			"An entry with add_to: RUN (one profile, one experiment, a value per parameter\n" +
+			"and repeat given) adds its repeats to that run of DIR/results, as `lab run\n" +
+			"--add-to` does; lab reproduce's later rounds write such entries.\n\n" +
 			"--shard i/n runs every n-th cell (sorted by cell ID) from the i-th: the n\n" +
 			"shards partition the matrix, for n machines; `lab results merge` joins them.\n\n" +
 			"  name: nightly\n  clock: icount:0\n  repeat: 4\n  cells:\n" +

@@ -94,6 +94,34 @@ cells:
 		!strings.Contains(claims, `<testcase name="E2.1c" classname="claims.forkbench.forktime"`) {
 		t.Errorf("junit.xml: %v\n%s", err, junit)
 	}
+
+	// A cell adding repeats to a run of the matrix's results (add_to,
+	// what lab reproduce's later rounds write): its run names that run.
+	var n20 string
+	for id, res := range first {
+		if strings.HasSuffix(id, "n=20") {
+			n20 = res
+		}
+	}
+	more := itMatrixFile(t, "name: more\ncells:\n  - plugin: forkbench\n    experiment: forktime\n    profiles: [celeron-2.4]\n"+
+		"    params: {n: 20}\n    repeat: 2\n    add_to: "+n20+"\n")
+	out2 := filepath.Join(t.TempDir(), "out")
+	prev, err := results.Load(filepath.Join(results.StoreDir(out), n20+".json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := results.Save(results.StoreDir(out2), prev); err != nil {
+		t.Fatal(err)
+	}
+	itMust(t, 5*time.Minute, nil, "matrix", more, "--out", out2)
+	st, _, _ = matrix.LoadState(out2)
+	if len(st.Cells) != 1 || st.Cells[0].Status != "ok" {
+		t.Fatalf("add_to matrix: cells %+v", st.Cells)
+	}
+	res, err := results.Load(filepath.Join(results.StoreDir(out2), st.Cells[0].Result+".json"))
+	if err != nil || res.AddTo != n20 || res.Parameters["repeat"] != "2" || res.Parameters["n"] != "20" {
+		t.Errorf("the add_to cell's run: %v; adds to %q, want %s; parameters %v", err, res.AddTo, n20, res.Parameters)
+	}
 }
 
 // TestIntegrationMatrixRetriesDeadVM: a cell whose VM dies mid-run (its

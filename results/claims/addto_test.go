@@ -92,3 +92,20 @@ func TestJudgeAddedRepeatsOrderFree(t *testing.T) {
 		}
 	}
 }
+
+// A run's own verdicts (Judge, its summary) pool the runs it adds to, as
+// the store's judge does; a run it names of another cell is not pooled.
+func TestJudgeRunAddedTo(t *testing.T) {
+	c := claim(contract.Claim{Ratio: &contract.RatioClaim{Numerator: "proc_ms", Denominator: "thr_ms", Min: 10}})
+	over := times(12, noise...)
+	a, b := addRun("a", 0, "", over[:3]...), addRun("b", 10, "a", over[3:]...)
+	rclaims.Judge(b, []results.Claim{c}, []*results.Result{a}, profiles)
+	if len(b.Verdicts) != 1 || b.Verdicts[0].Verdict != results.Reproduced || !slices.Equal(b.Verdicts[0].Runs, []string{"a", "b"}) {
+		t.Errorf("b's own verdicts: %+v", b.Verdicts)
+	}
+	a.Parameters["stdout"] = "null"
+	rclaims.Judge(b, []results.Claim{c}, []*results.Result{a}, profiles)
+	if len(b.Verdicts) != 1 || b.Verdicts[0].Verdict != results.Inconclusive || !slices.Equal(b.Verdicts[0].Runs, []string{"b"}) {
+		t.Errorf("b adding to a run of another cell: %+v", b.Verdicts)
+	}
+}

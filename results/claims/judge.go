@@ -66,21 +66,33 @@ func JudgeStore(cs []results.Claim, store []*results.Result, profiles Profiles, 
 }
 
 // Judge records in r its own verdicts (its summary): one for each claim
-// of cs of r's plugin and experiment, from r's evidence only; a kind
-// across two profiles (a speedup, an equivalence with a baseline) also
-// takes the in-scope runs of store on the other profile (the latest of
-// each cell). A swept run is one result with every point. A verdict's
+// of cs of r's plugin and experiment, from r's evidence only, and that
+// of the runs of store r adds its repeats to (Result.AddTo, one after
+// another, each of r's cell: the judge pools them); a kind across two
+// profiles (a speedup, an equivalence with a baseline) also takes the
+// in-scope runs of store on the other profile (the latest of each
+// cell). A swept run is one result with every point. A verdict's
 // OutOfScope names r alone, if r is out of scope.
 func Judge(r *results.Result, cs []results.Claim, store []*results.Result, profiles Profiles) {
 	r.Verdicts = nil
 	here := results.ProfileName(r.Machine)
+	byID := map[string]*results.Result{}
+	for _, o := range store {
+		byID[o.ID] = o
+	}
+	var added []*results.Result
+	seen := map[string]bool{r.ID: true}
+	for id := r.AddTo; id != "" && !seen[id] && byID[id] != nil && results.CellKey(byID[id]) == results.CellKey(r); id = byID[id].AddTo {
+		seen[id] = true
+		added = append(added, byID[id])
+	}
 	for i := range cs {
 		c := &cs[i]
 		s := newSpec(c, profiles)
 		if !s.ofClaim(r) {
 			continue
 		}
-		runs := []*results.Result{r}
+		runs := append([]*results.Result{r}, added...)
 		if s.across {
 			for _, o := range store {
 				if o.ID != r.ID && s.ofClaim(o) && results.ProfileName(o.Machine) != here {

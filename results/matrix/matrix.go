@@ -72,6 +72,10 @@ type Entry struct {
 	Sweep map[string]listOrOne `yaml:"sweep"`
 	// Repeat overrides the file's repeat for these cells.
 	Repeat *int `yaml:"repeat"`
+	// AddTo is a run in the matrix's results whose repeats the entry's
+	// one cell adds to (lab run --add-to): lab reproduce's adaptive
+	// rounds write it.
+	AddTo string `yaml:"add_to"`
 }
 
 // listOrOne reads `n: 200` and `n: [200, 2000]` alike.
@@ -110,6 +114,8 @@ type Cell struct {
 	// Repeat is the cell's repeats; 0: lab chooses (Spec.Repeat).
 	Repeat int    `json:"repeat"`
 	Clock  string `json:"clock,omitempty"`
+	// AddTo is the stored run whose repeats the cell adds to (Entry.AddTo).
+	AddTo string `json:"add_to,omitempty"`
 }
 
 // Args are the cell's lab run arguments (without --out and --json).
@@ -129,6 +135,9 @@ func (c Cell) Args() []string {
 	}
 	for _, k := range slices.Sorted(maps.Keys(c.Sweep)) {
 		args = append(args, "--sweep", k+"="+strings.Join(c.Sweep[k], ","))
+	}
+	if c.AddTo != "" {
+		args = append(args, "--add-to", c.AddTo)
 	}
 	return args
 }
@@ -256,10 +265,15 @@ func Parse(data []byte) (*Spec, []Cell, error) {
 			}
 			repeat = *e.Repeat
 		}
+		if e.AddTo != "" {
+			if err := oneCell(e, repeat); err != nil {
+				return nil, nil, fmt.Errorf("%s (%s): add_to %s adds repeats to one run: %v", where, e.Plugin, e.AddTo, err)
+			}
+		}
 		for _, combo := range paramProduct(e.Params) {
 			for _, exp := range exps {
 				for _, prof := range e.Profiles {
-					c := Cell{Plugin: e.Plugin, Experiment: exp, Profile: prof, Params: combo, Repeat: repeat, Clock: spec.Clock}
+					c := Cell{Plugin: e.Plugin, Experiment: exp, Profile: prof, Params: combo, Repeat: repeat, Clock: spec.Clock, AddTo: e.AddTo}
 					if len(e.Sweep) > 0 {
 						c.Sweep = map[string][]string{}
 						for k, v := range e.Sweep {
@@ -278,6 +292,26 @@ func Parse(data []byte) (*Spec, []Cell, error) {
 	}
 	slices.SortFunc(cells, func(a, b Cell) int { return strings.Compare(a.ID, b.ID) })
 	return &spec, cells, nil
+}
+
+// oneCell says why entry e (at repeat) is not the one cell an add_to
+// names: one experiment, one profile, a value per parameter and the
+// repeats to add given.
+func oneCell(e Entry, repeat int) error {
+	switch {
+	case len(e.Experiments) > 1:
+		return errors.New("give one experiment, not a list")
+	case len(e.Profiles) > 1:
+		return errors.New("give one profile, not a list")
+	case repeat == 0:
+		return errors.New("give repeat, the number of repeats to add")
+	}
+	for _, k := range slices.Sorted(maps.Keys(e.Params)) {
+		if len(e.Params[k]) > 1 {
+			return fmt.Errorf("give %s one value, not a list", k)
+		}
+	}
+	return nil
 }
 
 // CellID is c's ID (Cell.ID) from its other fields.

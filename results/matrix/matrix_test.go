@@ -249,7 +249,7 @@ func TestParseMatrixSaysWhatIsWrong(t *testing.T) {
 		notWant    string
 	}{
 		{"entry key", "cells:\n  - plugin: p\n    profiles: [a]\n    parms: {n: 1}\n",
-			[]string{"line 4", "parms", "plugin, experiment, experiments, profiles, params, sweep, repeat"}, "type"},
+			[]string{"line 4", "parms", "plugin, experiment, experiments, profiles, params, sweep, repeat, add_to"}, "type"},
 		{"top-level key", "nmae: x\ncells:\n  - plugin: p\n    profiles: [a]\n",
 			[]string{"line 1", "nmae", "name, clock, repeat, parallel, timeout, cells"}, "type"},
 		{"empty", "", []string{"empty", "cells:", "plugin:", "profiles:"}, "EOF"},
@@ -262,6 +262,12 @@ func TestParseMatrixSaysWhatIsWrong(t *testing.T) {
 			[]string{"target", "no value"}, "type"},
 		{"null sweep", "cells:\n  - plugin: p\n    profiles: [a]\n    sweep: {target: ~}\n",
 			[]string{"sweep target", "no value"}, "type"},
+		{"add_to two profiles", "cells:\n  - plugin: p\n    profiles: [a, b]\n    repeat: 2\n    add_to: r1\n",
+			[]string{"cells[0] (p): add_to r1 adds repeats to one run", "one profile"}, "type"},
+		{"add_to no repeat", "cells:\n  - plugin: p\n    profiles: [a]\n    add_to: r1\n",
+			[]string{"add_to r1", "give repeat"}, "type"},
+		{"add_to a list", "cells:\n  - plugin: p\n    profiles: [a]\n    repeat: 2\n    params: {n: [1, 2]}\n    add_to: r1\n",
+			[]string{"add_to r1", "give n one value"}, "type"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			_, _, err := Parse([]byte(tt.body))
@@ -340,5 +346,20 @@ func TestClaimsSuite(t *testing.T) {
 	}
 	if s.Failures != 1+dependent || s.Skipped != 4 || s.Tests != len(results.VerdictOrder) {
 		t.Errorf("suite counts: %d tests, %d failures, %d skipped", s.Tests, s.Failures, s.Skipped)
+	}
+}
+
+// TestParseMatrixAddTo: an entry's add_to is its cell's, and the cell's
+// lab run adds to that run.
+func TestParseMatrixAddTo(t *testing.T) {
+	_, cells, err := Parse([]byte("repeat: 3\ncells:\n  - plugin: p\n    experiment: e\n    profiles: [a]\n    params: {n: 5}\n    add_to: r1\n  - plugin: p\n    experiment: f\n    profiles: [a]\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cells) != 2 || cells[0].AddTo != "r1" || cells[1].AddTo != "" {
+		t.Fatalf("cells %+v", cells)
+	}
+	if got, want := strings.Join(cells[0].Args(), " "), "run p --profile a --repeat 3 -e e -p n=5 --add-to r1"; got != want {
+		t.Errorf("args %q, want %q", got, want)
 	}
 }

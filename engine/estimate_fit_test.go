@@ -161,8 +161,11 @@ func TestEstimatesOfStoredCells(t *testing.T) {
 			t.Errorf("%s: estimated %v, measured %v (%.2f)", c.Run.Key(), c.Estimate, c.Measured, q)
 		}
 	}
-	if n < 36 || outside > 3 {
-		t.Errorf("%d stored cells, %d outside 1.5x; want 36 or more, at most 3", n, outside)
+	// 35: E5.1b's cell runs designs 1 to 5 since 2026-12-07, and its one
+	// run so far booted cold (the stored cell of all nine designs is
+	// another cell now).
+	if n < 35 || outside > 3 {
+		t.Errorf("%d stored cells, %d outside 1.5x; want 35 or more, at most 3", n, outside)
 	}
 }
 

@@ -3,6 +3,7 @@ package plugins
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"regexp"
 	"slices"
 	"strings"
@@ -111,6 +112,20 @@ func validateScope(s *Scope, e *Experiment, where string) error {
 		}
 		if _, err := p.Check(v); err != nil {
 			return fmt.Errorf("%s: scope: %w", where, err)
+		}
+	}
+	for _, name := range slices.Sorted(maps.Keys(s.Run)) {
+		p := e.Param(name)
+		switch _, given := s.Params[name]; {
+		case p == nil:
+			return fmt.Errorf("%s: scope run names unknown parameter %q; %s", where, name, e.paramList())
+		case given:
+			return fmt.Errorf("%s: scope run and scope params both give %s; a run parameter is one no run must have: keep it in one", where, name)
+		case name == contract.ParamBuild || s.Sweep != nil && name == s.Sweep.Key:
+			return fmt.Errorf("%s: scope run cannot give %s (the builds and the sweep have their own keys)", where, name)
+		}
+		if _, err := p.Check(s.Run[name]); err != nil {
+			return fmt.Errorf("%s: scope run: %w", where, err)
 		}
 	}
 	if len(s.Builds) > 0 {

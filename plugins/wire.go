@@ -181,7 +181,7 @@ func claimToWire(c Claim) *wire.Claim {
 		Fidelity: c.Fidelity, ByConstruction: c.ByConstruction}
 	if s := c.Scope; s != nil {
 		w.Scope = &wire.Scope{Profiles: clone(s.Profiles), Variants: s.Variants, Params: maps.Clone(s.Params),
-			Clocks: clone(s.Clocks), MinPluginVersion: s.MinPluginVersion, Builds: clone(s.Builds)}
+			Clocks: clone(s.Clocks), MinPluginVersion: s.MinPluginVersion, Builds: clone(s.Builds), Run: maps.Clone(s.Run)}
 		if sw := s.Sweep; sw != nil {
 			w.Scope.Sweep = &wire.ScopeSweep{Key: sw.Key, Points: clone(sw.Points), Required: clone(sw.Required)}
 		}
@@ -242,7 +242,7 @@ func claimFromWire(w *wire.Claim) Claim {
 		Conventions: clone(w.GetConventions()), Fidelity: w.GetFidelity(), ByConstruction: w.GetByConstruction()}
 	if s := w.GetScope(); s != nil {
 		c.Scope = &contract.Scope{Profiles: clone(s.GetProfiles()), Variants: s.GetVariants(), Params: cloneMap(s.GetParams()),
-			Clocks: clone(s.GetClocks()), MinPluginVersion: s.GetMinPluginVersion(), Builds: clone(s.GetBuilds())}
+			Clocks: clone(s.GetClocks()), MinPluginVersion: s.GetMinPluginVersion(), Builds: clone(s.GetBuilds()), Run: cloneMap(s.GetRun())}
 		if sw := s.GetSweep(); sw != nil {
 			c.Scope.Sweep = &contract.ScopeSweep{Key: sw.GetKey(), Points: clone(sw.GetPoints()), Required: clone(sw.GetRequired())}
 		}

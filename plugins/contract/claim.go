@@ -103,6 +103,13 @@ type Scope struct {
 	// Builds are the workload builds (parameter ParamBuild) whose runs
 	// decide the claim, each its own stratum; none: DefaultBuild only.
 	Builds []string `json:"builds,omitempty"`
+	// Run are parameter values the claim's runs are made with (lab
+	// reproduce's plan, the command lab claims names) beyond Params,
+	// that put no run out of scope: values that measure only what the
+	// rule reads (printfbench's one target of several, netbench's
+	// designs the rule compares). A run made with other values is
+	// evidence as far as it has the samples the rule reads.
+	Run map[string]string `json:"run,omitempty"`
 }
 
 // ParamBuild is the parameter that chooses how an experiment's workload

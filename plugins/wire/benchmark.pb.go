@@ -1834,7 +1834,11 @@ type Scope struct {
 	// The workload builds (parameter "build": static-O2, dynamic-O0...)
 	// whose runs decide the claim, each its own stratum; none: static-O2,
 	// the default build, only.
-	Builds        []string `protobuf:"bytes,7,rep,name=builds,proto3" json:"builds,omitempty"`
+	Builds []string `protobuf:"bytes,7,rep,name=builds,proto3" json:"builds,omitempty"`
+	// Parameter values the claim's runs are made with beyond params, that
+	// put no run out of scope: values that measure only what the rule
+	// reads (one target of several, some designs of all).
+	Run           map[string]string `protobuf:"bytes,8,rep,name=run,proto3" json:"run,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1914,6 +1918,13 @@ func (x *Scope) GetMinPluginVersion() string {
 func (x *Scope) GetBuilds() []string {
 	if x != nil {
 		return x.Builds
+	}
+	return nil
+}
+
+func (x *Scope) GetRun() map[string]string {
+	if x != nil {
+		return x.Run
 	}
 	return nil
 }
@@ -3821,7 +3832,7 @@ const file_benchmark_proto_rawDesc = "" +
 	"\n" +
 	"untestable\x18\x19 \x01(\v2\x1e.lab.plugin.v1.UntestableClaimH\x00R\n" +
 	"untestableB\x06\n" +
-	"\x04kindJ\x04\b\a\x10\bJ\x04\b\f\x10\r\"\xc3\x02\n" +
+	"\x04kindJ\x04\b\a\x10\bJ\x04\b\f\x10\r\"\xac\x03\n" +
 	"\x05Scope\x12\x1a\n" +
 	"\bprofiles\x18\x01 \x03(\tR\bprofiles\x12\x1a\n" +
 	"\bvariants\x18\x02 \x01(\bR\bvariants\x128\n" +
@@ -3829,8 +3840,12 @@ const file_benchmark_proto_rawDesc = "" +
 	"\x05sweep\x18\x04 \x01(\v2\x19.lab.plugin.v1.ScopeSweepR\x05sweep\x12\x16\n" +
 	"\x06clocks\x18\x05 \x03(\tR\x06clocks\x12,\n" +
 	"\x12min_plugin_version\x18\x06 \x01(\tR\x10minPluginVersion\x12\x16\n" +
-	"\x06builds\x18\a \x03(\tR\x06builds\x1a9\n" +
+	"\x06builds\x18\a \x03(\tR\x06builds\x12/\n" +
+	"\x03run\x18\b \x03(\v2\x1d.lab.plugin.v1.Scope.RunEntryR\x03run\x1a9\n" +
 	"\vParamsEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\x1a6\n" +
+	"\bRunEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"R\n" +
 	"\n" +
@@ -4070,7 +4085,7 @@ func file_benchmark_proto_rawDescGZIP() []byte {
 }
 
 var file_benchmark_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_benchmark_proto_msgTypes = make([]protoimpl.MessageInfo, 62)
+var file_benchmark_proto_msgTypes = make([]protoimpl.MessageInfo, 63)
 var file_benchmark_proto_goTypes = []any{
 	(Status)(0),              // 0: lab.plugin.v1.Status
 	(*DescribeRequest)(nil),  // 1: lab.plugin.v1.DescribeRequest
@@ -4117,24 +4132,25 @@ var file_benchmark_proto_goTypes = []any{
 	nil,                      // 42: lab.plugin.v1.Table.RowsEntry
 	nil,                      // 43: lab.plugin.v1.Reference.LabelsEntry
 	nil,                      // 44: lab.plugin.v1.Scope.ParamsEntry
-	nil,                      // 45: lab.plugin.v1.RatioClaim.LabelsEntry
-	nil,                      // 46: lab.plugin.v1.RatioClaim.NumeratorLabelsEntry
-	nil,                      // 47: lab.plugin.v1.RatioClaim.DenominatorLabelsEntry
-	nil,                      // 48: lab.plugin.v1.RangeClaim.LabelsEntry
-	nil,                      // 49: lab.plugin.v1.CrossoverClaim.FirstLabelsEntry
-	nil,                      // 50: lab.plugin.v1.CrossoverClaim.SecondLabelsEntry
-	nil,                      // 51: lab.plugin.v1.SpeedupClaim.LabelsEntry
-	nil,                      // 52: lab.plugin.v1.OrderClaim.LabelsEntry
-	nil,                      // 53: lab.plugin.v1.EquivalenceClaim.LabelsEntry
-	nil,                      // 54: lab.plugin.v1.EquivalenceClaim.NumeratorLabelsEntry
-	nil,                      // 55: lab.plugin.v1.EquivalenceClaim.DenominatorLabelsEntry
-	nil,                      // 56: lab.plugin.v1.DiffRatioClaim.LabelsEntry
-	nil,                      // 57: lab.plugin.v1.TrendClaim.LabelsEntry
-	nil,                      // 58: lab.plugin.v1.TrendClaim.NumeratorLabelsEntry
-	nil,                      // 59: lab.plugin.v1.TrendClaim.DenominatorLabelsEntry
-	nil,                      // 60: lab.plugin.v1.UntestableClaim.InsteadLabelsEntry
-	nil,                      // 61: lab.plugin.v1.RunRequest.ParamsEntry
-	nil,                      // 62: lab.plugin.v1.Sample.LabelsEntry
+	nil,                      // 45: lab.plugin.v1.Scope.RunEntry
+	nil,                      // 46: lab.plugin.v1.RatioClaim.LabelsEntry
+	nil,                      // 47: lab.plugin.v1.RatioClaim.NumeratorLabelsEntry
+	nil,                      // 48: lab.plugin.v1.RatioClaim.DenominatorLabelsEntry
+	nil,                      // 49: lab.plugin.v1.RangeClaim.LabelsEntry
+	nil,                      // 50: lab.plugin.v1.CrossoverClaim.FirstLabelsEntry
+	nil,                      // 51: lab.plugin.v1.CrossoverClaim.SecondLabelsEntry
+	nil,                      // 52: lab.plugin.v1.SpeedupClaim.LabelsEntry
+	nil,                      // 53: lab.plugin.v1.OrderClaim.LabelsEntry
+	nil,                      // 54: lab.plugin.v1.EquivalenceClaim.LabelsEntry
+	nil,                      // 55: lab.plugin.v1.EquivalenceClaim.NumeratorLabelsEntry
+	nil,                      // 56: lab.plugin.v1.EquivalenceClaim.DenominatorLabelsEntry
+	nil,                      // 57: lab.plugin.v1.DiffRatioClaim.LabelsEntry
+	nil,                      // 58: lab.plugin.v1.TrendClaim.LabelsEntry
+	nil,                      // 59: lab.plugin.v1.TrendClaim.NumeratorLabelsEntry
+	nil,                      // 60: lab.plugin.v1.TrendClaim.DenominatorLabelsEntry
+	nil,                      // 61: lab.plugin.v1.UntestableClaim.InsteadLabelsEntry
+	nil,                      // 62: lab.plugin.v1.RunRequest.ParamsEntry
+	nil,                      // 63: lab.plugin.v1.Sample.LabelsEntry
 }
 var file_benchmark_proto_depIdxs = []int32{
 	3,  // 0: lab.plugin.v1.Description.experiments:type_name -> lab.plugin.v1.Experiment
@@ -4173,42 +4189,43 @@ var file_benchmark_proto_depIdxs = []int32{
 	32, // 33: lab.plugin.v1.Claim.untestable:type_name -> lab.plugin.v1.UntestableClaim
 	44, // 34: lab.plugin.v1.Scope.params:type_name -> lab.plugin.v1.Scope.ParamsEntry
 	20, // 35: lab.plugin.v1.Scope.sweep:type_name -> lab.plugin.v1.ScopeSweep
-	45, // 36: lab.plugin.v1.RatioClaim.labels:type_name -> lab.plugin.v1.RatioClaim.LabelsEntry
-	46, // 37: lab.plugin.v1.RatioClaim.numerator_labels:type_name -> lab.plugin.v1.RatioClaim.NumeratorLabelsEntry
-	47, // 38: lab.plugin.v1.RatioClaim.denominator_labels:type_name -> lab.plugin.v1.RatioClaim.DenominatorLabelsEntry
-	48, // 39: lab.plugin.v1.RangeClaim.labels:type_name -> lab.plugin.v1.RangeClaim.LabelsEntry
-	49, // 40: lab.plugin.v1.CrossoverClaim.first_labels:type_name -> lab.plugin.v1.CrossoverClaim.FirstLabelsEntry
-	50, // 41: lab.plugin.v1.CrossoverClaim.second_labels:type_name -> lab.plugin.v1.CrossoverClaim.SecondLabelsEntry
-	51, // 42: lab.plugin.v1.SpeedupClaim.labels:type_name -> lab.plugin.v1.SpeedupClaim.LabelsEntry
-	52, // 43: lab.plugin.v1.OrderClaim.labels:type_name -> lab.plugin.v1.OrderClaim.LabelsEntry
-	28, // 44: lab.plugin.v1.OrderClaim.pairs:type_name -> lab.plugin.v1.OrderPair
-	53, // 45: lab.plugin.v1.EquivalenceClaim.labels:type_name -> lab.plugin.v1.EquivalenceClaim.LabelsEntry
-	54, // 46: lab.plugin.v1.EquivalenceClaim.numerator_labels:type_name -> lab.plugin.v1.EquivalenceClaim.NumeratorLabelsEntry
-	55, // 47: lab.plugin.v1.EquivalenceClaim.denominator_labels:type_name -> lab.plugin.v1.EquivalenceClaim.DenominatorLabelsEntry
-	56, // 48: lab.plugin.v1.DiffRatioClaim.labels:type_name -> lab.plugin.v1.DiffRatioClaim.LabelsEntry
-	57, // 49: lab.plugin.v1.TrendClaim.labels:type_name -> lab.plugin.v1.TrendClaim.LabelsEntry
-	58, // 50: lab.plugin.v1.TrendClaim.numerator_labels:type_name -> lab.plugin.v1.TrendClaim.NumeratorLabelsEntry
-	59, // 51: lab.plugin.v1.TrendClaim.denominator_labels:type_name -> lab.plugin.v1.TrendClaim.DenominatorLabelsEntry
-	60, // 52: lab.plugin.v1.UntestableClaim.instead_labels:type_name -> lab.plugin.v1.UntestableClaim.InsteadLabelsEntry
-	61, // 53: lab.plugin.v1.RunRequest.params:type_name -> lab.plugin.v1.RunRequest.ParamsEntry
-	35, // 54: lab.plugin.v1.RunEvent.progress:type_name -> lab.plugin.v1.Progress
-	36, // 55: lab.plugin.v1.RunEvent.done:type_name -> lab.plugin.v1.Done
-	38, // 56: lab.plugin.v1.Progress.samples:type_name -> lab.plugin.v1.Sample
-	37, // 57: lab.plugin.v1.Done.response:type_name -> lab.plugin.v1.RunResponse
-	38, // 58: lab.plugin.v1.RunResponse.samples:type_name -> lab.plugin.v1.Sample
-	39, // 59: lab.plugin.v1.RunResponse.env:type_name -> lab.plugin.v1.GuestEnv
-	40, // 60: lab.plugin.v1.RunResponse.outcome:type_name -> lab.plugin.v1.Outcome
-	62, // 61: lab.plugin.v1.Sample.labels:type_name -> lab.plugin.v1.Sample.LabelsEntry
-	0,  // 62: lab.plugin.v1.Outcome.status:type_name -> lab.plugin.v1.Status
-	1,  // 63: lab.plugin.v1.Benchmark.Describe:input_type -> lab.plugin.v1.DescribeRequest
-	33, // 64: lab.plugin.v1.Benchmark.Run:input_type -> lab.plugin.v1.RunRequest
-	2,  // 65: lab.plugin.v1.Benchmark.Describe:output_type -> lab.plugin.v1.Description
-	34, // 66: lab.plugin.v1.Benchmark.Run:output_type -> lab.plugin.v1.RunEvent
-	65, // [65:67] is the sub-list for method output_type
-	63, // [63:65] is the sub-list for method input_type
-	63, // [63:63] is the sub-list for extension type_name
-	63, // [63:63] is the sub-list for extension extendee
-	0,  // [0:63] is the sub-list for field type_name
+	45, // 36: lab.plugin.v1.Scope.run:type_name -> lab.plugin.v1.Scope.RunEntry
+	46, // 37: lab.plugin.v1.RatioClaim.labels:type_name -> lab.plugin.v1.RatioClaim.LabelsEntry
+	47, // 38: lab.plugin.v1.RatioClaim.numerator_labels:type_name -> lab.plugin.v1.RatioClaim.NumeratorLabelsEntry
+	48, // 39: lab.plugin.v1.RatioClaim.denominator_labels:type_name -> lab.plugin.v1.RatioClaim.DenominatorLabelsEntry
+	49, // 40: lab.plugin.v1.RangeClaim.labels:type_name -> lab.plugin.v1.RangeClaim.LabelsEntry
+	50, // 41: lab.plugin.v1.CrossoverClaim.first_labels:type_name -> lab.plugin.v1.CrossoverClaim.FirstLabelsEntry
+	51, // 42: lab.plugin.v1.CrossoverClaim.second_labels:type_name -> lab.plugin.v1.CrossoverClaim.SecondLabelsEntry
+	52, // 43: lab.plugin.v1.SpeedupClaim.labels:type_name -> lab.plugin.v1.SpeedupClaim.LabelsEntry
+	53, // 44: lab.plugin.v1.OrderClaim.labels:type_name -> lab.plugin.v1.OrderClaim.LabelsEntry
+	28, // 45: lab.plugin.v1.OrderClaim.pairs:type_name -> lab.plugin.v1.OrderPair
+	54, // 46: lab.plugin.v1.EquivalenceClaim.labels:type_name -> lab.plugin.v1.EquivalenceClaim.LabelsEntry
+	55, // 47: lab.plugin.v1.EquivalenceClaim.numerator_labels:type_name -> lab.plugin.v1.EquivalenceClaim.NumeratorLabelsEntry
+	56, // 48: lab.plugin.v1.EquivalenceClaim.denominator_labels:type_name -> lab.plugin.v1.EquivalenceClaim.DenominatorLabelsEntry
+	57, // 49: lab.plugin.v1.DiffRatioClaim.labels:type_name -> lab.plugin.v1.DiffRatioClaim.LabelsEntry
+	58, // 50: lab.plugin.v1.TrendClaim.labels:type_name -> lab.plugin.v1.TrendClaim.LabelsEntry
+	59, // 51: lab.plugin.v1.TrendClaim.numerator_labels:type_name -> lab.plugin.v1.TrendClaim.NumeratorLabelsEntry
+	60, // 52: lab.plugin.v1.TrendClaim.denominator_labels:type_name -> lab.plugin.v1.TrendClaim.DenominatorLabelsEntry
+	61, // 53: lab.plugin.v1.UntestableClaim.instead_labels:type_name -> lab.plugin.v1.UntestableClaim.InsteadLabelsEntry
+	62, // 54: lab.plugin.v1.RunRequest.params:type_name -> lab.plugin.v1.RunRequest.ParamsEntry
+	35, // 55: lab.plugin.v1.RunEvent.progress:type_name -> lab.plugin.v1.Progress
+	36, // 56: lab.plugin.v1.RunEvent.done:type_name -> lab.plugin.v1.Done
+	38, // 57: lab.plugin.v1.Progress.samples:type_name -> lab.plugin.v1.Sample
+	37, // 58: lab.plugin.v1.Done.response:type_name -> lab.plugin.v1.RunResponse
+	38, // 59: lab.plugin.v1.RunResponse.samples:type_name -> lab.plugin.v1.Sample
+	39, // 60: lab.plugin.v1.RunResponse.env:type_name -> lab.plugin.v1.GuestEnv
+	40, // 61: lab.plugin.v1.RunResponse.outcome:type_name -> lab.plugin.v1.Outcome
+	63, // 62: lab.plugin.v1.Sample.labels:type_name -> lab.plugin.v1.Sample.LabelsEntry
+	0,  // 63: lab.plugin.v1.Outcome.status:type_name -> lab.plugin.v1.Status
+	1,  // 64: lab.plugin.v1.Benchmark.Describe:input_type -> lab.plugin.v1.DescribeRequest
+	33, // 65: lab.plugin.v1.Benchmark.Run:input_type -> lab.plugin.v1.RunRequest
+	2,  // 66: lab.plugin.v1.Benchmark.Describe:output_type -> lab.plugin.v1.Description
+	34, // 67: lab.plugin.v1.Benchmark.Run:output_type -> lab.plugin.v1.RunEvent
+	66, // [66:68] is the sub-list for method output_type
+	64, // [64:66] is the sub-list for method input_type
+	64, // [64:64] is the sub-list for extension type_name
+	64, // [64:64] is the sub-list for extension extendee
+	0,  // [0:64] is the sub-list for field type_name
 }
 
 func init() { file_benchmark_proto_init() }
@@ -4242,7 +4259,7 @@ func file_benchmark_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_benchmark_proto_rawDesc), len(file_benchmark_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   62,
+			NumMessages:   63,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -2,6 +2,7 @@ package claims
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"strings"
@@ -272,7 +273,11 @@ func (s *spec) hint(profiles []string, clock string, points []string) string {
 	if clock != "" {
 		b += " --clock " + clock
 	}
-	params := s.scope().Params
+	params := maps.Clone(s.scope().Params)
+	if params == nil {
+		params = map[string]string{}
+	}
+	maps.Copy(params, s.scope().Run)
 	for _, k := range results.SortedKeys(params) {
 		if k != s.pointKey {
 			b += " -p " + k + "=" + params[k]

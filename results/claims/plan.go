@@ -87,8 +87,9 @@ func MinRepeats(c *results.Claim) int {
 // DecidingRuns are the runs that decide c, one a profile and build (the
 // scope's Builds, the default build without the parameter): its deciding
 // profiles (with Scope.Variants and variants, each variant too, its own
-// stratum), its experiment, the scope's parameters, the points of its
-// sweep key, its clock (decideClock) and MinRepeats. variants lists each profile's
+// stratum), its experiment, the scope's parameters and those its runs
+// are made with (Scope.Run), the points of its sweep key, its clock
+// (decideClock) and MinRepeats. variants lists each profile's
 // variants (nil: none run). A claim untestable here, or without a scope,
 // has no runs; Unplanned says why.
 func DecidingRuns(c *results.Claim, variants map[string][]string) ([]Run, *Unplanned) {
@@ -117,6 +118,11 @@ func DecidingRuns(c *results.Claim, variants map[string][]string) ([]Run, *Unpla
 	}
 	params := map[string]string{}
 	for k, v := range c.Scope.Params {
+		if k != s.pointKey {
+			params[k] = v
+		}
+	}
+	for k, v := range c.Scope.Run {
 		if k != s.pointKey {
 			params[k] = v
 		}

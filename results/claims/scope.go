@@ -421,7 +421,11 @@ func (s *spec) inScope(runs []*results.Result, opt Options) ([]*unit, []results.
 			continue
 		}
 		if in = slices.DeleteFunc(in, func(u *unit) bool { return !s.measures(u) }); len(in) == 0 {
-			out = append(out, results.RunReason{Run: r.ID, Reason: "no samples of " + joinOr(s.metrics()) + " in scope"})
+			at := ""
+			if run := s.scope().Run; len(run) > 0 {
+				at = " at " + results.FormatLabels(run)
+			}
+			out = append(out, results.RunReason{Run: r.ID, Reason: "no samples of " + joinOr(s.metrics()) + at + " in scope"})
 			continue
 		}
 		units = append(units, in...)
@@ -567,12 +571,29 @@ func (s *spec) measures(u *unit) bool {
 	if s.kind.evidence() == fromEndings || len(ms) == 0 {
 		return true
 	}
+	some := false
+	labelled, has := map[string]bool{}, map[string]bool{}
 	for _, smp := range u.run.Samples {
-		if slices.Contains(ms, smp.Metric) && results.HasLabels(smp.Labels, u.labels) {
-			return true
+		if !slices.Contains(ms, smp.Metric) || !results.HasLabels(smp.Labels, u.labels) {
+			continue
+		}
+		some = true
+		for k, want := range s.scope().Run {
+			if v, ok := smp.Labels[k]; ok {
+				labelled[k] = true
+				has[k] = has[k] || samePoint(v, want)
+			}
 		}
 	}
-	return false
+	// A run made with another value of a run parameter (Scope.Run) whose
+	// samples carry it as a label holds none the rule reads: a run of
+	// the pty alone, for a claim on null.
+	for k := range labelled {
+		if !has[k] {
+			return false
+		}
+	}
+	return some
 }
 
 // joinOr is "a", "a or b", "a, b or c".

@@ -102,6 +102,9 @@ func ScopeText(c *results.Claim) string {
 	if len(s.Params) > 0 {
 		parts = append(parts, results.FormatLabels(s.Params))
 	}
+	if len(s.Run) > 0 {
+		parts = append(parts, "run with "+results.FormatLabels(s.Run)+" (a run with other values decides too)")
+	}
 	if sw := s.Sweep; sw != nil {
 		t := sw.Key + " at any value"
 		if len(sw.Points) > 0 {

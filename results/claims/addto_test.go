@@ -2,7 +2,6 @@ package claims_test
 
 import (
 	"encoding/json"
-	"math/rand/v2"
 	"slices"
 	"strings"
 	"testing"
@@ -78,15 +77,7 @@ func TestJudgeAddedRepeatsOrderFree(t *testing.T) {
 		t.Fatal(err)
 	}
 	for seed := range uint64(6) {
-		rng := rand.New(rand.NewPCG(seed, 33))
-		var s []*results.Result
-		for _, r := range store {
-			cr := clone(t, r)
-			rng.Shuffle(len(cr.Samples), func(i, j int) { cr.Samples[i], cr.Samples[j] = cr.Samples[j], cr.Samples[i] })
-			s = append(s, cr)
-		}
-		rng.Shuffle(len(s), func(i, j int) { s[i], s[j] = s[j], s[i] })
-		got, _ := json.Marshal(rclaims.JudgeStore([]results.Claim{c}, s, profiles, rclaims.Options{}))
+		got, _ := json.Marshal(rclaims.JudgeStore([]results.Claim{c}, shuffled(t, store, seed), profiles, rclaims.Options{}))
 		if string(got) != string(want) {
 			t.Errorf("shuffle %d:\n%s\nwant\n%s", seed, got, want)
 		}

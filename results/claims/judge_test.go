@@ -709,6 +709,27 @@ func clone(t *testing.T, r *results.Result) *results.Result {
 	return &c
 }
 
+// shuffled is a copy of store in another order (by seed), each run's
+// samples, sweep points and swept values in another order too, and a
+// copy of one run's file beside it (the same run).
+func shuffled(t *testing.T, store []*results.Result, seed uint64) []*results.Result {
+	rng := rand.New(rand.NewPCG(seed, 20))
+	var out []*results.Result
+	for _, r := range store {
+		c := clone(t, r)
+		rng.Shuffle(len(c.Samples), func(i, j int) { c.Samples[i], c.Samples[j] = c.Samples[j], c.Samples[i] })
+		if c.Sweep != nil {
+			rng.Shuffle(len(c.Sweep.Points), func(i, j int) { c.Sweep.Points[i], c.Sweep.Points[j] = c.Sweep.Points[j], c.Sweep.Points[i] })
+			vs := c.Sweep.Axes[0].Values
+			rng.Shuffle(len(vs), func(i, j int) { vs[i], vs[j] = vs[j], vs[i] })
+			c.Parameters[c.Sweep.Axes[0].Key] = strings.Join(vs, ",")
+		}
+		out = append(out, c)
+	}
+	rng.Shuffle(len(out), func(i, j int) { out[i], out[j] = out[j], out[i] })
+	return append(out, clone(t, out[0]))
+}
+
 // The same set of runs gives byte-identical statuses whatever the order
 // of the store, of each run's samples and of its sweep's points (§3 step
 // 3); the latest run of a cell is the one that finished last, wherever it
@@ -745,23 +766,7 @@ func TestJudgeOrderIndependent(t *testing.T) {
 		t.Fatal(err)
 	}
 	for seed := range uint64(4) {
-		rng := rand.New(rand.NewPCG(seed, 20))
-		var shuffled []*results.Result
-		for _, r := range store {
-			c := clone(t, r)
-			rng.Shuffle(len(c.Samples), func(i, j int) { c.Samples[i], c.Samples[j] = c.Samples[j], c.Samples[i] })
-			if c.Sweep != nil {
-				rng.Shuffle(len(c.Sweep.Points), func(i, j int) { c.Sweep.Points[i], c.Sweep.Points[j] = c.Sweep.Points[j], c.Sweep.Points[i] })
-				vs := c.Sweep.Axes[0].Values
-				rng.Shuffle(len(vs), func(i, j int) { vs[i], vs[j] = vs[j], vs[i] })
-				c.Parameters[c.Sweep.Axes[0].Key] = strings.Join(vs, ",")
-			}
-			shuffled = append(shuffled, c)
-		}
-		rng.Shuffle(len(shuffled), func(i, j int) { shuffled[i], shuffled[j] = shuffled[j], shuffled[i] })
-		// A copy of a file is the same run.
-		shuffled = append(shuffled, clone(t, shuffled[0]))
-		got, err := json.Marshal(rclaims.JudgeStore(cs, shuffled, profiles, rclaims.Options{}))
+		got, err := json.Marshal(rclaims.JudgeStore(cs, shuffled(t, store, seed), profiles, rclaims.Options{}))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -240,3 +240,26 @@ cells:
 		t.Errorf("second run booted %d VMs and has %d runs; want none and the 3 kept", len(ms.booted), len(again.Runs))
 	}
 }
+
+// The ETA after a cell ends comes from the estimates of the cells left,
+// as their estimates held so far, and the cells at once; the longest
+// cell running first made the mean of the cells so far say 10 hours for
+// lab reproduce all's 36 icount cells (17m51s for the first), 2026-12-07.
+func TestMatrixETA(t *testing.T) {
+	for _, tt := range []struct {
+		name                       string
+		elapsed                    time.Duration
+		n, todo, parallel          int
+		doneEst, doneTook, leftEst time.Duration
+		want                       time.Duration
+	}{
+		{"longest first", 17*time.Minute + 51*time.Second, 1, 36, 2, 15 * time.Minute, 916 * time.Second, 60 * time.Minute, time.Duration(float64(60*time.Minute) * 916 / 900 / 2)},
+		{"estimates held", 10 * time.Minute, 5, 10, 2, 10 * time.Minute, 10 * time.Minute, 8 * time.Minute, 4 * time.Minute},
+		{"twice as long", 10 * time.Minute, 5, 10, 1, 5 * time.Minute, 10 * time.Minute, 3 * time.Minute, 6 * time.Minute},
+		{"no estimates", 10 * time.Minute, 2, 6, 2, 0, 10 * time.Minute, 0, 20 * time.Minute},
+	} {
+		if got := matrixETA(tt.elapsed, tt.n, tt.todo, tt.parallel, tt.doneEst, tt.doneTook, tt.leftEst); got.Round(time.Second) != tt.want.Round(time.Second) {
+			t.Errorf("%s: ETA %v, want %v", tt.name, got, tt.want)
+		}
+	}
+}

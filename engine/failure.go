@@ -184,11 +184,21 @@ func failureOf(res *results.Result, broke *Failure) *Failure {
 
 // InterruptedBy names what cancelled ctx for a reason: "Ctrl-C" for
 // SIGINT (or a cancellation that names no signal), else the signal
-// ("SIGTERM", "SIGHUP").
+// ("SIGTERM", "SIGHUP"), or lab reproduce's budget (BudgetEnded).
 func InterruptedBy(ctx context.Context) string {
 	var sig interface{ Signal() syscall.Signal }
-	if errors.As(context.Cause(ctx), &sig) && sig.Signal() != syscall.SIGINT {
+	var budget BudgetEnded
+	switch cause := context.Cause(ctx); {
+	case errors.As(cause, &budget):
+		return budget.Error()
+	case errors.As(cause, &sig) && sig.Signal() != syscall.SIGINT:
 		return unix.SignalName(sig.Signal())
 	}
 	return "Ctrl-C"
 }
+
+// BudgetEnded is the cause of lab reproduce's context ending at its
+// budget: what was running then is stopped, and says so.
+type BudgetEnded struct{ Budget time.Duration }
+
+func (b BudgetEnded) Error() string { return fmt.Sprintf("lab reproduce's budget of %v ended", b.Budget) }

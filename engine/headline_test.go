@@ -148,12 +148,14 @@ func TestUndecided(t *testing.T) {
 }
 
 // TestInterruptedBy: an interrupted run says what interrupted it:
-// Ctrl-C for SIGINT or a plain cancel, the signal's name for another.
+// Ctrl-C for SIGINT or a plain cancel, the signal's name for another,
+// lab reproduce's budget when it ended (before, that said Ctrl-C).
 func TestInterruptedBy(t *testing.T) {
 	for _, tc := range []struct {
 		cause error
 		want  string
-	}{{nil, "Ctrl-C"}, {sigCause(syscall.SIGINT), "Ctrl-C"}, {sigCause(syscall.SIGTERM), "SIGTERM"}, {sigCause(syscall.SIGHUP), "SIGHUP"}} {
+	}{{nil, "Ctrl-C"}, {sigCause(syscall.SIGINT), "Ctrl-C"}, {sigCause(syscall.SIGTERM), "SIGTERM"}, {sigCause(syscall.SIGHUP), "SIGHUP"},
+		{BudgetEnded{Budget: time.Hour}, "lab reproduce's budget of 1h0m0s ended"}} {
 		ctx, cancel := context.WithCancelCause(context.Background())
 		cancel(tc.cause)
 		if got := InterruptedBy(ctx); got != tc.want {

@@ -16,6 +16,7 @@ import (
 
 	"lab/images"
 	"lab/plugins"
+	"lab/plugins/contract"
 	"lab/plugins/host"
 	"lab/results"
 	rclaims "lab/results/claims"
@@ -543,7 +544,7 @@ func (p *ReproducePlan) Run(ctx context.Context, opts MatrixOptions) (*Reproduce
 	if opts.Cost == nil {
 		opts.Cost = p.Estimates.Cell
 	}
-	ctx, cancel := context.WithDeadline(ctx, t0.Add(p.Budget))
+	ctx, cancel := context.WithDeadlineCause(ctx, t0.Add(p.Budget), BudgetEnded{Budget: p.Budget})
 	defer cancel()
 	out := &Reproduced{Plan: p}
 	var more map[string]More
@@ -662,6 +663,15 @@ func (p *ReproducePlan) notYetRun(store []*results.Result) ([]rclaims.Run, int) 
 	return todo, len(p.Runs) - len(todo)
 }
 
+// buildOf is the workload build params ran: the parameter, else the
+// default build (a run made before builds existed).
+func buildOf(params map[string]string) string {
+	if b := params[contract.ParamBuild]; b != "" {
+		return b
+	}
+	return contract.DefaultBuild
+}
+
 // holds says whether res is a finished run of r: of its cell
 // (holdsCell), with at least r's repeats.
 func holds(res *results.Result, r rclaims.Run, version string) bool {
@@ -685,6 +695,11 @@ func holdsCell(res *results.Result, r rclaims.Run, version string) bool {
 		if res.Parameters[k] != v {
 			return false
 		}
+	}
+	// The build is a cell's even where r leaves it at the default: a
+	// run of another build is a stratum of its own.
+	if buildOf(res.Parameters) != buildOf(r.Params) {
+		return false
 	}
 	if r.SweepKey == "" {
 		return true

@@ -245,12 +245,27 @@ func TestReproduceKeepsStoredRuns(t *testing.T) {
 	if !holds(res, r, "1.0.0") {
 		t.Errorf("the run itself is not held")
 	}
+	if x := *res; !holds(&x, r, "1.0.0") {
+		t.Errorf("the run with its build named is not held")
+	} else if x.Parameters = map[string]string{"m": "1", "repeat": "5", "build": "static-O2"}; !holds(&x, r, "1.0.0") {
+		t.Errorf("the run with the default build named is not held")
+	}
+	dyn := r
+	dyn.Params = map[string]string{"m": "1", "build": "dynamic-O0"}
+	if holds(res, dyn, "1.0.0") {
+		t.Errorf("a run of the default build is held for the dynamic -O0 build's")
+	}
 	for name, change := range map[string]func(*results.Result){
 		"fewer repeats": func(x *results.Result) { x.Parameters["repeat"] = "4" },
 		"host clock":    func(x *results.Result) { x.Machine.Clock = "host" },
 		"other m":       func(x *results.Result) { x.Parameters["m"] = "2" },
 		"failed":        func(x *results.Result) { x.Outcome.Status = "failed" },
 		"older plugin":  func(x *results.Result) { x.PluginVersion = "0.9.0" },
+		// A run of another build is another cell (a stratum of its
+		// own): before, the dynamic -O0 build's run was held for the
+		// default build's, and lab reproduce all never ran the latter
+		// once it was interrupted (2026-12-07).
+		"another build": func(x *results.Result) { x.Parameters["build"] = "dynamic-O0" },
 	} {
 		x := *res
 		x.Parameters = map[string]string{"m": "1", "repeat": "5"}

@@ -77,18 +77,22 @@ func (s *session) sweep(res *results.Result) *Failure {
 		}
 	}
 	s.opts.emit(Ended{OK: broken < 0})
-	res.Outcome.Status, res.Outcome.Reason = SweepOutcome(sw, broken, failed, crashed, s.ctx.Err() != nil)
+	by := ""
+	if s.ctx.Err() != nil {
+		by = InterruptedBy(s.ctx)
+	}
+	res.Outcome.Status, res.Outcome.Reason = SweepOutcome(sw, broken, failed, crashed, by)
 	return broke
 }
 
-// SweepOutcome is the outcome of a whole sweep: interrupted, failed (the
-// point broken at, or points that failed), an expected crash at some
-// points, or ok.
-func SweepOutcome(sw *results.Sweep, broken int, failed, crashed []string, interrupted bool) (status, reason string) {
+// SweepOutcome is the outcome of a whole sweep: interrupted (by what
+// InterruptedBy names; "": not), failed (the point broken at, or points
+// that failed), an expected crash at some points, or ok.
+func SweepOutcome(sw *results.Sweep, broken int, failed, crashed []string, interruptedBy string) (status, reason string) {
 	n := len(sw.Points)
 	switch {
-	case interrupted:
-		return results.StatusInterrupted, fmt.Sprintf("interrupted (Ctrl-C) after %d of %d sweep points; the finished points are kept", sw.Done(), n)
+	case interruptedBy != "":
+		return results.StatusInterrupted, fmt.Sprintf("interrupted (%s) after %d of %d sweep points; the finished points are kept", interruptedBy, sw.Done(), n)
 	case broken >= 0:
 		p := sw.Points[broken]
 		reason = fmt.Sprintf("sweep point %d of %d (%s): %s", broken+1, n, results.FormatLabels(p.Labels), p.Reason)

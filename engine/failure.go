@@ -201,4 +201,6 @@ func InterruptedBy(ctx context.Context) string {
 // budget: what was running then is stopped, and says so.
 type BudgetEnded struct{ Budget time.Duration }
 
-func (b BudgetEnded) Error() string { return fmt.Sprintf("lab reproduce's budget of %v ended", b.Budget) }
+func (b BudgetEnded) Error() string {
+	return fmt.Sprintf("lab reproduce's budget of %v ended", b.Budget)
+}

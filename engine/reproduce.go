@@ -16,7 +16,6 @@ import (
 
 	"lab/images"
 	"lab/plugins"
-	"lab/plugins/contract"
 	"lab/plugins/host"
 	"lab/results"
 	rclaims "lab/results/claims"
@@ -663,15 +662,6 @@ func (p *ReproducePlan) notYetRun(store []*results.Result) ([]rclaims.Run, int) 
 	return todo, len(p.Runs) - len(todo)
 }
 
-// buildOf is the workload build params ran: the parameter, else the
-// default build (a run made before builds existed).
-func buildOf(params map[string]string) string {
-	if b := params[contract.ParamBuild]; b != "" {
-		return b
-	}
-	return contract.DefaultBuild
-}
-
 // holds says whether res is a finished run of r: of its cell
 // (holdsCell), with at least r's repeats.
 func holds(res *results.Result, r rclaims.Run, version string) bool {
@@ -698,7 +688,7 @@ func holdsCell(res *results.Result, r rclaims.Run, version string) bool {
 	}
 	// The build is a cell's even where r leaves it at the default: a
 	// run of another build is a stratum of its own.
-	if buildOf(res.Parameters) != buildOf(r.Params) {
+	if results.BuildOf(res.Parameters) != results.BuildOf(r.Params) {
 		return false
 	}
 	if r.SweepKey == "" {
@@ -804,7 +794,7 @@ func (p *ReproducePlan) stored(store []*results.Result, r rclaims.Run) (*results
 			continue
 		}
 		cell[res.ID] = res
-		if last == nil || res.Finished.After(last.Finished) || res.Finished.Equal(last.Finished) && res.ID > last.ID {
+		if last == nil || results.Later(res, last) {
 			last = res
 		}
 	}
@@ -813,7 +803,7 @@ func (p *ReproducePlan) stored(store []*results.Result, r rclaims.Run) (*results
 		n, _ := strconv.Atoi(res.Parameters[results.RepeatParam])
 		have += n
 		prev := cell[res.AddTo]
-		if prev == nil || !prev.Finished.Before(res.Finished) && !(prev.Finished.Equal(res.Finished) && prev.ID < res.ID) {
+		if prev == nil || !results.Later(res, prev) {
 			break
 		}
 		res = prev

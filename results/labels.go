@@ -104,6 +104,26 @@ func ProfileName(m MachineRecord) string {
 // many samples it took, not what they measure.
 const RepeatParam = "repeat"
 
+// BuildOf is the workload build a run with params ran: its
+// contract.ParamBuild, else contract.DefaultBuild (a run made before
+// builds existed ran it).
+func BuildOf(params map[string]string) string {
+	if b := params[contract.ParamBuild]; b != "" {
+		return b
+	}
+	return contract.DefaultBuild
+}
+
+// Later says whether run a is later than run b: its Finished, then its
+// ID (what the documents say, never their files' names or order). Of a
+// cell's runs the latest decides, with the runs it adds to (AddTo).
+func Later(a, b *Result) bool {
+	if c := a.Finished.Compare(b.Finished); c != 0 {
+		return c > 0
+	}
+	return a.ID > b.ID
+}
+
 // MeasuredParams are a run's parameters but RepeatParam: what a run
 // measures, the same at 4 repeats and at 6. The default build
 // (contract.DefaultBuild) is left out too: a run of it measures what a

@@ -250,7 +250,7 @@ func (s *spec) runOut(r *results.Result) string {
 	if len(builds) == 0 {
 		builds = []string{contract.DefaultBuild}
 	}
-	if b := buildOf(params); !slices.Contains(builds, b) {
+	if b := results.BuildOf(params); !slices.Contains(builds, b) {
 		return fmt.Sprintf("build %s not in scope (%s)", b, strings.Join(builds, ", "))
 	}
 	// A run whose samples carry the sweep key as a label (mode=both
@@ -264,11 +264,6 @@ func (s *spec) runOut(r *results.Result) string {
 		}
 	}
 	return ""
-}
-
-// buildOf is the workload build parameters params ran.
-func buildOf(params map[string]string) string {
-	return cmp.Or(params[contract.ParamBuild], contract.DefaultBuild)
 }
 
 // labelled says whether some sample of r carries label k.
@@ -379,7 +374,7 @@ func (s *spec) unitsOf(r *results.Result) ([]*unit, []string) {
 		delete(rest, s.pointKey)
 		in = append(in, &unit{run: r, labels: p.labels, params: params, key: r.ID + results.LabelSuffix(rest),
 			profile: results.ProfileName(r.Machine), clock: r.Machine.Clock, accel: r.Machine.Accelerator, kernel: r.Machine.KernelID,
-			build: buildOf(params), point: params[s.pointKey]})
+			build: results.BuildOf(params), point: params[s.pointKey]})
 	}
 	slices.Sort(out)
 	return in, slices.Compact(out)
@@ -390,15 +385,6 @@ func (s *spec) cell(u *unit) string {
 	p := maps.Clone(u.params)
 	delete(p, s.pointKey)
 	return strings.Join([]string{u.profile, u.kernel, u.clock, u.accel, results.LabelKey(p), u.point}, "\x00")
-}
-
-// later says whether run a is later than run b: its Finished, then its
-// ID.
-func later(a, b *results.Result) bool {
-	if c := a.Finished.Compare(b.Finished); c != 0 {
-		return c > 0
-	}
-	return a.ID > b.ID
 }
 
 // inScope sorts runs into the units of the claim that decide it (the
@@ -435,7 +421,7 @@ func (s *spec) inScope(runs []*results.Result, opt Options) ([]*unit, []results.
 		byRun := map[string]map[string]*unit{} // cell, run ID
 		for _, u := range units {
 			k := s.cell(u)
-			if l, ok := latest[k]; !ok || later(u.run, l.run) {
+			if l, ok := latest[k]; !ok || results.Later(u.run, l.run) {
 				latest[k] = u
 			}
 			if byRun[k] == nil {
@@ -482,7 +468,7 @@ func addedTo(l *unit, cell map[string]*unit) []*unit {
 	out := []*unit{l}
 	for u := l; u.run.AddTo != ""; {
 		prev, ok := cell[u.run.AddTo]
-		if !ok || !later(u.run, prev.run) || prev.run.PluginVersion != u.run.PluginVersion {
+		if !ok || !results.Later(u.run, prev.run) || prev.run.PluginVersion != u.run.PluginVersion {
 			break
 		}
 		out = append(out, prev)

@@ -30,7 +30,7 @@ func addTo(req Request) (Request, *results.Result, error) {
 	}
 	prev, _, err := results.LoadRef(req.Out, req.AddTo)
 	if err != nil {
-		return req, nil, fmt.Errorf("%s: %w; `lab results --out %s` lists the runs there (nothing was started)", flag, err, req.Out)
+		return req, nil, fmt.Errorf("%s: %w; `lab results --results %s` lists the runs there (nothing was started)", flag, err, req.Out)
 	}
 	if s := prev.Outcome.Status; s != results.StatusOK && s != results.StatusExpectedCrash {
 		return req, nil, fmt.Errorf("%s: that run %s (%s); repeats add only to a run that finished: run the cell again without --add-to", flag, s, prev.Outcome.Reason)

@@ -80,7 +80,7 @@ func TestNewPlanAddTo(t *testing.T) {
 		set  func(r *Request)
 		want []string
 	}{
-		{"not stored", func(r *Request) { r.AddTo = "nosuch" }, []string{"--add-to nosuch", "not found", "lab results --out " + out}},
+		{"not stored", func(r *Request) { r.AddTo = "nosuch" }, []string{"--add-to nosuch", "not found", "lab results --results " + out}},
 		{"no repeat", func(r *Request) { r.ChooseRepeat, r.Repeat = true, 0 }, []string{"--add-to run-ok needs --repeat N"}},
 		{"two profiles", func(r *Request) { r.Profiles = []string{"celeron-2.4", "p4-2.4"} }, []string{"give one --profile"}},
 		{"failed", func(r *Request) { r.AddTo = "run-failed" }, []string{"that run failed (the guest died)", "without --add-to"}},

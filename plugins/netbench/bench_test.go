@@ -552,3 +552,65 @@ func TestPeerOnHost(t *testing.T) {
 		t.Errorf("clients=peer without a peer: %+v", resp.Outcome)
 	}
 }
+
+// TestScopeRunDesignsAreTheRulesDesigns: a claim whose scope runs only
+// some designs (scope run) runs every design its rule reads, or a fresh
+// lab reproduce would plan a run with no samples of it; and the claims
+// whose runs are one cell (the same profiles, params and run) run
+// nothing none of their rules reads.
+func TestScopeRunDesignsAreTheRulesDesigns(t *testing.T) {
+	d := plugins.MustParseDescription(description)
+	read := func(c plugins.Claim) []int {
+		var ds []string
+		switch {
+		case c.Order != nil:
+			ds = append(append(ds, c.Order.Above...), c.Order.Below...)
+			for _, p := range c.Order.Pairs {
+				ds = append(ds, p.Above, p.Below)
+			}
+		case c.Equivalence != nil:
+			ds = append(append(ds, c.Equivalence.Numerators...), c.Equivalence.Denominators...)
+		}
+		var out []int
+		for _, s := range ds {
+			n, err := strconv.Atoi(s)
+			if err != nil {
+				t.Fatalf("%s reads design %q", c.ID, s)
+			}
+			out = append(out, n)
+		}
+		return out
+	}
+	cells := map[string][]int{} // a cell's key -> the designs its claims read
+	runs := map[string][]int{}
+	ids := map[string][]string{}
+	for _, c := range d.Experiments[0].Claims {
+		v, ok := c.Scope.Run["designs"]
+		if !ok {
+			continue
+		}
+		run, err := parseDesigns(v)
+		if err != nil {
+			t.Fatalf("%s: scope run designs %q: %v", c.ID, v, err)
+		}
+		for _, n := range read(c) {
+			if !slices.Contains(run, n) {
+				t.Errorf("%s reads design %d, which its scope's run (designs=%s) leaves out", c.ID, n, v)
+			}
+		}
+		key := fmt.Sprint(c.Scope.Profiles, c.Scope.Params, v)
+		cells[key] = append(cells[key], read(c)...)
+		runs[key] = run
+		ids[key] = append(ids[key], c.ID)
+	}
+	if len(cells) == 0 {
+		t.Fatal("no claim's scope runs some designs only")
+	}
+	for key, run := range runs {
+		for _, n := range run {
+			if !slices.Contains(cells[key], n) {
+				t.Errorf("%v run design %d, which none of their rules reads", ids[key], n)
+			}
+		}
+	}
+}
